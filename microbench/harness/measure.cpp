@@ -1,0 +1,222 @@
+#include "measure.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "gpuprobe/check.hpp"
+#include "gpuprobe/profiler.hpp"
+#include "nvml.hpp"
+#include "stats.hpp"
+
+namespace gpuprobe {
+
+Context& context() {
+  static Context ctx;
+  return ctx;
+}
+
+namespace {
+// The entry running now (Google Benchmark 1.7 has no State::name()); names counter ranges.
+std::string& current_entry() {
+  static std::string name;
+  return name;
+}
+}  // namespace
+
+const char* figure_unit(Figure f) {
+  switch (f) {
+    case Figure::kBandwidth: return "GB/s";
+    case Figure::kFlopRate: return "GFLOP/s";
+    case Figure::kTimePerOp: return "ns";
+    case Figure::kCyclesPerOp: return "cycles";
+    case Figure::kValue: return "";
+  }
+  return "";
+}
+
+std::string entry_name(const std::string& family,
+                       std::initializer_list<std::pair<const char*, std::string>> params) {
+  std::string name = family;
+  for (const auto& [key, value] : params) name += std::string("/") + key + ":" + value;
+  return name;
+}
+
+Measurement::Measurement(benchmark::State& state, const ProbeDescriptor& descriptor, const Work& work)
+    : state_(state), descriptor_(descriptor), work_(work) {
+  const std::string unit = descriptor.figure == Figure::kValue ? descriptor.unit : figure_unit(descriptor.figure);
+  label_ = "probe=" + descriptor.family + ";unit=" + unit + ";method=" + descriptor.method;
+}
+
+void Measurement::param(const std::string& name, double value) { state_.counters[name] = value; }
+
+void Measurement::tag(const std::string& name, const std::string& value) {
+  label_ += ";" + name + "=" + value;
+}
+
+void Measurement::extra(const std::string& name, double value) { state_.counters[name] = value; }
+
+double Measurement::value_of(const Sample& s) const {
+  switch (descriptor_.figure) {
+    case Figure::kBandwidth: return work_.bytes / s.seconds / 1e9;
+    case Figure::kFlopRate: return work_.flops / s.seconds / 1e9;
+    case Figure::kTimePerOp: return s.seconds / work_.ops * 1e9;
+    case Figure::kCyclesPerOp: return s.cycles / work_.ops;
+    case Figure::kValue: return s.value;
+  }
+  return s.value;
+}
+
+namespace {
+
+// Owns the stream and the two events one entry times with.
+struct EventPair {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr;
+  cudaEvent_t stop = nullptr;
+  EventPair() {
+    GP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    GP_CUDA_CHECK(cudaEventCreate(&start));
+    GP_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~EventPair() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    cudaStreamDestroy(stream);
+  }
+  EventPair(const EventPair&) = delete;
+  EventPair& operator=(const EventPair&) = delete;
+};
+
+}  // namespace
+
+void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue) {
+  EventPair ev;
+  auto one_sample = [&]() {
+    if (flush_l2_) flush_l2(ev.stream);
+    GP_CUDA_CHECK(cudaEventRecord(ev.start, ev.stream));
+    enqueue(ev.stream);
+    GP_CUDA_CHECK_LAUNCH();
+    GP_CUDA_CHECK(cudaEventRecord(ev.stop, ev.stream));
+    GP_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    float ms = 0;
+    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    Sample s;
+    s.seconds = static_cast<double>(ms) * 1e-3;
+    return s;
+  };
+  auto replay = [&]() {
+    enqueue(ev.stream);
+    GP_CUDA_CHECK_LAUNCH();
+    GP_CUDA_CHECK(cudaStreamSynchronize(ev.stream));
+  };
+  run(one_sample, replay);
+}
+
+void Measurement::run(const std::function<Sample()>& sample, const std::function<void()>& replay) {
+  for (int i = 0; i < descriptor_.warmup; ++i) sample();
+
+  std::vector<Sample> samples;
+  std::vector<double> clocks;
+  samples.reserve(static_cast<std::size_t>(state_.max_iterations));
+  for (auto _ : state_) {
+    const Sample s = sample();
+    if (!(s.seconds > 0)) throw Error("a sample measured a non-positive duration");
+    state_.SetIterationTime(s.seconds);
+    samples.push_back(s);
+    // Read right after the sample, outside the timed region: the clock the sample ran at.
+    if (context().nvml)
+      if (auto mhz = context().nvml->sm_clock_mhz()) clocks.push_back(*mhz);
+  }
+  finish(samples, clocks);
+
+  if (context().counters && replay) {
+    const profilers::MetricValues values = context().counters->collect(current_entry(), replay);
+    for (const auto& [metric, v] : values) state_.counters[metric] = v;
+  }
+}
+
+void Measurement::finish(const std::vector<Sample>& samples, const std::vector<double>& clocks) {
+  std::vector<double> values, seconds, cycles, kernel_clocks;
+  for (const Sample& s : samples) {
+    values.push_back(value_of(s));
+    seconds.push_back(s.seconds);
+    if (!std::isnan(s.cycles)) cycles.push_back(s.cycles);
+    if (!std::isnan(s.clock_mhz)) kernel_clocks.push_back(s.clock_mhz);
+  }
+  const Summary v = summarize(values);
+  const Summary t = summarize(seconds);
+  auto& c = state_.counters;
+  c["samples"] = static_cast<double>(v.count);
+  c["value_median"] = v.median;
+  c["value_min"] = v.min;
+  c["value_max"] = v.max;
+  c["value_mean"] = v.mean;
+  c["value_cv"] = v.cv;
+  c["time_median_s"] = t.median;
+  c["time_cv"] = t.cv;
+  if (work_.bytes > 0) {
+    c["bytes_per_sample"] = work_.bytes;
+    c["gbps"] = work_.bytes / t.median / 1e9;
+  }
+  if (work_.flops > 0) {
+    c["flops_per_sample"] = work_.flops;
+    c["gflops"] = work_.flops / t.median / 1e9;
+  }
+  if (work_.ops > 0) {
+    c["ops_per_sample"] = work_.ops;
+    c["ns_per_op"] = t.median / work_.ops * 1e9;
+    if (!cycles.empty()) c["cycles_per_op"] = summarize(cycles).median / work_.ops;
+  }
+  if (!clocks.empty()) {
+    const Summary k = summarize(clocks);
+    c["sm_clock_mhz"] = k.median;
+    c["sm_clock_mhz_min"] = k.min;
+    c["sm_clock_mhz_max"] = k.max;
+  }
+  if (!kernel_clocks.empty()) c["sm_clock_kernel_mhz"] = summarize(kernel_clocks).median;
+  state_.SetLabel(label_);
+}
+
+void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
+                    std::function<void(benchmark::State&)> body) {
+  const int samples = context().options.samples > 0 ? context().options.samples : descriptor.default_samples;
+  benchmark::RegisterBenchmark(name.c_str(),
+                               [name, body](benchmark::State& state) {
+                                 try {
+                                   current_entry() = name;
+                                   body(state);
+                                 } catch (const std::exception& e) {
+                                   fail(name, e);
+                                 }
+                               })
+      ->Iterations(samples)
+      ->UseManualTime()
+      ->Unit(benchmark::kMicrosecond);
+}
+
+void flush_l2(cudaStream_t stream) {
+  // Allocated once, 2x the L2, and never freed: the process keeps one such buffer.
+  static void* scratch = nullptr;
+  static std::size_t bytes = 0;
+  if (!scratch) {
+    bytes = 2 * std::max<std::size_t>(context().device.l2_bytes, std::size_t(1) << 20);
+    GP_CUDA_CHECK(cudaMalloc(&scratch, bytes));
+  }
+  static unsigned char pattern = 0;
+  GP_CUDA_CHECK(cudaMemsetAsync(scratch, ++pattern, bytes, stream));
+}
+
+void fail(const std::string& where, const std::exception& error) {
+  std::fflush(stdout);
+  if (where.empty())
+    std::fprintf(stderr, "gpuprobe: %s\n", error.what());
+  else
+    std::fprintf(stderr, "gpuprobe: %s: %s\n", where.c_str(), error.what());
+  std::fflush(stderr);
+  const bool usage = dynamic_cast<const UsageError*>(&error) || dynamic_cast<const NoDeviceError*>(&error);
+  // _Exit: Google Benchmark is mid-run; no destructor must touch the (possibly broken) CUDA context.
+  std::_Exit(usage ? 2 : 1);
+}
+
+}  // namespace gpuprobe

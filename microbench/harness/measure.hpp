@@ -1,0 +1,125 @@
+// The one measurement loop of gpuprobe. A probe describes what it measures (ProbeDescriptor),
+// what one sample does (Work), and how to run one sample; this file does the rest for every
+// probe alike: warm-up, the samples, statistics, derived figures (GB/s, GFLOP/s, ns/op,
+// cycles/op), the SM clock seen during the samples, and the untimed counter replay.
+#pragma once
+
+#include <benchmark/benchmark.h>
+#include <cuda_runtime.h>
+
+#include <cmath>
+#include <functional>
+#include <initializer_list>
+#include <limits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "device.hpp"
+#include "options.hpp"
+
+namespace gpuprobe {
+
+namespace profilers {
+class CounterBackend;
+}
+class Nvml;
+
+// Which figure a probe reports as its value_* statistics (docs/results-schema.md).
+enum class Figure {
+  kBandwidth,    // GB/s   = Work::bytes / sample seconds / 1e9
+  kFlopRate,     // GFLOP/s = Work::flops / seconds / 1e9
+  kTimePerOp,    // ns per op = seconds / Work::ops * 1e9
+  kCyclesPerOp,  // cycles per op = Sample::cycles / Work::ops
+  kValue,        // the probe's own per-sample value (Sample::value), unit in the descriptor
+};
+
+const char* figure_unit(Figure f);  // "GB/s", "GFLOP/s", "ns", "cycles"
+
+// One per probe family (or kernel benchmark): every derived figure and output field comes from it.
+struct ProbeDescriptor {
+  std::string family;   // dotted, e.g. "memory.latency"; the entry names start with it
+  Figure figure;        // what value_* is
+  std::string method;   // how one sample is measured, one line (goes into the label)
+  std::string unit;     // unit of value_* for Figure::kValue (others derive it from the figure)
+  int default_samples = 10;
+  int warmup = 2;
+};
+
+// What one sample does; per-sample constants from which figures derive.
+struct Work {
+  double bytes = 0;  // bytes moved (reads + writes, counted as the probe documents)
+  double flops = 0;  // floating-point operations
+  double ops = 0;    // items (loads, launches, barriers...) for per-op figures
+};
+
+// What one sample measured.
+struct Sample {
+  double seconds = 0;                                        // measured duration of the region
+  double cycles = std::numeric_limits<double>::quiet_NaN();  // SM cycles (clock64) of the region, if any
+  double value = std::numeric_limits<double>::quiet_NaN();   // the figure itself, for Figure::kValue
+  double clock_mhz = std::numeric_limits<double>::quiet_NaN();  // SM clock measured in the kernel, if any
+};
+
+// Process-wide state the harness and probes share: the device, the flags, the clock reader and
+// the counter backend. Set up once by main() before registration.
+struct Context {
+  DeviceInfo device;
+  Options options;
+  Nvml* nvml = nullptr;
+  profilers::CounterBackend* counters = nullptr;
+};
+Context& context();
+
+// Entry names: family/key:value/... (Google Benchmark's own "name/arg:value" convention).
+std::string entry_name(const std::string& family,
+                       std::initializer_list<std::pair<const char*, std::string>> params);
+
+// The per-entry measurement. Typical use in a probe body:
+//   Measurement m(state, kDescriptor, work);
+//   m.param("footprint_bytes", bytes);  m.tag("flavour", "cg");
+//   m.time_events([&](cudaStream_t s) { kernel<<<g, b, 0, s>>>(...); });
+class Measurement {
+ public:
+  Measurement(benchmark::State& state, const ProbeDescriptor& descriptor, const Work& work);
+
+  // A numeric parameter of the entry, written as a counter so that analysis reads it directly.
+  void param(const std::string& name, double value);
+  // A textual parameter, written into the label as name=value.
+  void tag(const std::string& name, const std::string& value);
+  // Writes L2-sized garbage before every sample, so each sample starts with a cold L2.
+  void flush_l2_before_each_sample(bool on) { flush_l2_ = on; }
+
+  // Times `enqueue` with CUDA events on a private stream; the same callable is the counter replay.
+  void time_events(const std::function<void(cudaStream_t)>& enqueue);
+  // General form: `sample()` runs and measures one sample itself (in-kernel clocks, host timers);
+  // `replay()` re-runs the GPU work, synchronized, for the counter backend (may be empty).
+  void run(const std::function<Sample()>& sample, const std::function<void()>& replay);
+
+  // Extra output fields computed by the probe (e.g. the smallest ILP reaching peak).
+  void extra(const std::string& name, double value);
+
+ private:
+  void finish(const std::vector<Sample>& samples, const std::vector<double>& clocks);
+  double value_of(const Sample& s) const;
+
+  benchmark::State& state_;
+  const ProbeDescriptor& descriptor_;
+  Work work_;
+  std::string label_;
+  bool flush_l2_ = false;
+};
+
+// Registers a probe entry with its descriptor's sample count (or --samples). The body runs inside
+// an error guard: an exception prints one line naming the entry and ends the process (exit 1,
+// or 2 for a usage error), leaving any --benchmark_out file as FILE.partial.
+void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
+                    std::function<void(benchmark::State&)> body);
+
+// Fills the L2 with unrelated data (a write of 2x its size) on `stream`.
+void flush_l2(cudaStream_t stream);
+
+// Ends the process after printing "gpuprobe: <where>: <what>"; exit code from the error type.
+[[noreturn]] void fail(const std::string& where, const std::exception& error);
+
+}  // namespace gpuprobe

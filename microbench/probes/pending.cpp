@@ -1,0 +1,12 @@
+// Probe groups whose work has not landed yet register nothing. Each group's own file replaces
+// its line here when it lands (see registry.hpp).
+#include "probes/registry.hpp"
+
+namespace gpuprobe {
+
+void register_memory_probes() {}
+void register_execution_probes() {}
+void register_transfer_probes() {}
+void register_kernel_benchmarks() {}
+
+}  // namespace gpuprobe

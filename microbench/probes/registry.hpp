@@ -1,0 +1,21 @@
+// Each probe group registers its entries here, after the device is open (sweeps depend on it:
+// SM count, L2 size, memory size). main() calls register_all_probes() once.
+#pragma once
+
+namespace gpuprobe {
+
+void register_baseline_probes();   // probes/baseline.cu: cudaMemcpy reference figures
+void register_memory_probes();     // probes/memory_*.cu
+void register_execution_probes();  // probes/exec_*.cu: pipelines, launch, barriers
+void register_transfer_probes();   // probes/transfer_*.cu: host<->device, peer-to-peer
+void register_kernel_benchmarks(); // probes/kernels_*.cu: SYMV, GEMV, SGEMM vs cuBLAS
+
+inline void register_all_probes() {
+  register_baseline_probes();
+  register_memory_probes();
+  register_execution_probes();
+  register_transfer_probes();
+  register_kernel_benchmarks();
+}
+
+}  // namespace gpuprobe

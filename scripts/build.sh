@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Configures and builds everything into ./build (override with BUILD_DIR). Extra arguments go to
+# CMake's configure step, e.g. -DCMAKE_CUDA_ARCHITECTURES=native.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD_DIR=${BUILD_DIR:-build}
+JOBS=${JOBS:-$(nproc)}
+generator=()
+command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+[ -f "$BUILD_DIR/CMakeCache.txt" ] && generator=()
+cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
+cmake --build "$BUILD_DIR" -j "$JOBS"

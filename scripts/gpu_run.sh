@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# One call on the GPU machine: build, GPU tests, compute-sanitizer, then the benchmarks.
+#
+#   scripts/gpu_run.sh OUTDIR [--filter=RE] [--quick] [--no-tests] [--no-sanitizer] [--no-bench]
+#                      [--tests-filter=GTEST_FILTER] [-- extra gpuprobe flags]
+#
+# Writes into OUTDIR (at most 8 files, as the device tool returns): build.log, tests.log,
+# sanitizer.log, bench.log and results.json (Google Benchmark JSON, schema in docs/).
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: gpu_run.sh OUTDIR [options]}
+shift
+mkdir -p "$OUT"
+filter="." ; quick=() ; tests=1 ; sanitizer=1 ; bench=1 ; tests_filter="*" ; extra=()
+while (($#)); do
+  case "$1" in
+    --filter=*) filter="${1#*=}" ;;
+    --quick) quick=(--quick) ;;
+    --no-tests) tests=0 ;;
+    --no-sanitizer) sanitizer=0 ;;
+    --no-bench) bench=0 ;;
+    --tests-filter=*) tests_filter="${1#*=}" ;;
+    --) shift; extra=("$@"); break ;;
+    *) echo "gpu_run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+export BUILD_DIR=${BUILD_DIR:-build-gpu}
+start=$(date +%s)
+stamp() { echo "[gpu_run +$(( $(date +%s) - start ))s] $*"; }
+
+stamp "build"
+nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/build.log" 2>&1
+if ! bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 >> "$OUT/build.log" 2>&1; then
+  tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1
+fi
+grep -E "warning|spill|stack frame" "$OUT/build.log" | sort -u | head -40
+
+status=0
+if ((tests)); then
+  stamp "GPU tests"
+  if ! "$BUILD_DIR/tests/gpuprobe_gpu_tests" --gtest_filter="$tests_filter" > "$OUT/tests.log" 2>&1; then
+    status=1; stamp "GPU TESTS FAILED"; grep -E "FAILED|Failure|error" "$OUT/tests.log" | head -40
+  fi
+  tail -3 "$OUT/tests.log"
+fi
+if ((sanitizer)); then
+  stamp "compute-sanitizer memcheck + racecheck (GPU tests)"
+  {
+    compute-sanitizer --tool memcheck --error-exitcode 9 "$BUILD_DIR/tests/gpuprobe_gpu_tests" \
+      --gtest_filter="$tests_filter" --gtest_brief=1
+    echo "memcheck exit: $?"
+    compute-sanitizer --tool racecheck --error-exitcode 9 "$BUILD_DIR/tests/gpuprobe_gpu_tests" \
+      --gtest_filter="$tests_filter" --gtest_brief=1
+    echo "racecheck exit: $?"
+  } > "$OUT/sanitizer.log" 2>&1
+  grep -E "exit:|ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitizer.log"
+  grep -q "exit: [^0]" "$OUT/sanitizer.log" && status=1
+fi
+if ((bench)); then
+  stamp "benchmarks (filter: $filter)"
+  "$BUILD_DIR/gpuprobe" --benchmark_filter="$filter" "${quick[@]}" \
+    --benchmark_out="$OUT/results.json" --benchmark_out_format=json "${extra[@]}" > "$OUT/bench.log" 2>&1
+  rc=$?
+  ((rc)) && { status=1; stamp "BENCHMARKS FAILED (exit $rc)"; tail -5 "$OUT/bench.log"; }
+fi
+stamp "done (status $status)"
+exit $status

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Installs the build and analysis dependencies on Debian 12 (no-op for what is already there).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+need=()
+for pkg in cmake g++ libbenchmark-dev libgtest-dev libpapi-dev; do
+  dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
+done
+if ((${#need[@]})); then
+  if [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"
+  else
+    echo "setup: missing Debian packages: ${need[*]} (install them as root)" >&2
+    exit 1
+  fi
+fi
+if [ -f analysis/pyproject.toml ]; then
+  python3 -m pip install -q -e "analysis[test]"
+fi

@@ -1,0 +1,51 @@
+#include "harness/options.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gpuprobe/check.hpp"
+
+namespace gpuprobe {
+namespace {
+
+std::vector<std::string> argv_of(std::initializer_list<const char*> a) {
+  std::vector<std::string> v{"gpuprobe"};
+  for (const char* s : a) v.emplace_back(s);
+  return v;
+}
+
+TEST(Options, OwnFlagsAreRemovedOthersKept) {
+  auto args = argv_of({"--device=1", "--benchmark_filter=memory", "--quick", "--samples=7"});
+  const Options o = parse_options(args);
+  EXPECT_EQ(o.device, 1);
+  EXPECT_TRUE(o.quick);
+  EXPECT_EQ(o.samples, 7);
+  ASSERT_EQ(args.size(), 2u);
+  EXPECT_EQ(args[1], "--benchmark_filter=memory");
+}
+
+TEST(Options, BenchmarkOutIsWrittenThroughPartialFile) {
+  auto args = argv_of({"--benchmark_out=r.json"});
+  const Options o = parse_options(args);
+  EXPECT_EQ(o.benchmark_out, "r.json");
+  ASSERT_EQ(args.size(), 2u);
+  EXPECT_EQ(args[1], "--benchmark_out=r.json.partial");
+}
+
+TEST(Options, SizesAcceptSuffixes) {
+  EXPECT_EQ(parse_bytes("64K", "--x"), 64u << 10);
+  EXPECT_EQ(parse_bytes("3m", "--x"), 3u << 20);
+  EXPECT_EQ(parse_bytes("4G", "--x"), 4ull << 30);
+  EXPECT_EQ(parse_bytes("1000", "--x"), 1000u);
+}
+
+TEST(Options, OutOfRangeAndMalformedValuesAreUsageErrors) {
+  for (const char* bad : {"--device=-1", "--device=abc", "--device=", "--samples=0", "--samples=1e3",
+                          "--max-footprint=1K", "--max-footprint=12Q", "--counters=", "--device",
+                          "--benchmark_out="}) {
+    auto args = argv_of({bad});
+    EXPECT_THROW(parse_options(args), UsageError) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace gpuprobe
