@@ -1,0 +1,29 @@
+// Types shared by the BLAS-like kernel API (column-major, as BLAS).
+#pragma once
+
+namespace gpuprobe::kernels {
+
+enum class Uplo { kLower, kUpper };
+enum class Trans { kNoTrans, kTrans };
+
+// Returned by every entry point. Invalid arguments are reported before any launch.
+enum class Status {
+  kSuccess = 0,
+  kInvalidValue,      // n < 0, lda < max(1, n), incx == 0, ...
+  kNullPointer,       // a required pointer is null
+  kWorkspaceTooSmall, // caller's workspace is smaller than the queried size
+  kLaunchFailed,      // the CUDA launch itself failed (cudaGetLastError)
+};
+
+inline const char* status_text(Status s) {
+  switch (s) {
+    case Status::kSuccess: return "success";
+    case Status::kInvalidValue: return "invalid value";
+    case Status::kNullPointer: return "null pointer";
+    case Status::kWorkspaceTooSmall: return "workspace too small";
+    case Status::kLaunchFailed: return "launch failed";
+  }
+  return "unknown status";
+}
+
+}  // namespace gpuprobe::kernels
