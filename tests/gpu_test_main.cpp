@@ -3,6 +3,7 @@
 
 #include <cstdio>
 
+#include "gpuprobe/check.hpp"
 #include "harness/device.hpp"
 #include "harness/measure.hpp"
 

@@ -90,7 +90,8 @@ struct EventPair {
 
 }  // namespace
 
-void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue) {
+void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
+                              const std::function<void(Sample&)>& annotate) {
   EventPair ev;
   auto one_sample = [&]() {
     if (flush_l2_) flush_l2(ev.stream);
@@ -103,6 +104,7 @@ void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue) 
     GP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
     Sample s;
     s.seconds = static_cast<double>(ms) * 1e-3;
+    if (annotate) annotate(s);
     return s;
   };
   auto replay = [&]() {

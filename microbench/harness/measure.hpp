@@ -91,7 +91,10 @@ class Measurement {
   void flush_l2_before_each_sample(bool on) { flush_l2_ = on; }
 
   // Times `enqueue` with CUDA events on a private stream; the same callable is the counter replay.
-  void time_events(const std::function<void(cudaStream_t)>& enqueue);
+  // `annotate`, if given, runs after each sample has completed and may add what the kernel itself
+  // measured (Sample::cycles, ::value, ::clock_mhz).
+  void time_events(const std::function<void(cudaStream_t)>& enqueue,
+                   const std::function<void(Sample&)>& annotate = {});
   // General form: `sample()` runs and measures one sample itself (in-kernel clocks, host timers);
   // `replay()` re-runs the GPU work, synchronized, for the counter backend (may be empty).
   void run(const std::function<Sample()>& sample, const std::function<void()>& replay);

@@ -4,7 +4,6 @@
 
 namespace gpuprobe {
 
-void register_memory_probes() {}
 void register_execution_probes() {}
 void register_transfer_probes() {}
 void register_kernel_benchmarks() {}

@@ -1,0 +1,262 @@
+// Bandwidth probes: memory.bandwidth (read, write, copy, triad x 4/8/16-byte accesses x working
+// set 16 KiB .. --max-footprint, on all SMs), memory.occupancy (DRAM bandwidth vs blocks per SM) and
+// memory.stride (V&D SC08 section 3.5: bandwidth vs stride and misalignment).
+// Byte counts: every load and store a kernel performs, counted once (a copy moves read + write,
+// a triad two reads + one write); the figures derive from StreamKernel's table below.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "gpuprobe/check.hpp"
+#include "gpuprobe/device_buffer.hpp"
+#include "harness/fill.hpp"
+#include "harness/measure.hpp"
+#include "harness/sweep.hpp"
+#include "probes/memory_probes.hpp"
+
+namespace gpuprobe {
+namespace {
+
+// ------------------------------------------------------------------------------------------------
+// The stream kernels and their byte accounting (one table drives names, bytes and footprints).
+
+enum class StreamKernel { kRead, kWrite, kCopy, kTriad };
+
+struct StreamKernelInfo {
+  StreamKernel kernel;
+  const char* name;
+  int arrays;        // distinct arrays touched: the working set is arrays x elements x vector bytes
+  int accesses;      // loads + stores per element visit: bytes = accesses x vector bytes
+};
+
+constexpr StreamKernelInfo kStreamKernels[] = {
+    {StreamKernel::kRead, "read", 1, 1},
+    {StreamKernel::kWrite, "write", 1, 1},
+    {StreamKernel::kCopy, "copy", 2, 2},
+    {StreamKernel::kTriad, "triad", 3, 3},
+};
+
+constexpr int kBlockThreads = 256;
+
+template <int kBytes> struct VectorOf;
+template <> struct VectorOf<4> { using type = float; };
+template <> struct VectorOf<8> { using type = float2; };
+template <> struct VectorOf<16> { using type = float4; };
+
+__device__ __forceinline__ float lanes_sum(float v) { return v; }
+__device__ __forceinline__ float lanes_sum(float2 v) { return v.x + v.y; }
+__device__ __forceinline__ float lanes_sum(float4 v) { return v.x + v.y + v.z + v.w; }
+__device__ __forceinline__ float axpy(float s, float x, float y) { return fmaf(s, x, y); }
+__device__ __forceinline__ float2 axpy(float s, float2 x, float2 y) { return {fmaf(s, x.x, y.x), fmaf(s, x.y, y.y)}; }
+__device__ __forceinline__ float4 axpy(float s, float4 x, float4 y) {
+  return {fmaf(s, x.x, y.x), fmaf(s, x.y, y.y), fmaf(s, x.z, y.z), fmaf(s, x.w, y.w)};
+}
+template <class V> __device__ __forceinline__ V splat(float v);
+template <> __device__ __forceinline__ float splat<float>(float v) { return v; }
+template <> __device__ __forceinline__ float2 splat<float2>(float v) { return {v, v}; }
+template <> __device__ __forceinline__ float4 splat<float4>(float v) { return {v, v, v, v}; }
+
+// Each thread visits `visits` elements: index i, then i + step, ... modulo n, where step = (total
+// threads + 1) mod n. Consecutive threads touch consecutive elements (coalesced); the +1 keeps the
+// step coprime with power-of-two n, so over time every SM touches the whole working set: an SM's
+// reuse distance is the working set itself, and L1 hits happen only when it fits in L1.
+template <class V, StreamKernel kKernel>
+__global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a, const V* __restrict__ b,
+                                                               const V* __restrict__ c, std::uint64_t n,
+                                                               std::uint64_t step, std::uint32_t visits,
+                                                               float* __restrict__ sink) {
+  const std::uint64_t tid = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
+  std::uint64_t i = tid % n;
+  float acc = 0.f;
+  constexpr float kScale = 0.5f;
+#pragma unroll 8
+  for (std::uint32_t v = 0; v < visits; ++v) {
+    if constexpr (kKernel == StreamKernel::kRead) acc += lanes_sum(a[i]);
+    if constexpr (kKernel == StreamKernel::kWrite) a[i] = splat<V>(1.5f);
+    if constexpr (kKernel == StreamKernel::kCopy) a[i] = b[i];
+    if constexpr (kKernel == StreamKernel::kTriad) a[i] = axpy(kScale, c[i], b[i]);
+    i += step;
+    if (i >= n) i -= n;
+  }
+  // Data are in [1, 2): acc is never negative; the store keeps the loads alive.
+  if constexpr (kKernel == StreamKernel::kRead)
+    if (acc < 0.f) sink[0] = acc;
+}
+
+template <class V>
+void launch_stream(StreamKernel k, unsigned blocks, V* a, const V* b, const V* c, std::uint64_t n,
+                   std::uint64_t step, std::uint32_t visits, float* sink, cudaStream_t s) {
+  switch (k) {
+    case StreamKernel::kRead: stream_kernel<V, StreamKernel::kRead><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
+    case StreamKernel::kWrite: stream_kernel<V, StreamKernel::kWrite><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
+    case StreamKernel::kCopy: stream_kernel<V, StreamKernel::kCopy><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
+    case StreamKernel::kTriad: stream_kernel<V, StreamKernel::kTriad><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
+  }
+}
+
+// Reads one float per thread and load at index (t + j * threads) * stride, from base + offset bytes.
+__global__ void __launch_bounds__(kBlockThreads) strided_read_kernel(const float* __restrict__ base,
+                                                                     std::uint64_t stride, std::uint32_t loads,
+                                                                     float* __restrict__ sink) {
+  const std::uint64_t threads = std::uint64_t(gridDim.x) * blockDim.x;
+  std::uint64_t element = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) * stride;
+  const std::uint64_t jump = threads * stride;
+  float acc = 0.f;
+#pragma unroll 8
+  for (std::uint32_t j = 0; j < loads; ++j, element += jump) acc += base[element];
+  if (acc < 0.f) sink[0] = acc;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Device memory: one pool of random data in [1, 2), grown on demand, shared by these probes.
+
+char* bandwidth_memory(std::uint64_t bytes) {
+  static DeviceBuffer<float> pool;
+  static DeviceBuffer<float> sink(1);
+  if (pool.bytes() < bytes) {
+    pool = DeviceBuffer<float>();
+    pool = DeviceBuffer<float>((bytes + 3) / 4);
+    fill_uniform(pool.data(), pool.size(), 7, 1.f, 2.f);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+  return reinterpret_cast<char*>(pool.data());
+}
+float* bandwidth_sink() {
+  static DeviceBuffer<float> sink(1);
+  return sink.data();
+}
+
+const ProbeDescriptor kBandwidth{
+    "memory.bandwidth", Figure::kBandwidth,
+    "all SMs, 256-thread blocks; each thread visits elements i, i+step, ... mod n (coalesced, reuse "
+    "distance = working set); CUDA events; bytes = accesses x vector bytes",
+    "", 10, 2};
+const ProbeDescriptor kOccupancy{
+    "memory.occupancy", Figure::kBandwidth,
+    "as memory.bandwidth at a DRAM-sized working set, varying resident 256-thread blocks per SM", "", 10, 2};
+const ProbeDescriptor kStride{
+    "memory.stride", Figure::kBandwidth,
+    "all SMs; thread t reads float (t + j x threads) x stride from base + offset; bytes = 4 per load "
+    "(useful bytes: the effective bandwidth a strided code sees); CUDA events",
+    "", 10, 2};
+
+struct StreamConfig {
+  StreamKernelInfo kernel;
+  int vector_bytes;
+  std::uint64_t working_set;  // bytes over all arrays
+  int blocks_per_sm;
+};
+
+// Bytes one sample moves at least: enough that a sample lasts >= ~100 us even at L1 speed, so the
+// launch latency inside the event pair stays a small fraction.
+constexpr double kMinBytesPerSample = 4e9;
+
+template <class V>
+void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const StreamConfig& cfg) {
+  const DeviceInfo& dev = context().device;
+  const std::uint64_t elements = cfg.working_set / (cfg.kernel.arrays * sizeof(V));
+  const unsigned blocks = static_cast<unsigned>(dev.sm_count * cfg.blocks_per_sm);
+  const std::uint64_t threads = std::uint64_t(blocks) * kBlockThreads;
+  const double visits_wanted = std::max(kMinBytesPerSample / (cfg.kernel.accesses * sizeof(V)), double(elements));
+  const auto visits = static_cast<std::uint32_t>(std::max(1.0, std::ceil(visits_wanted / threads)));
+  std::uint64_t step = (threads + 1) % elements;
+  if (step == 0) step = 1;  // n divides threads + 1: fall back to a unit step (still covers n)
+
+  char* base = bandwidth_memory(elements * sizeof(V) * cfg.kernel.arrays);
+  V* a = reinterpret_cast<V*>(base);
+  V* b = a + elements;
+  V* c = b + elements;
+  const double bytes = double(threads) * visits * cfg.kernel.accesses * sizeof(V);
+
+  Measurement m(state, d, Work{bytes, 0, 0});
+  m.param("footprint_bytes", double(elements * sizeof(V) * cfg.kernel.arrays));
+  m.param("vector_bytes", sizeof(V));
+  m.param("blocks_per_sm", cfg.blocks_per_sm);
+  m.param("threads", double(threads));
+  m.tag("kernel", cfg.kernel.name);
+  float* sink = bandwidth_sink();
+  m.time_events([&](cudaStream_t s) {
+    launch_stream<V>(cfg.kernel.kernel, blocks, a, b, c, elements, step, visits, sink, s);
+  });
+}
+
+void stream_entry(benchmark::State& state, const ProbeDescriptor& d, const StreamConfig& cfg) {
+  switch (cfg.vector_bytes) {
+    case 4: return stream_entry_typed<float>(state, d, cfg);
+    case 8: return stream_entry_typed<float2>(state, d, cfg);
+    case 16: return stream_entry_typed<float4>(state, d, cfg);
+  }
+  throw UsageError("vector width must be 4, 8 or 16 bytes");
+}
+
+void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t offset_bytes) {
+  const DeviceInfo& dev = context().device;
+  constexpr int kBlocksPerSm = 8;
+  const unsigned blocks = static_cast<unsigned>(dev.sm_count * kBlocksPerSm);
+  const std::uint64_t threads = std::uint64_t(blocks) * kBlockThreads;
+  // Distinct sectors for every load (no L2 reuse within a sample): the span grows with the stride,
+  // up to a pool of min(8 GiB, device/8); at most 2^26 loads (256 MB of useful data).
+  const std::uint64_t pool_bytes = std::min<std::uint64_t>(std::uint64_t(8) << 30, dev.total_mem_bytes / 8);
+  const std::uint64_t max_loads = std::min<std::uint64_t>(std::uint64_t(1) << 26, (pool_bytes - 256) / (4 * stride));
+  const auto loads_per_thread = static_cast<std::uint32_t>(std::max<std::uint64_t>(1, max_loads / threads));
+  const double loads = double(threads) * loads_per_thread;
+  const float* base = reinterpret_cast<const float*>(bandwidth_memory(pool_bytes) + offset_bytes);
+
+  Measurement m(state, kStride, Work{4.0 * loads, 0, loads});
+  m.param("stride_elements", double(stride));
+  m.param("offset_bytes", double(offset_bytes));
+  m.param("span_bytes", loads * 4.0 * stride);
+  float* sink = bandwidth_sink();
+  m.time_events([&](cudaStream_t s) {
+    strided_read_kernel<<<blocks, kBlockThreads, 0, s>>>(base, stride, loads_per_thread, sink);
+  });
+}
+
+}  // namespace
+
+void register_memory_bandwidth_probes() {
+  const Context& ctx = context();
+  const bool quick = ctx.options.quick;
+  const std::uint64_t limit = quick ? std::uint64_t(256) << 20 : memory_sweep_limit();
+  const int full_occupancy = std::max(1, ctx.device.max_threads_per_sm / kBlockThreads);
+
+  // Bandwidth vs working set: two points per octave from 16 KiB.
+  for (const StreamKernelInfo& k : kStreamKernels) {
+    for (int vector_bytes : {4, 8, 16}) {
+      if (quick && vector_bytes != 16) continue;
+      for (std::uint64_t ws : log_sweep(16 << 10, limit, quick ? 1 : 2, std::uint64_t(k.arrays) * 16 * 256)) {
+        const StreamConfig cfg{k, vector_bytes, ws, full_occupancy};
+        register_entry(entry_name(kBandwidth.family, {{"kernel", k.name}, {"vector", std::to_string(vector_bytes)},
+                                                      {"footprint", std::to_string(ws)}}),
+                       kBandwidth, [cfg](benchmark::State& st) { stream_entry(st, kBandwidth, cfg); });
+      }
+    }
+  }
+
+  // DRAM bandwidth vs occupancy, at a working set far beyond the L2 (>= 1 GiB when the limit allows).
+  const std::uint64_t dram_ws = std::min<std::uint64_t>(
+      limit, std::max<std::uint64_t>(std::uint64_t(1) << 30, 16 * ctx.device.l2_bytes));
+  for (const StreamKernelInfo& k : kStreamKernels) {
+    if (k.kernel == StreamKernel::kTriad) continue;
+    for (int bps = 1; bps <= full_occupancy; ++bps) {
+      if (quick && bps != 1 && bps != full_occupancy) continue;
+      const StreamConfig cfg{k, 16, dram_ws, bps};
+      register_entry(entry_name(kOccupancy.family, {{"kernel", k.name}, {"vector", "16"},
+                                                    {"footprint", std::to_string(dram_ws)},
+                                                    {"blocks_per_sm", std::to_string(bps)}}),
+                     kOccupancy, [cfg](benchmark::State& st) { stream_entry(st, kOccupancy, cfg); });
+    }
+  }
+
+  // Stride (offset 0) and misalignment (stride 1), in DRAM.
+  std::vector<std::uint64_t> strides = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
+  if (quick) strides = {1, 2, 32, 1024};
+  for (std::uint64_t stride : strides)
+    register_entry(entry_name(kStride.family, {{"stride", std::to_string(stride)}, {"offset", "0"}}), kStride,
+                   [stride](benchmark::State& st) { strided_entry(st, stride, 0); });
+  for (std::uint64_t offset = 4; offset <= 128; offset += quick ? 60 : 4)
+    register_entry(entry_name(kStride.family, {{"stride", "1"}, {"offset", std::to_string(offset)}}), kStride,
+                   [offset](benchmark::State& st) { strided_entry(st, 1, offset); });
+}
+
+}  // namespace gpuprobe

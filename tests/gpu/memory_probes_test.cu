@@ -1,0 +1,61 @@
+// GPU tests of the memory probes' kernels at tiny sizes: the chase computes the expected value
+// (a full lap returns to its start), and invariants hold (latency does not fall from L1 to DRAM).
+#include <gtest/gtest.h>
+
+#include "gpuprobe/device_buffer.hpp"
+#include "harness/measure.hpp"
+#include "probes/memory_latency.hpp"
+
+namespace gpuprobe {
+namespace {
+
+double cycles_per_load(PointerChase& chase, ChaseLoad load, std::uint64_t steps) {
+  const ChaseTiming t = chase.chase(load, steps);
+  return static_cast<double>(t.cycles) / static_cast<double>(steps);
+}
+
+TEST(MemoryLatency, FullLapReturnsToStart) {
+  for (auto pattern : {ChainPattern::kRandom, ChainPattern::kStride}) {
+    const ChainSpec spec{pattern, 4096, 128, 0, 9};  // 4096 = 128 x kUnroll: whole laps
+    DeviceBuffer<char> memory(chain_span_bytes(spec));
+    PointerChase chase(memory.data(), spec);
+    chase.chase(ChaseLoad::kL2Only, spec.elements);
+    EXPECT_EQ(chase.cursor(), chase.start());
+    chase.chase(ChaseLoad::kCached, 100 * PointerChase::kUnroll);
+    EXPECT_NE(chase.cursor(), chase.start());
+  }
+}
+
+TEST(MemoryLatency, LatencyGrowsFromL1ToL2ToDram) {
+  const std::uint64_t steps = 2048;
+  auto measure = [&](std::uint64_t footprint, ChaseLoad load) {
+    const ChainSpec spec{ChainPattern::kRandom, footprint / 128, 128, 0, footprint};
+    DeviceBuffer<char> memory(chain_span_bytes(spec));
+    PointerChase chase(memory.data(), spec);
+    chase.warm(load, spec.elements);
+    return cycles_per_load(chase, load, steps);
+  };
+  const double l1 = measure(16 << 10, ChaseLoad::kCached);
+  const double l2 = measure(4 << 20, ChaseLoad::kCached);
+  const double dram = measure(std::size_t(1) << 30, ChaseLoad::kCached);
+  const double cg_small = measure(16 << 10, ChaseLoad::kL2Only);
+  EXPECT_GT(l1, 4.0);  // a load cannot complete in under a few cycles
+  EXPECT_LT(l1 * 2, l2) << "L1 " << l1 << " L2 " << l2;
+  EXPECT_LT(l2 * 1.3, dram) << "L2 " << l2 << " DRAM " << dram;
+  EXPECT_GT(cg_small, l1 * 2) << "ld.global.cg must bypass L1";
+}
+
+TEST(MemoryLatency, SharedChaseIsFasterThanL2) {
+  const ChaseTiming t = shared_memory_chase(4096, 2048, 1);
+  const double cycles = static_cast<double>(t.cycles) / 2048;
+  EXPECT_GT(cycles, 4.0);
+  EXPECT_LT(cycles, 100.0);
+}
+
+TEST(MemoryLatency, RejectsBadSpacing) {
+  DeviceBuffer<char> memory(4096);
+  EXPECT_THROW(PointerChase(memory.data(), ChainSpec{ChainPattern::kStride, 8, 12, 0, 1}), UsageError);
+}
+
+}  // namespace
+}  // namespace gpuprobe
