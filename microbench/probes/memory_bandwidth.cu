@@ -43,9 +43,11 @@ template <> struct VectorOf<4> { using type = float; };
 template <> struct VectorOf<8> { using type = float2; };
 template <> struct VectorOf<16> { using type = float4; };
 
-__device__ __forceinline__ float lanes_sum(float v) { return v; }
-__device__ __forceinline__ float lanes_sum(float2 v) { return v.x + v.y; }
-__device__ __forceinline__ float lanes_sum(float4 v) { return v.x + v.y + v.z + v.w; }
+__device__ __forceinline__ unsigned lanes_xor(float v) { return __float_as_uint(v); }
+__device__ __forceinline__ unsigned lanes_xor(float2 v) { return __float_as_uint(v.x) ^ __float_as_uint(v.y); }
+__device__ __forceinline__ unsigned lanes_xor(float4 v) {
+  return __float_as_uint(v.x) ^ __float_as_uint(v.y) ^ __float_as_uint(v.z) ^ __float_as_uint(v.w);
+}
 __device__ __forceinline__ float axpy(float s, float x, float y) { return fmaf(s, x, y); }
 __device__ __forceinline__ float2 axpy(float s, float2 x, float2 y) { return {fmaf(s, x.x, y.x), fmaf(s, x.y, y.y)}; }
 __device__ __forceinline__ float4 axpy(float s, float4 x, float4 y) {
@@ -56,55 +58,58 @@ template <> __device__ __forceinline__ float splat<float>(float v) { return v; }
 template <> __device__ __forceinline__ float2 splat<float2>(float v) { return {v, v}; }
 template <> __device__ __forceinline__ float4 splat<float4>(float v) { return {v, v, v, v}; }
 
-// Each thread visits `visits` elements: index i, then i + step, ... modulo n, where step = (total
-// threads + 1) mod n. Consecutive threads touch consecutive elements (coalesced); the +1 keeps the
-// step coprime with power-of-two n, so over time every SM touches the whole working set: an SM's
-// reuse distance is the working set itself, and L1 hits happen only when it fits in L1.
+// Each thread visits `visits` elements: index i, then i + step, ... modulo n, with step = (total
+// threads + 32) mod n. Consecutive threads touch consecutive elements, and every warp's 32
+// elements stay aligned to 32 x sizeof(V) (n, threads and step are multiples of 32), so no access
+// straddles sectors. The extra 32 shifts each thread's slice by one warp-chunk per round, so over
+// time every SM touches the whole working set: an SM's reuse distance is the working set itself,
+// and L1 hits happen only when it fits in L1. Indices are 32-bit (n < 2^32) to keep the
+// per-access instruction count low enough for L1 speed; the wrap is a branch-free unsigned min.
 template <class V, StreamKernel kKernel>
 __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a, const V* __restrict__ b,
-                                                               const V* __restrict__ c, std::uint64_t n,
-                                                               std::uint64_t step, std::uint32_t visits,
-                                                               float* __restrict__ sink) {
-  const std::uint64_t tid = blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x;
-  std::uint64_t i = tid % n;
-  float acc = 0.f;
+                                                               const V* __restrict__ c, std::uint32_t n,
+                                                               std::uint32_t step, std::uint32_t visits,
+                                                               unsigned* __restrict__ sink, int write_sink) {
+  const std::uint32_t tid = blockIdx.x * blockDim.x + threadIdx.x;
+  std::uint32_t i = tid % n;
+  unsigned acc = 0;
   constexpr float kScale = 0.5f;
 #pragma unroll 8
   for (std::uint32_t v = 0; v < visits; ++v) {
-    if constexpr (kKernel == StreamKernel::kRead) acc += lanes_sum(a[i]);
+    if constexpr (kKernel == StreamKernel::kRead) acc ^= lanes_xor(a[i]);
     if constexpr (kKernel == StreamKernel::kWrite) a[i] = splat<V>(1.5f);
     if constexpr (kKernel == StreamKernel::kCopy) a[i] = b[i];
     if constexpr (kKernel == StreamKernel::kTriad) a[i] = axpy(kScale, c[i], b[i]);
-    i += step;
-    if (i >= n) i -= n;
+    const std::uint32_t next = i + step;
+    i = min(next, next - n);  // next - n wraps to a huge value unless next >= n
   }
-  // Data are in [1, 2): acc is never negative; the store keeps the loads alive.
+  // write_sink is 0 at run time, unknown at compile time: the loads must stay.
   if constexpr (kKernel == StreamKernel::kRead)
-    if (acc < 0.f) sink[0] = acc;
+    if (write_sink) sink[0] = acc;
 }
 
 template <class V>
-void launch_stream(StreamKernel k, unsigned blocks, V* a, const V* b, const V* c, std::uint64_t n,
-                   std::uint64_t step, std::uint32_t visits, float* sink, cudaStream_t s) {
+void launch_stream(StreamKernel k, unsigned blocks, V* a, const V* b, const V* c, std::uint32_t n,
+                   std::uint32_t step, std::uint32_t visits, unsigned* sink, cudaStream_t s) {
   switch (k) {
-    case StreamKernel::kRead: stream_kernel<V, StreamKernel::kRead><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
-    case StreamKernel::kWrite: stream_kernel<V, StreamKernel::kWrite><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
-    case StreamKernel::kCopy: stream_kernel<V, StreamKernel::kCopy><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
-    case StreamKernel::kTriad: stream_kernel<V, StreamKernel::kTriad><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink); break;
+    case StreamKernel::kRead: stream_kernel<V, StreamKernel::kRead><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
+    case StreamKernel::kWrite: stream_kernel<V, StreamKernel::kWrite><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
+    case StreamKernel::kCopy: stream_kernel<V, StreamKernel::kCopy><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
+    case StreamKernel::kTriad: stream_kernel<V, StreamKernel::kTriad><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
   }
 }
 
 // Reads one float per thread and load at index (t + j * threads) * stride, from base + offset bytes.
 __global__ void __launch_bounds__(kBlockThreads) strided_read_kernel(const float* __restrict__ base,
                                                                      std::uint64_t stride, std::uint32_t loads,
-                                                                     float* __restrict__ sink) {
+                                                                     unsigned* __restrict__ sink, int write_sink) {
   const std::uint64_t threads = std::uint64_t(gridDim.x) * blockDim.x;
   std::uint64_t element = (blockIdx.x * std::uint64_t(blockDim.x) + threadIdx.x) * stride;
   const std::uint64_t jump = threads * stride;
-  float acc = 0.f;
+  unsigned acc = 0;
 #pragma unroll 8
-  for (std::uint32_t j = 0; j < loads; ++j, element += jump) acc += base[element];
-  if (acc < 0.f) sink[0] = acc;
+  for (std::uint32_t j = 0; j < loads; ++j, element += jump) acc ^= __float_as_uint(base[element]);
+  if (write_sink) sink[0] = acc;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -112,7 +117,6 @@ __global__ void __launch_bounds__(kBlockThreads) strided_read_kernel(const float
 
 char* bandwidth_memory(std::uint64_t bytes) {
   static DeviceBuffer<float> pool;
-  static DeviceBuffer<float> sink(1);
   if (pool.bytes() < bytes) {
     pool = DeviceBuffer<float>();
     pool = DeviceBuffer<float>((bytes + 3) / 4);
@@ -121,8 +125,8 @@ char* bandwidth_memory(std::uint64_t bytes) {
   }
   return reinterpret_cast<char*>(pool.data());
 }
-float* bandwidth_sink() {
-  static DeviceBuffer<float> sink(1);
+unsigned* bandwidth_sink() {
+  static DeviceBuffer<unsigned> sink(1);
   return sink.data();
 }
 
@@ -138,7 +142,7 @@ const ProbeDescriptor kStride{
     "memory.stride", Figure::kBandwidth,
     "all SMs; thread t reads float (t + j x threads) x stride from base + offset; bytes = 4 per load "
     "(useful bytes: the effective bandwidth a strided code sees); CUDA events",
-    "", 10, 2};
+    "", 10, 5};
 
 struct StreamConfig {
   StreamKernelInfo kernel;
@@ -159,8 +163,10 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   const std::uint64_t threads = std::uint64_t(blocks) * kBlockThreads;
   const double visits_wanted = std::max(kMinBytesPerSample / (cfg.kernel.accesses * sizeof(V)), double(elements));
   const auto visits = static_cast<std::uint32_t>(std::max(1.0, std::ceil(visits_wanted / threads)));
-  std::uint64_t step = (threads + 1) % elements;
-  if (step == 0) step = 1;  // n divides threads + 1: fall back to a unit step (still covers n)
+  if (elements >= (std::uint64_t(1) << 32) || threads >= (std::uint64_t(1) << 31))
+    throw UsageError("memory.bandwidth: working set or grid too large for 32-bit indices");
+  std::uint64_t step = (threads + 32) % elements;
+  if (step == 0) step = 32;  // n divides threads + 32: a one-warp-chunk step still covers n
 
   char* base = bandwidth_memory(elements * sizeof(V) * cfg.kernel.arrays);
   V* a = reinterpret_cast<V*>(base);
@@ -174,9 +180,10 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   m.param("blocks_per_sm", cfg.blocks_per_sm);
   m.param("threads", double(threads));
   m.tag("kernel", cfg.kernel.name);
-  float* sink = bandwidth_sink();
+  unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
-    launch_stream<V>(cfg.kernel.kernel, blocks, a, b, c, elements, step, visits, sink, s);
+    launch_stream<V>(cfg.kernel.kernel, blocks, a, b, c, static_cast<std::uint32_t>(elements),
+                     static_cast<std::uint32_t>(step), visits, sink, s);
   });
 }
 
@@ -206,9 +213,9 @@ void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t 
   m.param("stride_elements", double(stride));
   m.param("offset_bytes", double(offset_bytes));
   m.param("span_bytes", loads * 4.0 * stride);
-  float* sink = bandwidth_sink();
+  unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
-    strided_read_kernel<<<blocks, kBlockThreads, 0, s>>>(base, stride, loads_per_thread, sink);
+    strided_read_kernel<<<blocks, kBlockThreads, 0, s>>>(base, stride, loads_per_thread, sink, 0);
   });
 }
 

@@ -36,6 +36,8 @@ struct ChaseTiming {
 class PointerChase {
  public:
   static constexpr std::uint64_t kUnroll = 32;  // loads per unrolled group in the timed loop
+  // Chains up to this many elements get an untimed lap in the same launch before the timed loads.
+  static constexpr std::uint64_t kInKernelWarmLimit = std::uint64_t(1) << 15;
 
   // Builds the chain in `memory` (at least chain_span_bytes(spec) bytes, 8-byte aligned).
   PointerChase(void* memory, const ChainSpec& spec);

@@ -20,11 +20,12 @@ constexpr std::uint32_t kLoadsPerThread = 4096;
 
 __device__ __forceinline__ float4 load_shared_v4(std::uint32_t address) {
   float4 v;
-  asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
+  asm volatile("ld.volatile.shared.v4.f32 {%0, %1, %2, %3}, [%4];"
                : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "r"(address) : "memory");
   return v;
 }
 
+// Loads are ld.volatile: plain ld.shared in asm may still be merged by ptxas when an address repeats.
 // Each thread reads 16 B at (tid + k * blockDim) mod size: a warp covers 512 contiguous bytes, the
 // minimal 4 wavefronts. `cycles` gets the block's clock64 span (between barriers), per block.
 __global__ void __launch_bounds__(kSharedThreads) shared_bandwidth_kernel(std::uint32_t loads,
@@ -70,9 +71,9 @@ __global__ void __launch_bounds__(kSharedThreads) bank_conflict_kernel(std::uint
   for (std::uint32_t k = 0; k < loads; ++k) {
     Word v;
     if constexpr (sizeof(Word) == 4)
-      asm volatile("ld.shared.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
+      asm volatile("ld.volatile.shared.u32 %0, [%1];" : "=r"(v) : "r"(address) : "memory");
     else
-      asm volatile("ld.shared.u64 %0, [%1];" : "=l"(v) : "r"(address) : "memory");
+      asm volatile("ld.volatile.shared.u64 %0, [%1];" : "=l"(v) : "r"(address) : "memory");
     acc += v;
   }
   __syncthreads();

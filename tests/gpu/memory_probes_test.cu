@@ -28,7 +28,7 @@ TEST(MemoryLatency, FullLapReturnsToStart) {
   }
 }
 
-TEST(MemoryLatency, LatencyGrowsFromL1ToL2ToDram) {
+TEST(MemoryLatencyTiming, LatencyGrowsFromL1ToL2ToDram) {
   const std::uint64_t steps = 2048;
   auto measure = [&](std::uint64_t footprint, ChaseLoad load) {
     const ChainSpec spec{ChainPattern::kRandom, footprint / 128, 128, 0, footprint};
@@ -47,7 +47,7 @@ TEST(MemoryLatency, LatencyGrowsFromL1ToL2ToDram) {
   EXPECT_GT(cg_small, l1 * 2) << "ld.global.cg must bypass L1";
 }
 
-TEST(MemoryLatency, SharedChaseIsFasterThanL2) {
+TEST(MemoryLatencyTiming, SharedChaseIsFasterThanL2) {
   const ChaseTiming t = shared_memory_chase(4096, 2048, 1);
   const double cycles = static_cast<double>(t.cycles) / 2048;
   EXPECT_GT(cycles, 4.0);
