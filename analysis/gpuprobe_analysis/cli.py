@@ -1,0 +1,152 @@
+"""gpuprobe-analyze: report, profile, compare and validate gpuprobe result files.
+
+Exit status: 0 done (warnings printed), 1 nothing usable in the inputs, 2 usage error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from typing import List
+
+from . import results
+
+
+def _load(paths: List[str], quiet: bool = False) -> results.ResultSet:
+    rs = results.load(paths)
+    if not quiet:
+        for issue in rs.issues:
+            print(f"gpuprobe-analyze: {issue}", file=sys.stderr)
+    return rs
+
+
+def _usable(rs: results.ResultSet) -> bool:
+    if not rs.entries:
+        print("gpuprobe-analyze: no usable entries in the inputs (see the messages above)", file=sys.stderr)
+        return False
+    return True
+
+
+def cmd_report(args) -> int:
+    from .report import build_report
+    rs = _load(args.results)
+    if not _usable(rs):
+        return 1
+    out = build_report(rs, args.output, args.title)
+    _print_profile(out["profile_obj"].data)
+    print(f"\nwrote {out['html']}\n      {out['markdown']}\n      {out['profile']}\n      "
+          f"{len(out['figures'])} figures (PNG + SVG) in {os.path.join(args.output, 'figures')}")
+    return 0
+
+
+def cmd_profile(args) -> int:
+    from .profile import Profile
+    rs = _load(args.results)
+    if not _usable(rs):
+        return 1
+    prof = Profile(rs)
+    _print_profile(prof.data)
+    if args.output:
+        os.makedirs(args.output, exist_ok=True)
+        path = os.path.join(args.output, "device-profile.json")
+        with open(path, "w") as fh:
+            json.dump(prof.to_json(), fh, indent=1)
+        print(f"\nwrote {path}")
+    return 0
+
+
+def cmd_compare(args) -> int:
+    from .compare import compare, to_markdown
+    a, b = _load([args.a]), _load([args.b])
+    if not (_usable(a) and _usable(b)):
+        return 1
+    res = compare(a, b, args.sigmas, args.floor / 100.0)
+    text = to_markdown(res, args.a, args.b)
+    print(text)
+    if args.output:
+        with open(args.output, "w") as fh:
+            fh.write(text)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def cmd_validate(args) -> int:
+    rs = _load(args.results)
+    for f in rs.files:
+        fams = sorted({e.family for e in f.entries})
+        print(f"{f.path}: {'PARTIAL, ' if f.partial else ''}{len(f.entries)} entries, families: {', '.join(fams) or 'none'}")
+    errors = [i for i in rs.issues if i.severity == "error"]
+    return 1 if errors or not rs.entries else 0
+
+
+def _print_profile(d: dict) -> None:
+    from .report import fmt, fmt_bytes
+    dev = d.get("device", {})
+    print(f"Device: {dev.get('gpu_name', 'unknown')} (cc {dev.get('gpu_compute_capability', '?')}, "
+          f"{dev.get('gpu_sm_count', '?')} SMs, driver {dev.get('cuda_driver_version', '?')})")
+    h = d.get("hierarchy")
+    if h:
+        print(f"\n{'level':<20}{'capacity':>14}{'cycles':>10}{'ns':>10}  model")
+        for lv in h["levels"]:
+            print(f"{lv['name']:<20}{fmt_bytes(lv['capacity_bytes']):>14}{fmt(lv['latency_cycles']):>10}"
+                  f"{fmt(lv['latency_ns']):>10}  {lv['model']}")
+    g = d.get("granularity") or {}
+    for lvl, size in (g.get("by_level") or {}).items():
+        print(f"miss unit served by {lvl}: {fmt_bytes(size)}")
+    t = d.get("tlb") or {}
+    if t.get("page"):
+        print(f"page size: {fmt_bytes(t['page']['page_bytes'])}")
+    for i, r in enumerate(t.get("reach") or []):
+        print(f"TLB level {i + 1}: reach {fmt_bytes(r['reach_bytes'])} ({fmt(r['entries'])} entries)")
+    b = d.get("bandwidth") or {}
+    if b.get("ceilings"):
+        print("\nbandwidth ceilings: " + ", ".join(f"{k} {fmt(v['gbps'])} GB/s" for k, v in b["ceilings"].items()))
+    p = d.get("pipelines") or {}
+    if p.get("compute_ceilings"):
+        print("compute ceilings: " + ", ".join(f"{k} {fmt(v['gflops'])} GFLOP/s" for k, v in p["compute_ceilings"].items()))
+    for r in (d.get("transfers") or {}).get("fits", []):
+        if "alpha_us" in r:
+            key = "/".join(str(v) for v in r["key"].values() if v)
+            print(f"transfer {key}: α {fmt(r['alpha_us'])} µs, β {fmt(r['beta_gbps'])} GB/s, "
+                  f"rms error {100 * r['rms_rel_error']:.1f} %")
+    for n in d.get("notes", []):
+        print(f"note: {n}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="gpuprobe-analyze", description=(
+        "Analysis of gpuprobe result files (Google Benchmark JSON, docs/results-schema.md). "
+        "A missing FILE falls back to FILE.partial (an incomplete run), with a warning."))
+    sub = ap.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("report", help="device profile, roofline, optimality, plots; report.html + report.md")
+    r.add_argument("results", nargs="+", help="result files (merged as one device)")
+    r.add_argument("-o", "--output", required=True, help="output directory")
+    r.add_argument("--title", default=None)
+    r.set_defaults(func=cmd_report)
+    p = sub.add_parser("profile", help="print the device profile; -o DIR writes DIR/device-profile.json")
+    p.add_argument("results", nargs="+")
+    p.add_argument("-o", "--output", default=None)
+    p.set_defaults(func=cmd_profile)
+    c = sub.add_parser("compare", help="changes between two result files beyond the recorded noise (CV)")
+    c.add_argument("a")
+    c.add_argument("b")
+    c.add_argument("--sigmas", type=float, default=2.0, help="threshold in units of sqrt(cv_a^2 + cv_b^2) (default 2)")
+    c.add_argument("--floor", type=float, default=0.0, help="minimum change in percent (default 0)")
+    c.add_argument("-o", "--output", default=None, help="also write the table as Markdown here")
+    c.set_defaults(func=cmd_compare)
+    v = sub.add_parser("validate", help="check result files against the schema; exit 1 on errors")
+    v.add_argument("results", nargs="+")
+    v.set_defaults(func=cmd_validate)
+    args = ap.parse_args(argv)
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        print(f"gpuprobe-analyze: {exc}", file=sys.stderr)
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

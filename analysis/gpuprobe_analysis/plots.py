@@ -1,0 +1,330 @@
+"""Figures (PNG + SVG) of the profile, the roofline and the kernels. Agg backend only."""
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import matplotlib
+
+matplotlib.use("Agg")
+matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: smaller, faster SVGs
+import matplotlib.pyplot as plt  # noqa: E402
+import numpy as np  # noqa: E402
+
+from . import families as F  # noqa: E402
+from .profile import Profile, transfer_point  # noqa: E402
+from .roofline import LEVELS, Ceiling, KernelPoint, is_reference  # noqa: E402
+
+LEVEL_MARKERS = {"L1": "^", "L2": "s", "DRAM": "o"}
+LEVEL_COLORS = {"L1": "tab:green", "L2": "tab:orange", "DRAM": "tab:blue", "FP32": "tab:red", "FP64": "tab:purple",
+                "FP16": "tab:brown", "shared": "tab:olive"}
+
+
+@dataclass
+class Figure:
+    id: str
+    title: str
+    caption: str
+    provenance: List[dict]
+    files: Dict[str, str] = field(default_factory=dict)  # ext -> path
+
+
+def _bytes_formatter(v, _pos=None):
+    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if v >= div:
+            return f"{v / div:g} {unit}"
+    return f"{v:g} B"
+
+
+def _save(fig, outdir: str, fid: str) -> Dict[str, str]:
+    os.makedirs(outdir, exist_ok=True)
+    files = {}
+    for ext in ("png", "svg"):
+        path = os.path.join(outdir, f"{fid}.{ext}")
+        fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight")
+        files[ext] = path
+    plt.close(fig)
+    return files
+
+
+def _bytes_axis(ax, axis="x"):
+    fmt = matplotlib.ticker.FuncFormatter(_bytes_formatter)
+    loc = matplotlib.ticker.LogLocator(base=2, numticks=16)
+    if axis == "x":
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_locator(loc)
+        ax.xaxis.set_major_formatter(fmt)
+        ax.xaxis.set_minor_locator(matplotlib.ticker.NullLocator())
+        ax.tick_params(axis="x", labelrotation=45)
+    else:
+        ax.set_yscale("log", base=2)
+        ax.yaxis.set_major_formatter(fmt)
+
+
+def _thin_ticks(ax):
+    """Log-2 byte axes over many decades: at most ~16 labelled ticks (set by the locator)."""
+
+
+def latency_figure(curves, fid, title, outdir, caption) -> Optional[Figure]:
+    if not curves:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 5.2))
+    for i, c in enumerate(curves):
+        color = f"C{i % 10}"
+        label = ", ".join(f"{k}={_fmt_key(v)}" for k, v in c.key.items() if v is not None)
+        ax.plot(c.x, c.y, "o", ms=3.5, color=color, label=label)
+        if c.fit is not None and c.fit.model != "flat":
+            xs = np.geomspace(c.x.min(), c.x.max(), 400)
+            ax.plot(xs, c.fit.predict(xs), "-", lw=1, color=color, alpha=0.7)
+            for k, knee in enumerate(c.fit.knees):
+                ax.axvline(knee, color=color, ls=":", lw=0.8)
+                ax.annotate(f"{c.names[k]}: {_bytes_formatter(knee)}", (knee, ax.get_ylim()[0] if False else c.fit.levels[k]),
+                            textcoords="offset points", xytext=(3, 4 + 9 * (i % 3)), fontsize=7, color=color)
+    _bytes_axis(ax)
+    _thin_ticks(ax)
+    ax.set_yscale("log")
+    ax.set_xlabel("footprint (bytes, log scale)")
+    ax.set_ylabel(curves[0].ylabel + " (log scale)")
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, ncol=2)
+    return Figure(fid, title, caption, [F.provenance(c.entries) for c in curves], _save(fig, outdir, fid))
+
+
+def _fmt_key(v):
+    if isinstance(v, float):
+        return _bytes_formatter(v) if v >= 1024 else f"{v:g}"
+    return str(v)
+
+
+def simple_xy(series, fid, title, xlabel, ylabel, outdir, caption, logx=True, logy=False, bytes_x=False, kind="-o"):
+    """series: list of (label, x, y, entries)."""
+    series = [s for s in series if len(s[1])]
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 4.6))
+    for label, x, y, _ in series:
+        ax.plot(x, y, kind, ms=4, label=label)
+    if bytes_x:
+        _bytes_axis(ax)
+        _thin_ticks(ax)
+    elif logx:
+        ax.set_xscale("log", base=2)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, which="both", alpha=0.3)
+    if len(series) > 1 or series[0][0]:
+        ax.legend(fontsize=7)
+    return Figure(fid, title, caption, [F.provenance(s[3]) for s in series], _save(fig, outdir, fid))
+
+
+def bar_figure(labels, values, fid, title, ylabel, outdir, caption, entries, logy=False):
+    if not labels:
+        return None
+    fig, ax = plt.subplots(figsize=(max(5, 0.6 * len(labels) + 2), 4.2))
+    ax.bar(range(len(labels)), values, color="tab:blue")
+    ax.set_xticks(range(len(labels)))
+    ax.set_xticklabels(labels, rotation=45, ha="right", fontsize=8)
+    for i, v in enumerate(values):
+        ax.annotate(f"{v:.3g}", (i, v), ha="center", va="bottom", fontsize=7)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.grid(True, axis="y", alpha=0.3)
+    return Figure(fid, title, caption, [F.provenance(entries)], _save(fig, outdir, fid))
+
+
+def profile_figures(p: Profile, outdir: str) -> List[Figure]:
+    figs: List[Figure] = []
+    lat = p.curves.get("latency", [])
+    random_curves = [c for c in lat if c.key.get("pattern") == "random"]
+    stride_curves = [c for c in lat if c.key.get("pattern") != "random"]
+    figs.append(latency_figure(random_curves, "latency_random", "Load latency vs footprint (random chains)", outdir,
+                               "Points: median cycles per dependent load; line: fitted level model; dotted: detected "
+                               "capacities (change-point detection, see docs/analysis.md)."))
+    figs.append(latency_figure(stride_curves, "latency_stride", "Load latency vs footprint (fixed-stride chains)", outdir,
+                               "Saavedra-style fixed-stride chains, one curve per stride."))
+    fitted = {r["footprint_bytes"] for r in (p.data.get("granularity") or {}).get("per_footprint", [])}
+    g = [c for c in p.curves.get("granularity", []) if c.key["footprint"] in fitted]
+    if len(g) > 8:  # a readable subset, spread over the footprints
+        g = [g[int(round(i))] for i in np.linspace(0, len(g) - 1, 8)]
+    figs.append(simple_xy([(f"footprint={_bytes_formatter(c.key['footprint'])}", c.x, c.y, c.entries) for c in g],
+                          "granularity", "Latency vs stride (line / sector size)", "stride (bytes, log scale)",
+                          "cycles per load", outdir, "Latency saturates at the unit a miss brings in.", bytes_x=True))
+    figs.append(latency_figure(p.curves.get("tlb", []), "tlb", "TLB: latency vs footprint per stride", outdir,
+                               "Knees: TLB reach per level; the stride where latency saturates is the page size."))
+    bw = p.curves.get("bandwidth", [])
+    if bw:
+        fig, ax = plt.subplots(figsize=(9, 5.2))
+        for i, c in enumerate(bw):
+            color = f"C{i % 10}"
+            label = ", ".join(f"{k}={_fmt_key(v)}" for k, v in c.key.items() if v is not None)
+            ax.plot(c.x, c.y, "o-", ms=3, lw=0.8, color=color, label=label)
+            for k, knee in enumerate(c.fit.knees):
+                ax.axvline(knee, color=color, ls=":", lw=0.8)
+        for name, cl in (p.data.get("bandwidth", {}).get("ceilings") or {}).items():
+            ax.axhline(cl["gbps"], color=LEVEL_COLORS.get(name, "k"), ls="--", lw=0.8)
+            ax.annotate(f"{name} {cl['gbps']:.0f} GB/s", (bw[0].x.min(), cl["gbps"]), fontsize=7, va="bottom")
+        _bytes_axis(ax)
+        _thin_ticks(ax)
+        ax.set_yscale("log")
+        ax.set_xlabel("working set (bytes, log scale)")
+        ax.set_ylabel("bandwidth (GB/s, log scale)")
+        ax.set_title("Bandwidth vs working set")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7, ncol=2)
+        figs.append(Figure("bandwidth", "Bandwidth vs working set",
+                           "Dotted: detected level edges; dashed: the ceiling of each level used by the roofline.",
+                           [F.provenance(c.entries) for c in bw], _save(fig, outdir, "bandwidth")))
+    sa = p.rs.by_family("memory.stride")
+    if sa:
+        series = []
+        for (off,), grp in sorted(F.group(sa, ("offset",)).items(), key=lambda t: t[0][0] or 0):
+            grp = sorted(grp, key=lambda e: F.num(e, "stride_elements"))
+            series.append((f"offset={_fmt_key(off)} B" if off is not None else "", [F.num(e, "stride_elements") for e in grp],
+                           [e.value for e in grp], grp))
+        unit = sa[0].unit or "value"
+        figs.append(simple_xy(series, "stride_alignment", "Strided / misaligned access", "stride (elements, log2)",
+                              f"bandwidth ({unit})", outdir, "One curve per byte offset from alignment.", logy=True))
+    bank = (p.data.get("banks") or {}).get("by_word_bytes", [])
+    if bank:
+        series = [(f"{_fmt_key(b['word_bytes'])}-byte words", [r["word_stride"] for r in b["rows"]],
+                   [r["slowdown_vs_stride1"] for r in b["rows"]], p.rs.by_family("memory.bank_conflicts")) for b in bank]
+        figs.append(simple_xy(series, "bank_conflicts", "Shared-memory bank conflicts", "word stride (log2)",
+                              "slowdown vs stride 1 (x)", outdir, "Slowdown ~ conflict degree gcd(stride, banks).", logy=True))
+    pl = p.data.get("pipelines") or {}
+    if pl.get("latency"):
+        figs.append(bar_figure([r["op"] for r in pl["latency"]], [r["latency"] for r in pl["latency"]],
+                               "pipeline_latency", "Pipeline latency per instruction",
+                               f"latency ({pl['latency'][0]['unit'] or 'cycles'})", outdir,
+                               "Median dependent-issue latency per op.", p.rs.by_family("exec.pipeline_latency")))
+    thr = p.rs.by_family("exec.throughput")
+    if thr:
+        series = []
+        for (op, warps), grp in sorted(F.group(thr, ("op", "warps_per_sm")).items(), key=lambda t: (str(t[0][0]), t[0][1] or 0)):
+            grp = sorted(grp, key=lambda e: F.num(e, "ilp"))
+            lab = f"{op}" + (f", {warps:g} warps/SM" if warps else "")
+            series.append((lab, [F.num(e, "ilp") for e in grp], [e.value for e in grp], grp))
+        figs.append(simple_xy(series[:20], "throughput", "Instruction throughput vs ILP", "independent chains per thread (ILP, log2)",
+                              f"throughput ({thr[0].unit})", outdir, "Peak per op; the knee is the ILP needed to hide latency."))
+    lb = p.data.get("launch_barrier") or {}
+    if lb.get("launch"):
+        figs.append(bar_figure([r["mode"] for r in lb["launch"]], [r["value"] for r in lb["launch"]], "launch",
+                               "Kernel launch cost", f"per launch ({lb['launch'][0]['unit']})", outdir,
+                               "Median per mode.", p.rs.by_family("exec.launch"), logy=True))
+    bar = p.rs.by_family("exec.barrier")
+    if bar:
+        series = []
+        for (kind,), grp in sorted(F.group(bar, ("kind",)).items(), key=lambda t: str(t[0])):
+            grp = sorted(grp, key=lambda e: F.num(e, "blocks"))
+            series.append((str(kind), [F.num(e, "blocks") for e in grp], [e.value for e in grp], grp))
+        figs.append(simple_xy(series, "barrier", "Barrier cost", "blocks (log2)", f"per barrier ({bar[0].unit})",
+                              outdir, "Median cost of one barrier per kind.", logy=True))
+    tr = p.curves.get("transfers", [])
+    if tr:
+        fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+        for i, c in enumerate(tr):
+            color = f"C{i % 10}"
+            label = "/".join(str(v) for v in c.key.values() if v is not None)
+            xs = np.geomspace(c.x.min(), c.x.max(), 200)
+            axes[0].plot(c.x, c.y * 1e6, "o", ms=3, color=color, label=label)
+            axes[0].plot(xs, c.ab.predict(xs) * 1e6, "-", lw=0.8, color=color)
+            axes[1].plot(c.x, c.x / c.y / 1e9, "o", ms=3, color=color, label=label)
+            axes[1].plot(xs, xs / c.ab.predict(xs) / 1e9, "-", lw=0.8, color=color)
+        for ax, yl in ((axes[0], "time per transfer (µs, log scale)"), (axes[1], "bandwidth (GB/s)")):
+            _bytes_axis(ax)
+            _thin_ticks(ax)
+            ax.set_xlabel("transfer size (bytes, log scale)")
+            ax.set_ylabel(yl)
+            ax.grid(True, which="both", alpha=0.3)
+        axes[0].set_yscale("log")
+        axes[1].legend(fontsize=7)
+        fig.suptitle("Host-device transfers: points measured, lines = α + s/β fit")
+        figs.append(Figure("transfers", "Host-device transfers with the α-β model",
+                           "Fit per (direction, memory, engine); parameters in the transfer table.",
+                           [F.provenance(c.entries) for c in tr], _save(fig, outdir, "transfers")))
+    return [f for f in figs if f is not None]
+
+
+def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: str) -> Optional[Figure]:
+    if not points and not ceilings:
+        return None
+    fig, ax = plt.subplots(figsize=(9.5, 6.2))
+    ais = [ai for p in points for ai in p.intensity().values()] or [0.1, 100]
+    lo, hi = min(ais + [0.01]) / 4, max(ais + [100.0]) * 4
+    xs = np.geomspace(lo, hi, 300)
+    compute = [c for c in ceilings if not c.is_memory]
+    top = max([c.value for c in compute] + [1.0])
+    for c in ceilings:
+        style = "-" if c.measured else "--"
+        color = LEVEL_COLORS.get(c.name, "k")
+        kind = "measured" if c.measured else "theoretical"
+        if c.is_memory:
+            ys = np.minimum(xs * c.value, top)
+            ax.plot(xs, ys, style, color=color, lw=1.4 if c.measured else 1.0,
+                    label=f"{c.name} {c.value:,.0f} GB/s ({kind})")
+        else:
+            ax.axhline(c.value, ls=style, color=color, lw=1.4 if c.measured else 1.0,
+                       label=f"{c.name} {c.value:,.0f} GFLOP/s ({kind})")
+    impls = sorted({(p.kernel, p.impl) for p in points})
+    for i, (kernel, impl) in enumerate(impls):
+        color = f"C{i % 10}"
+        for p in points:
+            if (p.kernel, p.impl) != (kernel, impl):
+                continue
+            for lvl, ai in p.intensity().items():
+                ax.plot(ai, p.gflops, LEVEL_MARKERS.get(lvl, "x"), color=color, ms=5,
+                        mfc="none" if is_reference(impl) else color)
+        ax.plot([], [], "o", color=color, label=f"{kernel} {impl}")
+    for lvl, m in LEVEL_MARKERS.items():
+        ax.plot([], [], m, color="gray", mfc="none", label=f"AI at {lvl}")
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("arithmetic intensity (FLOP/byte, log scale)")
+    ax.set_ylabel("performance (GFLOP/s, log scale)")
+    src = {p.ai_source for p in points}
+    ax.set_title("Hierarchical roofline (solid: measured ceilings, dashed: theoretical)"
+                 + ("" if src <= {"counters"} else "\nAI from minimal bytes where counters are absent"))
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    prov = [F.provenance([p.entry for p in points])] + [c.source for c in ceilings if c.source]
+    return Figure("roofline", "Hierarchical roofline", "Each kernel × size appears once per memory level at its "
+                  "counter-derived arithmetic intensity (triangle L1, square L2, circle DRAM); hollow = cuBLAS.",
+                  prov, _save(fig, outdir, "roofline"))
+
+
+def kernel_figures(points: List[KernelPoint], outdir: str) -> List[Figure]:
+    figs = []
+    for kernel in sorted({p.kernel for p in points}):
+        pts = [p for p in points if p.kernel == kernel]
+        fig, ax = plt.subplots(figsize=(8, 4.6))
+        def series_key(p):  # impl and the textual shape parameters (precision, uplo, trans)
+            return (p.impl,) + tuple(f"{k}={v}" for k, v in p.size_key if isinstance(v, str))
+
+        for key in sorted({series_key(p) for p in pts}):
+            ps = sorted([p for p in pts if series_key(p) == key], key=_size_scalar)
+            xs = [_size_scalar(p) for p in ps]
+            ax.plot(xs, [p.gflops for p in ps], "--o" if is_reference(key[0]) else "-o", ms=4, label=" ".join(key))
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("problem size (n, log2)" if kernel != "sgemm" else "problem size (m·n·k)^(1/3), log2")
+        ax.set_ylabel("GFLOP/s")
+        ax.set_title(f"{kernel}: performance vs size (dashed: cuBLAS)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=7)
+        figs.append(Figure(f"kernel_{kernel}", f"{kernel} vs cuBLAS", "Achieved GFLOP/s from the descriptor's flop "
+                           "count and the median sample time.", [F.provenance([p.entry for p in pts])],
+                           _save(fig, outdir, f"kernel_{kernel}")))
+    return figs
+
+
+def _size_scalar(p: KernelPoint) -> float:
+    vals = [v for k, v in p.size_key if k in ("n", "m", "k") and isinstance(v, float)]
+    if not vals:
+        return 1.0
+    return float(np.prod(vals)) ** (1.0 / len(vals))

@@ -1,0 +1,507 @@
+"""Device profile from probe results: capacities, latencies, bandwidths, penalties, pipelines,
+launch/barrier costs and the transfer model. Every figure carries its provenance."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from . import families as F
+from .fits import fit_alpha_beta
+from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels
+from .results import Entry, ResultSet
+
+MIN_CURVE_POINTS = 6
+# Line/sector sizes are searched among strides below the smallest page size of any CUDA GPU
+# (4 KiB), so that page (TLB) effects at larger strides do not masquerade as a line.
+LINE_SEARCH_MAX_STRIDE = 4096
+
+
+@dataclass
+class Curve:
+    """One swept curve and its detected levels (kept in memory for the plots)."""
+    family: str
+    key: dict
+    entries: List[Entry]
+    x: np.ndarray
+    y: np.ndarray
+    fit: Optional[LevelFit]
+    names: List[str] = field(default_factory=list)
+    ylabel: str = ""
+
+
+def finite(v) -> Optional[float]:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def _curve_xy(entries: List[Entry], xkey: str, ykey: Optional[str] = None):
+    pts = []
+    for e in entries:
+        x = F.num(e, xkey)
+        y = e.num(ykey) if ykey else e.value
+        if math.isfinite(x) and math.isfinite(y) and x > 0 and y > 0:
+            pts.append((x, y, e))
+    pts.sort(key=lambda p: p[0])
+    return (np.array([p[0] for p in pts]), np.array([p[1] for p in pts]), [p[2] for p in pts])
+
+
+def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool) -> List[str]:
+    """Names of the levels of a curve (len(knees) + 1). The knee nearest the L2 size the device
+    reports (within a factor 2.5) is the L2 -> DRAM edge; without it, the order names them."""
+    k = len(knees) + 1
+    if k == 1:
+        return ["single level"]
+    edge = None
+    if l2_bytes and l2_bytes > 0:
+        d = [abs(math.log(c / l2_bytes)) for c in knees]
+        i = int(np.argmin(d))
+        if d[i] <= math.log(2.5):
+            edge = i
+    if edge is None:
+        edge = k - 2  # last knee: the deepest on-chip level -> DRAM
+    names = []
+    for j in range(k):
+        if j > edge:
+            names.append("DRAM" if j == edge + 1 else f"DRAM (beyond knee {j})")
+        elif j == edge:
+            names.append("L2" if (j > 0 or not first_is_l1) else "L1")
+        elif j == 0 and first_is_l1:
+            names.append("L1")
+        elif j == edge - 1:
+            names.append("L2 near partition")
+        else:
+            names.append(f"L2 sub-level {j}")
+    if names[-1].startswith("L") and edge == k - 1:
+        pass
+    return names
+
+
+class Profile:
+    def __init__(self, rs: ResultSet):
+        self.rs = rs
+        self.ctx = rs.context
+        self.data: Dict[str, object] = {}
+        self.curves: Dict[str, List[Curve]] = {}
+        self.notes: List[str] = []
+        self._build()
+
+    # ------------------------------------------------------------------ helpers
+    def ctxnum(self, key: str) -> Optional[float]:
+        return finite(self.rs.context_number(key))
+
+    def _build(self):
+        c = self.ctx
+        self.data["device"] = {k: c.get(k) for k in (
+            "gpu_name", "gpu_compute_capability", "gpu_sm_count", "gpu_sm_clock_max_mhz", "gpu_mem_clock_max_mhz",
+            "gpu_sm_clock_at_start_mhz", "gpu_bus_width_bits", "gpu_theoretical_dram_gbps", "gpu_l2_bytes",
+            "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version", "gpuprobe_version",
+            "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
+        self.data["inputs"] = [{"file": f.path, "partial": f.partial, "entries": len(f.entries)} for f in self.rs.files]
+        for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
+                     self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._generic):
+            try:
+                step()
+            except Exception as exc:  # one bad section must not lose the others
+                self.notes.append(f"{step.__name__.strip('_')}: not computed ({type(exc).__name__}: {exc})")
+        self.data["notes"] = self.notes
+        self.data["issues"] = [str(i) for i in self.rs.issues]
+
+    # ------------------------------------------------------------------ memory hierarchy
+    def _latency_curves(self, family: str) -> List[Curve]:
+        spec = F.FAMILY[family]
+        curves = []
+        for key, ents in sorted(F.group(self.rs.by_family(family), spec["group"]).items(), key=lambda t: str(t[0])):
+            x, y, used = _curve_xy(ents, spec["x"], "cycles_per_op")
+            if len(x) < MIN_CURVE_POINTS:
+                x, y, used = _curve_xy(ents, spec["x"])  # value_median (unit in the label)
+            if len(np.unique(x)) < MIN_CURVE_POINTS:
+                continue
+            fit = detect_levels(x, y, [e.cv for e in used])
+            keyd = dict(zip(spec["group"], key))
+            load = keyd.get("load") or ""
+            first_l1 = load not in ("cg", "cv", "volatile", "shared") and family == "memory.latency"
+            names = name_levels(fit.knees, self.ctxnum("gpu_l2_bytes"), first_l1)
+            curves.append(Curve(family, keyd, used, x, y, fit, names, "cycles per load"))
+        return curves
+
+    def _hierarchy(self):
+        curves = [c for c in self._latency_curves("memory.latency") if c.key.get("load") != "shared"]
+        self.curves["latency"] = curves
+        out = {"curves": [], "levels": [], "method": (
+            "change-point detection on latency vs footprint (levels.detect_levels: exact segmentation "
+            "seeds, mixture model 'gradual'/'step', BIC with the curve's own noise)")}
+        for c in curves:
+            f = c.fit
+            ns = self._ns_levels(c)
+            out["curves"].append({
+                "key": c.key, "model": f.model, "noise_rel": f.noise, "points": len(c.x),
+                "levels": [{"name": n, "cycles": v, "ns": ns[i] if ns else None,
+                            "capacity_bytes": f.knees[i] if i < len(f.knees) else None,
+                            "capacity_bracket_bytes": list(f.brackets[i]) if i < len(f.brackets) else None}
+                           for i, (n, v) in enumerate(zip(c.names, f.levels))],
+                "source": F.provenance(c.entries)})
+        # Summary: prefer random chains (one access per line, no prefetch help), then the smallest stride.
+        def rank(c: Curve):
+            return (c.key.get("pattern") != "random", finite(c.key.get("stride")) or 0)
+
+        summary: Dict[str, dict] = {}
+        for c in sorted(curves, key=rank):
+            for i, name in enumerate(c.names):
+                if name in summary:
+                    continue
+                ns = self._ns_levels(c)
+                summary[name] = {
+                    "name": name, "latency_cycles": c.fit.levels[i], "latency_ns": ns[i] if ns else None,
+                    "capacity_bytes": c.fit.knees[i] if i < len(c.fit.knees) else None,
+                    "capacity_bracket_bytes": list(c.fit.brackets[i]) if i < len(c.fit.brackets) else None,
+                    "model": c.fit.model, "curve": c.key, "source": F.provenance(c.entries)}
+        shared = [e for e in self.rs.by_family("memory.latency") if F.text(e, "load") == "shared"]
+        if shared:
+            cyc = [e.num("cycles_per_op", "value_median") for e in shared]
+            nss = [e.num("ns_per_op") for e in shared]
+            summary["shared"] = {"name": "shared", "latency_cycles": float(np.nanmedian(cyc)),
+                                 "latency_ns": finite(np.nanmedian(nss)) if any(map(math.isfinite, nss)) else None,
+                                 "capacity_bytes": None, "capacity_bracket_bytes": None, "model": "median over footprints",
+                                 "curve": {"load": "shared"}, "source": F.provenance(shared)}
+        order = ["shared", "L1", "L2 near partition", "L2", "DRAM"]
+        out["levels"] = sorted(summary.values(), key=lambda d: (order.index(d["name"]) if d["name"] in order else 9, d["name"]))
+        # Capacities as users ask for them.
+        caps = {}
+        for name, key in (("L1", "l1_bytes"), ("L2 near partition", "l2_near_partition_bytes"), ("L2", "l2_bytes")):
+            if name in summary and summary[name]["capacity_bytes"]:
+                caps[key] = summary[name]["capacity_bytes"]
+        carve = sorted({F.text(e, "carveout") for e in self.rs.by_family("memory.latency") if F.text(e, "carveout")})
+        caps["l1_carveout"] = ", ".join(carve) if carve else "not recorded by the probe (driver default)"
+        if self.ctxnum("gpu_l2_bytes"):
+            caps["l2_bytes_reported_by_driver"] = self.ctxnum("gpu_l2_bytes")
+        out["capacities"] = caps
+        self.data["hierarchy"] = out
+
+    def _ns_levels(self, c: Curve):
+        """Level latencies in ns: the same knees and shape fitted to ns_per_op."""
+        ns = np.array([e.num("ns_per_op") for e in c.entries])
+        if not np.all(np.isfinite(ns)) or np.any(ns <= 0):
+            return None
+        levels, _, _ = _solve(c.x, ns, c.fit.knees, c.fit.model if c.fit.model != "flat" else "step")
+        return [float(v) for v in levels]
+
+    def _granularity(self):
+        """Line/sector size: latency vs stride at a fixed footprint saturates at the miss unit."""
+        ents = [e for e in self.rs.by_family("memory.latency")
+                if F.text(e, "pattern") == "stride" and F.text(e, "load") not in ("shared",)]
+        knees = []
+        hier = self.data.get("hierarchy", {})
+        curves = self.curves.get("latency", [])
+        ref = next((c for c in curves if c.key.get("pattern") == "random" and c.key.get("load") in ("ca", None)), None)
+        rows = []
+        self.curves["granularity"] = []
+        for (load, fp), grp in sorted(F.group(ents, ("load", "footprint")).items(), key=lambda t: (str(t[0][0]), t[0][1] or 0)):
+            grp = [e for e in grp if F.num(e, "stride") <= LINE_SEARCH_MAX_STRIDE]
+            x, y, used = _curve_xy(grp, "stride", "cycles_per_op")
+            if len(np.unique(x)) < 4:
+                continue
+            r = detect_knee_saturation(x, y, [e.cv for e in used])
+            level = None
+            if ref is not None and fp:
+                idx = int(sum(1 for k in ref.fit.knees if fp > k))
+                level = ref.names[idx] if idx < len(ref.names) else None
+            self.curves["granularity"].append(Curve("memory.latency", {"load": load, "footprint": fp}, used, x, y, None,
+                                                    [], "cycles per load"))
+            if r is None:
+                continue
+            size, lo, hi, _ = r
+            if lo <= 0 or np.sum(x < size) < 2:  # the knee must be seen from below, not extrapolated
+                continue
+            rows.append({"footprint_bytes": fp, "load": load, "served_by": level,
+                         "miss_unit_bytes": size, "miss_unit_pow2_bytes": float(2 ** round(math.log2(size))),
+                         "cycles_small_stride": lo, "cycles_saturated": hi, "source": F.provenance(used)})
+        # One figure per serving level: the median over footprints served by that level.
+        summary = {}
+        for lvl in sorted({r["served_by"] for r in rows}, key=str):
+            sizes = [r["miss_unit_pow2_bytes"] for r in rows if r["served_by"] == lvl]
+            summary[str(lvl)] = float(np.median(sizes))
+        self.data["granularity"] = {"per_footprint": rows, "by_level": summary, "method": (
+            "latency vs stride (pattern=stride, strides <= 4 KiB) fitted with a + b*min(1, stride/B); B is the "
+            "unit a miss brings in (sector or line) of the level the footprint spills to; rounded to a power of two")}
+
+    def _tlb(self):
+        curves = self._latency_curves("memory.tlb")
+        self.curves["tlb"] = curves
+        if not curves:
+            return
+        rows = []
+        for c in curves:
+            rows.append({"key": c.key, "model": c.fit.model, "reach_bytes": c.fit.knees,
+                         "levels_cycles": c.fit.levels, "source": F.provenance(c.entries)})
+        # Page size: at the largest footprint common to the strides, latency vs stride saturates at a page.
+        ents = self.rs.by_family("memory.tlb")
+        page = None
+        by_fp = F.group(ents, ("footprint",))
+        candidates = sorted((k[0] for k, v in by_fp.items() if k[0] and len({F.num(e, 'stride') for e in v}) >= 4), reverse=True)
+        if candidates:
+            grp = by_fp[(candidates[0],)]
+            x, y, used = _curve_xy(grp, "stride", "cycles_per_op")
+            r = detect_knee_saturation(x, y, [e.cv for e in used])
+            if r:
+                page = {"page_bytes": float(2 ** round(math.log2(r[0]))), "fitted_bytes": r[0],
+                        "footprint_bytes": candidates[0], "source": F.provenance(used)}
+        # TLB reach: knees of the curve whose stride is the page size (or the smallest stride >= it).
+        reach = None
+        if page:
+            above = [c for c in curves if (finite(c.key.get("stride")) or 0) >= page["page_bytes"]]
+            if above:
+                c = min(above, key=lambda c: c.key.get("stride") or 0)
+                reach = [{"reach_bytes": k, "entries": k / page["page_bytes"], "bracket_bytes": list(b)}
+                         for k, b in zip(c.fit.knees, c.fit.brackets)]
+        self.data["tlb"] = {"curves": rows, "page": page, "reach": reach, "method": (
+            "knees of latency vs footprint per stride (same detector as the caches); page size from latency vs "
+            "stride at the largest footprint (saturation fit); entries = reach / page")}
+
+    def _bandwidth(self):
+        spec = F.FAMILY["memory.bandwidth"]
+        curves = []
+        l2 = (self.data.get("hierarchy", {}).get("capacities", {}).get("l2_bytes") or self.ctxnum("gpu_l2_bytes"))
+        for key, ents in sorted(F.group(self.rs.by_family("memory.bandwidth"), spec["group"]).items(), key=lambda t: str(t[0])):
+            x, y, used = _curve_xy(ents, "footprint")
+            if len(np.unique(x)) < MIN_CURVE_POINTS:
+                continue
+            # Time per byte is the mixture of the levels' times per byte: detect on 1/bandwidth.
+            fit = detect_levels(x, 1.0 / y, [e.cv for e in used])
+            names = name_levels(fit.knees, l2, True)
+            curves.append(Curve("memory.bandwidth", dict(zip(spec["group"], key)), used, x, y, fit, names, "GB/s"))
+        self.curves["bandwidth"] = curves
+        ceilings: Dict[str, dict] = {}
+        rows = []
+        for c in curves:
+            lv = []
+            for i, name in enumerate(c.names):
+                gbps = 1.0 / c.fit.levels[i]
+                lo = c.fit.knees[i - 1] if i > 0 else 0
+                hi = c.fit.knees[i] if i < len(c.fit.knees) else math.inf
+                pts = c.y[(c.x > lo) & (c.x <= hi)]
+                peak = float(pts.max()) if len(pts) else None
+                lv.append({"name": name, "gbps_plateau": gbps, "gbps_max_point": peak,
+                           "capacity_bytes": c.fit.knees[i] if i < len(c.fit.knees) else None})
+                if name in ("L1", "L2", "DRAM") and (name not in ceilings or gbps > ceilings[name]["gbps"]):
+                    ceilings[name] = {"gbps": gbps, "how": f"plateau of memory.bandwidth {c.key}",
+                                      "source": F.provenance(c.entries)}
+            rows.append({"key": c.key, "model": c.fit.model, "levels": lv, "source": F.provenance(c.entries)})
+        sh = self.rs.by_family("memory.shared_bandwidth")
+        if sh:
+            best = max(sh, key=lambda e: e.value if math.isfinite(e.value) else -1)
+            if math.isfinite(best.value):
+                ceilings["shared"] = {"gbps": best.value, "how": "largest memory.shared_bandwidth entry",
+                                      "source": F.provenance([best])}
+                if "L1" not in ceilings:
+                    ceilings["L1"] = dict(ceilings["shared"], how="shared-memory bandwidth (same SRAM as L1; no L1 "
+                                          "plateau found in memory.bandwidth)")
+        self.data["bandwidth"] = {"curves": rows, "ceilings": ceilings, "method": (
+            "levels of 1/bandwidth vs footprint (same detector); ceiling of a level = the best plateau over "
+            "kernels/vector widths")}
+
+    # ------------------------------------------------------------------ access penalties
+    def _stride(self):
+        ents = self.rs.by_family("memory.stride")
+        if not ents:
+            return
+        best = max((e.value for e in ents if math.isfinite(e.value)), default=math.nan)
+        rows = []
+        for e in sorted(ents, key=lambda e: (F.num(e, "offset") if math.isfinite(F.num(e, "offset")) else 0,
+                                             F.num(e, "stride_elements"))):
+            rows.append({"stride_elements": finite(F.num(e, "stride_elements")), "offset_bytes": finite(F.num(e, "offset")),
+                         "value": e.value, "unit": e.unit, "penalty_vs_best": best / e.value if e.value > 0 else None,
+                         "entry": e.name})
+        self.data["stride_alignment"] = {"rows": rows, "best": best, "source": F.provenance(ents),
+                                         "method": "penalty = best bandwidth of the family / this entry's bandwidth"}
+
+    def _banks(self):
+        ents = self.rs.by_family("memory.bank_conflicts")
+        if not ents:
+            return
+        out = []
+        for (wb,), grp in sorted(F.group(ents, ("word_bytes",)).items(), key=lambda t: t[0][0] or 0):
+            grp = sorted(grp, key=lambda e: F.num(e, "word_stride"))
+            base = next((e for e in grp if F.num(e, "word_stride") == 1), grp[0])
+            higher = bool(F.HIGHER_IS_BETTER.search(base.unit or ""))
+            rows = []
+            for e in grp:
+                slow = (base.value / e.value) if higher else (e.value / base.value)
+                rows.append({"word_stride": finite(F.num(e, "word_stride")), "value": e.value, "unit": e.unit,
+                             "slowdown_vs_stride1": slow, "entry": e.name})
+            banks = _fit_banks([r["word_stride"] for r in rows], [r["slowdown_vs_stride1"] for r in rows],
+                               (wb or 4) / 4)
+            out.append({"word_bytes": wb, "rows": rows, "banks": banks, "source": F.provenance(grp)})
+        self.data["banks"] = {"by_word_bytes": out, "method": (
+            "slowdown vs word stride 1; the bank count is the power of two B whose conflict degree "
+            "gcd(stride x words per access, B) best explains the slowdowns (least squares in log)")}
+
+    # ------------------------------------------------------------------ execution
+    def _pipelines(self):
+        lat = []
+        for (op,), grp in sorted(F.group(self.rs.by_family("exec.pipeline_latency"), ("op",)).items(), key=lambda t: str(t[0])):
+            vals = [e.value for e in grp if math.isfinite(e.value)]
+            if vals:
+                lat.append({"op": op, "latency": float(np.median(vals)), "unit": grp[0].unit,
+                            "cv": finite(np.nanmedian([e.cv for e in grp])), "source": F.provenance(grp)})
+        thr = []
+        compute: Dict[str, dict] = {}
+        for (op,), grp in sorted(F.group(self.rs.by_family("exec.throughput"), ("op",)).items(), key=lambda t: str(t[0])):
+            grp = [e for e in grp if math.isfinite(e.value)]
+            if not grp:
+                continue
+            best = max(grp, key=lambda e: e.value)
+            enough = [e for e in grp if e.value >= 0.95 * best.value]
+            cheapest = min(enough, key=lambda e: (F.num(e, "ilp") if math.isfinite(F.num(e, "ilp")) else 0) *
+                           (F.num(e, "warps_per_sm") if math.isfinite(F.num(e, "warps_per_sm")) else 1))
+            row = {"op": op, "peak": best.value, "unit": best.unit, "at_ilp": finite(F.num(best, "ilp")),
+                   "at_warps_per_sm": finite(F.num(best, "warps_per_sm")),
+                   "smallest_ilp_reaching_95pct": finite(F.num(cheapest, "ilp")),
+                   "warps_per_sm_there": finite(F.num(cheapest, "warps_per_sm")), "source": F.provenance(grp)}
+            gflops = self._as_gflops(best, op)
+            if gflops is not None:
+                row["gflops"] = gflops
+                prec = F.compute_op(op)[0]
+                if prec not in compute or gflops > compute[prec]["gflops"]:
+                    compute[prec] = {"gflops": gflops, "how": f"exec.throughput op={op}", "source": F.provenance([best])}
+            thr.append(row)
+        self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute, "method": (
+            "latency: median over entries per op; throughput: best entry per op, and the cheapest ILP reaching 95 % of it; "
+            "GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the entry's NVML clock) when the unit is per clock")}
+
+    def _as_gflops(self, e: Entry, op: str) -> Optional[float]:
+        kind = F.compute_op(op)
+        if kind is None:
+            return None
+        unit = (e.unit or "").lower()
+        if "flop" in unit:
+            scale = {"tflop/s": 1e3, "gflop/s": 1.0, "mflop/s": 1e-3}.get(unit, 1.0)
+            return e.value * scale
+        if "clock" in unit or "cycle" in unit:
+            sms = self.ctxnum("gpu_sm_count")
+            mhz = finite(e.num("sm_clock_mhz", "sm_clock_kernel_mhz")) or self.ctxnum("gpu_sm_clock_max_mhz")
+            if not sms or not mhz:
+                return None
+            per_sm = "sm" in unit
+            return e.value * kind[1] * (sms if per_sm else 1) * mhz * 1e-3
+        return None
+
+    def _launch_barrier(self):
+        launch = []
+        for (mode,), grp in sorted(F.group(self.rs.by_family("exec.launch"), ("mode",)).items(), key=lambda t: str(t[0])):
+            vals = [e.value for e in grp if math.isfinite(e.value)]
+            if vals:
+                launch.append({"mode": mode, "value": float(np.median(vals)), "unit": grp[0].unit,
+                               "min": float(np.min(vals)), "source": F.provenance(grp)})
+        barrier = []
+        for (kind,), grp in sorted(F.group(self.rs.by_family("exec.barrier"), ("kind",)).items(), key=lambda t: str(t[0])):
+            for e in sorted(grp, key=lambda e: F.num(e, "blocks")):
+                barrier.append({"kind": kind, "blocks": finite(F.num(e, "blocks")), "value": e.value, "unit": e.unit,
+                                "cv": finite(e.cv), "entry": e.name})
+        if launch or barrier:
+            self.data["launch_barrier"] = {"launch": launch, "barrier": barrier,
+                                           "source": F.provenance(self.rs.by_family("exec.launch") + self.rs.by_family("exec.barrier"))}
+
+    # ------------------------------------------------------------------ transfers
+    def _transfers(self):
+        ents = self.rs.by_family("transfer.host")
+        if not ents:
+            return
+        rows = []
+        self.curves["transfers"] = []
+        for key, grp in sorted(F.group(ents, ("direction", "memory", "engine")).items(), key=lambda t: str(t[0])):
+            sizes, secs, used = [], [], []
+            for e in grp:
+                s, t = transfer_point(e)
+                if s and t:
+                    sizes.append(s), secs.append(t), used.append(e)
+            keyd = dict(zip(("direction", "memory", "engine"), key))
+            row = {"key": keyd, "points": len(used), "source": F.provenance(grp)}
+            try:
+                ab = fit_alpha_beta(sizes, secs)
+                row.update({"alpha_us": ab.alpha_s * 1e6, "alpha_stderr_us": ab.alpha_stderr_s * 1e6,
+                            "beta_gbps": ab.beta_bps / 1e9, "beta_stderr_gbps": ab.beta_stderr_bps / 1e9,
+                            "half_bandwidth_bytes": ab.half_bandwidth_bytes, "rms_rel_error": ab.rms_rel_error,
+                            "max_rel_error": ab.max_rel_error})
+                self.curves["transfers"].append(Curve("transfer.host", keyd, used, np.array(sizes), np.array(secs),
+                                                      None, [], "seconds"))
+                self.curves["transfers"][-1].ab = ab
+            except ValueError as exc:
+                row["fit"] = f"not fitted: {exc}"
+            rows.append(row)
+        self.data["transfers"] = {"fits": rows, "method": (
+            "time(s) = alpha + s/beta per (direction, memory, engine), weighted least squares on relative "
+            "residuals (weights 1/t^2); fit error = RMS and max relative residual")}
+
+    def _baseline(self):
+        ents = self.rs.by_family("baseline.memcpy_d2d")
+        if ents:
+            self.data["baseline"] = [{"entry": e.name, "size_bytes": finite(F.num(e, "size")), "value": e.value,
+                                      "unit": e.unit, "cv": finite(e.cv)} for e in ents]
+
+    def _generic(self):
+        known = set(F.FAMILY)
+        gen = {}
+        for fam in self.rs.families():
+            if fam in known or fam.startswith(F.KERNEL_PREFIX):
+                continue
+            gen[fam] = [{"entry": e.name, "value": e.value, "unit": e.unit, "cv": finite(e.cv),
+                         "tags": e.tags} for e in self.rs.by_family(fam)]
+        if gen:
+            self.data["other_families"] = gen
+
+    # ------------------------------------------------------------------ output
+    def to_json(self) -> dict:
+        return _jsonable(self.data)
+
+
+def transfer_point(e: Entry):
+    """(bytes, seconds) of one transfer: per op when the sample holds several."""
+    ops = e.num("ops_per_sample")
+    size = F.num(e, "size")
+    if math.isfinite(ops) and ops > 0 and math.isfinite(e.num("ns_per_op")):
+        t = e.num("ns_per_op") * 1e-9
+        if not math.isfinite(size):
+            size = e.num("bytes_per_sample") / ops
+    else:
+        t = e.num("time_median_s")
+        if not math.isfinite(size):
+            size = e.num("bytes_per_sample")
+    if not (math.isfinite(size) and math.isfinite(t) and size > 0 and t > 0):
+        return None, None
+    return size, t
+
+
+def _fit_banks(strides, slowdowns, words_per_access):
+    pts = [(s, d) for s, d in zip(strides, slowdowns) if s and d and s > 0 and d > 0]
+    if len(pts) < 3:
+        return None
+    best = None
+    for b in (4, 8, 16, 32, 64, 128):
+        err = 0.0
+        for s, d in pts:
+            words = max(1, int(round(s * words_per_access)))
+            degree = math.gcd(words, b) / min(b, max(1, int(round(words_per_access))) or 1)
+            degree = max(degree, 1.0)
+            err += (math.log(d) - math.log(degree)) ** 2
+        if best is None or err < best[1]:
+            best = (b, err)
+    return {"banks": best[0], "rms_log_error": math.sqrt(best[1] / len(pts))}
+
+
+def _jsonable(o):
+    if isinstance(o, dict):
+        return {str(k): _jsonable(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_jsonable(v) for v in o]
+    if isinstance(o, (np.floating, float)):
+        v = float(o)
+        return v if math.isfinite(v) else None
+    if isinstance(o, np.integer):
+        return int(o)
+    return o

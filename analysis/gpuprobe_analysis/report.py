@@ -1,0 +1,354 @@
+"""The report: one self-contained HTML file (figures embedded as data URIs, no external resource)
+and a Markdown version, plus device-profile.json and the figures as PNG/SVG files."""
+from __future__ import annotations
+
+import base64
+import html
+import json
+import math
+import os
+from typing import List, Optional, Sequence
+
+from . import plots
+from .profile import Profile
+from .results import ResultSet
+from .roofline import ceilings_from, kernel_points, optimality
+
+# Every report has these sections, in this order (an empty one says why it is empty).
+SECTIONS = [
+    ("inputs", "Inputs and data quality"),
+    ("device", "Device"),
+    ("hierarchy", "Memory hierarchy: capacities and latencies"),
+    ("granularity", "Line and sector sizes"),
+    ("tlb", "TLB reach and page size"),
+    ("bandwidth", "Bandwidth per level"),
+    ("access", "Stride, alignment and bank behaviour"),
+    ("execution", "Pipelines, launch and barrier costs"),
+    ("transfers", "Host-device transfers (α-β model)"),
+    ("roofline", "Hierarchical roofline"),
+    ("optimality", "Optimality per kernel and size"),
+    ("kernels", "Kernels vs cuBLAS"),
+    ("other", "Other probe families"),
+    ("provenance", "Where each figure comes from"),
+]
+
+
+def fmt(v, digits=4) -> str:
+    if v is None:
+        return "–"
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, (int, float)):
+        if isinstance(v, float) and not math.isfinite(v):
+            return "–"
+        a = abs(v)
+        if a != 0 and (a >= 1e6 or a < 1e-3):
+            return f"{v:.{digits - 1}e}"
+        return f"{v:.{digits}g}"
+    return str(v)
+
+
+def fmt_bytes(v) -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "–"
+    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if abs(v) >= div:
+            return f"{v / div:.4g} {unit}"
+    return f"{v:.4g} B"
+
+
+class Doc:
+    """Builds the HTML and the Markdown side by side."""
+
+    def __init__(self, outdir: str):
+        self.h: List[str] = []
+        self.m: List[str] = []
+        self.outdir = outdir
+
+    def section(self, sid: str, title: str):
+        self.h.append(f'<h2 id="{sid}">{html.escape(title)}</h2>')
+        self.m.append(f"\n## {title}\n")
+
+    def sub(self, title: str):
+        self.h.append(f"<h3>{html.escape(title)}</h3>")
+        self.m.append(f"\n### {title}\n")
+
+    def para(self, text: str):
+        self.h.append(f"<p>{html.escape(text)}</p>")
+        self.m.append(text + "\n")
+
+    def items(self, lines: Sequence[str]):
+        if not lines:
+            return
+        self.h.append("<ul>" + "".join(f"<li>{html.escape(s)}</li>" for s in lines) + "</ul>")
+        self.m.append("\n".join(f"- {s}" for s in lines) + "\n")
+
+    def table(self, headers: Sequence[str], rows: Sequence[Sequence]):
+        if not rows:
+            self.para("(no data)")
+            return
+        cells = [[c if isinstance(c, str) else fmt(c) for c in r] for r in rows]
+        self.h.append("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr></thead><tbody>"
+                      + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in cells)
+                      + "</tbody></table>")
+        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
+        self.m.append("| " + " | ".join(map(esc, headers)) + " |\n|" + "---|" * len(headers) + "\n"
+                      + "\n".join("| " + " | ".join(map(esc, r)) + " |" for r in cells) + "\n")
+
+    def figure(self, fig: Optional["plots.Figure"], registry: list):
+        if fig is None:
+            return
+        registry.append(fig)
+        with open(fig.files["png"], "rb") as fh:
+            b64 = base64.b64encode(fh.read()).decode("ascii")
+        n = len(registry)
+        self.h.append(f'<figure id="fig-{fig.id}"><img alt="{html.escape(fig.title)}" src="data:image/png;base64,{b64}">'
+                      f"<figcaption><b>Figure {n}. {html.escape(fig.title)}.</b> {html.escape(fig.caption)} "
+                      f'<a href="#prov-{fig.id}">Source</a>.</figcaption></figure>')
+        rel = os.path.relpath(fig.files["png"], self.outdir)
+        self.m.append(f"\n![Figure {n}. {fig.title}]({rel})\n\n*Figure {n}. {fig.title}.* {fig.caption} "
+                      f"Source: [provenance](#prov-{fig.id}) ([SVG]({os.path.relpath(fig.files['svg'], self.outdir)})).\n")
+
+
+CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1em;font-size:0.85em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
+th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}figure{margin:1em 0}img{max-width:100%}
+figcaption{font-size:0.85em;color:#444}.warn{color:#a40}code{background:#f4f4f4}"""
+
+
+def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
+    """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
+    os.makedirs(outdir, exist_ok=True)
+    figdir = os.path.join(outdir, "figures")
+    prof = Profile(rs)
+    pts, kernel_notes = kernel_points(rs)
+    ceilings = ceilings_from(prof.data, rs)
+    opt = optimality(pts, ceilings)
+    data = prof.to_json()
+    data["roofline"] = {"ceilings": [{"name": c.name, "value": c.value, "unit": "GB/s" if c.is_memory else "GFLOP/s",
+                                      "measured": c.measured, "how": c.how} for c in ceilings],
+                        "notes": kernel_notes}
+    data["optimality"] = optimality_json(opt)
+    with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=False)
+
+    gpu = rs.context.get("gpu_name", "unknown GPU")
+    title = title or f"gpuprobe report: {gpu}"
+    d = Doc(outdir)
+    figs: list = []
+    pf = {f.id: f for f in plots.profile_figures(prof, figdir)}
+    d.h.append(f"<h1>{html.escape(title)}</h1>")
+    d.m.append(f"# {title}\n")
+    d.h.append("<nav><ol>" + "".join(f'<li><a href="#{sid}">{html.escape(t)}</a></li>' for sid, t in SECTIONS) + "</ol></nav>")
+    d.m.append("\n".join(f"{i + 1}. [{t}](#{sid})" for i, (sid, t) in enumerate(SECTIONS)) + "\n")
+
+    # Inputs
+    d.section(*SECTIONS[0])
+    d.table(["file", "complete", "entries"], [[i["file"], "no (FILE.partial)" if i["partial"] else "yes", i["entries"]]
+                                              for i in data["inputs"]])
+    issues = data["issues"] + data.get("notes", []) + kernel_notes
+    if issues:
+        d.para("Problems found while reading (the report uses what exists):")
+        d.items(issues)
+    else:
+        d.para("All inputs complete and conforming to docs/results-schema.md.")
+
+    # Device
+    d.section(*SECTIONS[1])
+    d.table(["context key", "value"], [[k, str(v)] for k, v in data["device"].items()])
+
+    # Hierarchy
+    d.section(*SECTIONS[2])
+    h = data.get("hierarchy")
+    if h:
+        d.para("Method: " + h["method"] + ".")
+        d.table(["level", "capacity", "bracket (last point below, first above)", "latency (cycles)", "latency (ns)", "model", "curve"],
+                [[lv["name"], fmt_bytes(lv["capacity_bytes"]),
+                  " – ".join(fmt_bytes(b) for b in lv["capacity_bracket_bytes"]) if lv["capacity_bracket_bytes"] else "–",
+                  lv["latency_cycles"], lv["latency_ns"], lv["model"], _key(lv["curve"])] for lv in h["levels"]])
+        caps = h.get("capacities", {})
+        d.items([f"{k}: {fmt_bytes(v) if isinstance(v, (int, float)) else v}" for k, v in caps.items()])
+        d.sub("Every curve")
+        d.table(["curve", "model", "noise σ (rel.)", "points", "levels (name: cycles @ capacity)"],
+                [[_key(c["key"]), c["model"], c["noise_rel"], c["points"],
+                  "; ".join(f"{lv['name']}: {fmt(lv['cycles'])} @ {fmt_bytes(lv['capacity_bytes'])}" for lv in c["levels"])]
+                 for c in h["curves"]])
+    else:
+        d.para("No memory.latency curve with enough footprints in the inputs.")
+    d.figure(pf.get("latency_random"), figs)
+    d.figure(pf.get("latency_stride"), figs)
+
+    d.section(*SECTIONS[3])
+    g = data.get("granularity")
+    if g and g["per_footprint"]:
+        d.para("Method: " + g["method"] + ".")
+        d.table(["served by", "miss unit (power of two)"], [[k, fmt_bytes(v)] for k, v in g["by_level"].items()])
+        d.table(["footprint", "load", "served by", "fitted unit", "cycles (small stride)", "cycles (saturated)"],
+                [[fmt_bytes(r["footprint_bytes"]), r["load"], r["served_by"], fmt_bytes(r["miss_unit_bytes"]),
+                  r["cycles_small_stride"], r["cycles_saturated"]] for r in g["per_footprint"]])
+    else:
+        d.para("No stride sweep (memory.latency pattern=stride) with a saturating latency in the inputs.")
+    d.figure(pf.get("granularity"), figs)
+
+    d.section(*SECTIONS[4])
+    t = data.get("tlb")
+    if t:
+        d.para("Method: " + t["method"] + ".")
+        if t.get("page"):
+            d.para(f"Page size: {fmt_bytes(t['page']['page_bytes'])} (fitted {fmt_bytes(t['page']['fitted_bytes'])} at "
+                   f"footprint {fmt_bytes(t['page']['footprint_bytes'])}).")
+        if t.get("reach"):
+            d.table(["TLB level", "reach", "entries (reach / page)"],
+                    [[f"level {i + 1}", fmt_bytes(r["reach_bytes"]), r["entries"]] for i, r in enumerate(t["reach"])])
+        d.table(["curve", "model", "knees (reach)", "levels (cycles)"],
+                [[_key(c["key"]), c["model"], ", ".join(fmt_bytes(k) for k in c["reach_bytes"]),
+                  ", ".join(fmt(v) for v in c["levels_cycles"])] for c in t["curves"]])
+    else:
+        d.para("No memory.tlb entries in the inputs.")
+    d.figure(pf.get("tlb"), figs)
+
+    d.section(*SECTIONS[5])
+    b = data.get("bandwidth")
+    if b:
+        d.para("Method: " + b["method"] + ".")
+        d.table(["level", "ceiling (GB/s)", "how"], [[k, v["gbps"], v["how"]] for k, v in b["ceilings"].items()])
+        d.table(["curve", "model", "levels (name: plateau GB/s, best point, up to)"],
+                [[_key(c["key"]), c["model"], "; ".join(f"{lv['name']}: {fmt(lv['gbps_plateau'])}, {fmt(lv['gbps_max_point'])}, "
+                                                        f"{fmt_bytes(lv['capacity_bytes'])}" for lv in c["levels"])]
+                 for c in b["curves"]])
+    else:
+        d.para("No memory.bandwidth or memory.shared_bandwidth entries in the inputs.")
+    if data.get("baseline"):
+        d.sub("Baseline: cudaMemcpy device-to-device (same run)")
+        d.table(["entry", "size", "value", "unit", "cv"], [[r["entry"], fmt_bytes(r["size_bytes"]), r["value"], r["unit"], r["cv"]]
+                                                            for r in data["baseline"]])
+    d.figure(pf.get("bandwidth"), figs)
+
+    d.section(*SECTIONS[6])
+    sa = data.get("stride_alignment")
+    if sa:
+        d.sub("Stride and alignment")
+        d.para(sa["method"] + ".")
+        d.table(["stride (elements)", "offset (bytes)", "value", "unit", "penalty (x)"],
+                [[r["stride_elements"], r["offset_bytes"], r["value"], r["unit"], r["penalty_vs_best"]] for r in sa["rows"]])
+    bk = data.get("banks")
+    if bk:
+        d.sub("Shared-memory banks")
+        d.para(bk["method"] + ".")
+        for wb in bk["by_word_bytes"]:
+            if wb.get("banks"):
+                d.para(f"{fmt(wb['word_bytes'])}-byte words: behaviour of {wb['banks']['banks']} banks "
+                       f"(rms log error {fmt(wb['banks']['rms_log_error'])}).")
+            d.table(["word stride", "value", "unit", "slowdown (x)"],
+                    [[r["word_stride"], r["value"], r["unit"], r["slowdown_vs_stride1"]] for r in wb["rows"]])
+    if not sa and not bk:
+        d.para("No memory.stride or memory.bank_conflicts entries in the inputs.")
+    d.figure(pf.get("stride_alignment"), figs)
+    d.figure(pf.get("bank_conflicts"), figs)
+
+    d.section(*SECTIONS[7])
+    pl = data.get("pipelines") or {}
+    if pl.get("latency"):
+        d.sub("Pipeline latency")
+        d.table(["op", "latency", "unit", "cv"], [[r["op"], r["latency"], r["unit"], r["cv"]] for r in pl["latency"]])
+    if pl.get("throughput"):
+        d.sub("Throughput peaks")
+        d.table(["op", "peak", "unit", "GFLOP/s", "at ILP", "at warps/SM", "smallest ILP for 95 %"],
+                [[r["op"], r["peak"], r["unit"], r.get("gflops"), r["at_ilp"], r["at_warps_per_sm"],
+                  r["smallest_ilp_reaching_95pct"]] for r in pl["throughput"]])
+    lb = data.get("launch_barrier") or {}
+    if lb.get("launch"):
+        d.sub("Launch")
+        d.table(["mode", "median", "min", "unit"], [[r["mode"], r["value"], r["min"], r["unit"]] for r in lb["launch"]])
+    if lb.get("barrier"):
+        d.sub("Barriers")
+        d.table(["kind", "blocks", "value", "unit", "cv"], [[r["kind"], r["blocks"], r["value"], r["unit"], r["cv"]]
+                                                            for r in lb["barrier"]])
+    if not pl.get("latency") and not pl.get("throughput") and not lb:
+        d.para("No exec.* entries in the inputs.")
+    for fid in ("pipeline_latency", "throughput", "launch", "barrier"):
+        d.figure(pf.get(fid), figs)
+
+    d.section(*SECTIONS[8])
+    tr = data.get("transfers")
+    if tr:
+        d.para("Method: " + tr["method"] + ".")
+        d.table(["direction", "memory", "engine", "points", "α (µs)", "± (µs)", "β (GB/s)", "± (GB/s)", "n½ (bytes)",
+                 "rms rel. error", "max rel. error"],
+                [[r["key"].get("direction") or "–", r["key"].get("memory") or "–", r["key"].get("engine") or "–", r["points"],
+                  r.get("alpha_us"), r.get("alpha_stderr_us"), r.get("beta_gbps"), r.get("beta_stderr_gbps"),
+                  fmt_bytes(r.get("half_bandwidth_bytes")), r.get("rms_rel_error"), r.get("max_rel_error")] for r in tr["fits"]])
+    else:
+        d.para("No transfer.host entries in the inputs.")
+    d.figure(pf.get("transfers"), figs)
+
+    d.section(*SECTIONS[9])
+    d.table(["ceiling", "value", "unit", "kind", "how"],
+            [[c["name"], c["value"], c["unit"], "measured" if c["measured"] else "theoretical (dashed)", c["how"]]
+             for c in data["roofline"]["ceilings"]])
+    d.figure(plots.roofline_figure(pts, ceilings, figdir), figs)
+
+    d.section(*SECTIONS[10])
+    if opt:
+        d.para("bound = min over the measured ceilings (memory level: AI at that level × its bandwidth; compute: the "
+               "peak of the kernel's precision); % of bound = achieved / bound; vs cuBLAS = achieved / cuBLAS achieved, "
+               "same shape, same run.")
+        d.table(["kernel", "impl", "size", "GFLOP/s", "GB/s (min. bytes)", "AI (FLOP/B)", "AI from", "bound (GFLOP/s)",
+                 "% of bound", "limiting", "vs cuBLAS"],
+                [[r["kernel"], r["impl"], r["size"], r["gflops"], r["gbps"],
+                  ", ".join(f"{k} {fmt(v, 3)}" for k, v in r["intensity"].items()), r["intensity_source"],
+                  r["bound_gflops"], r["pct_of_bound"], r["limiter"] or "–",
+                  r["vs_cublas"]] for r in opt])
+    else:
+        d.para("No kernels.* entries in the inputs.")
+
+    d.section(*SECTIONS[11])
+    kf = plots.kernel_figures(pts, figdir)
+    if not kf:
+        d.para("No kernels.* entries in the inputs.")
+    for f in kf:
+        d.figure(f, figs)
+
+    d.section(*SECTIONS[12])
+    other = data.get("other_families") or {}
+    if other:
+        for fam, rows in other.items():
+            d.sub(fam)
+            d.table(["entry", "value", "unit", "cv"], [[r["entry"], r["value"], r["unit"], r["cv"]] for r in rows])
+    else:
+        d.para("Every family in the inputs has its own section above.")
+
+    d.section(*SECTIONS[13])
+    d.para("Three hops from any figure to its origin: the figure → the result entries named here (in the listed file) "
+           "→ the probe descriptor: the ProbeDescriptor whose family is the entry's first name component, under "
+           "microbench/probes/ (its method text is quoted here and in each entry's label; docs/probes.md explains it).")
+    for i, f in enumerate(figs, start=1):
+        d.h.append(f'<h3 id="prov-{f.id}">Figure {i}: {html.escape(f.title)}</h3>')
+        d.m.append(f'\n<a id="prov-{f.id}"></a>\n### Figure {i}: {f.title}\n')
+        lines = []
+        for p in f.provenance:
+            if not p:
+                continue
+            lines.append(f"entries {p.get('entries')} ({p.get('count')}) · probe {', '.join(p.get('probe', []))} · "
+                         f"method: {' | '.join(p.get('method', [])) or 'not recorded'} · units: {', '.join(p.get('units', []))} · "
+                         f"file: {', '.join(p.get('files', []))}")
+        d.items(lines)
+
+    html_doc = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + html.escape(title) + "</title><style>"
+                + CSS + "</style></head><body>" + "\n".join(d.h) + "</body></html>")
+    with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as fh:
+        fh.write(html_doc)
+    with open(os.path.join(outdir, "report.md"), "w", encoding="utf-8") as fh:
+        fh.write("\n".join(d.m))
+    return {"html": os.path.join(outdir, "report.html"), "markdown": os.path.join(outdir, "report.md"),
+            "profile": os.path.join(outdir, "device-profile.json"), "figures": [f.files for f in figs],
+            "profile_obj": prof, "optimality": opt, "ceilings": ceilings}
+
+
+def _key(k: dict) -> str:
+    return ", ".join(f"{a}={fmt_bytes(v) if isinstance(v, float) and v >= 1024 else fmt(v)}" for a, v in k.items() if v is not None)
+
+
+def optimality_json(rows):
+    from .profile import _jsonable
+    return _jsonable(rows)

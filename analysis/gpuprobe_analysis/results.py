@@ -1,0 +1,333 @@
+"""Reader of gpuprobe result files (Google Benchmark JSON, docs/results-schema.md).
+
+The reader never fails on bad input: every problem becomes an `Issue` naming the file and what is
+missing, and whatever can be used is kept. A `FILE.partial` (a run that did not finish) is read up
+to its last complete entry.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import re
+from dataclasses import dataclass, field
+from typing import Dict, Iterable, List, Optional
+
+SCHEMA_VERSION = "1"
+
+# Context keys the schema promises; a missing one is reported (once per file), never fatal.
+EXPECTED_CONTEXT = (
+    "gpuprobe_schema", "gpuprobe_version", "gpu_name", "gpu_compute_capability", "gpu_sm_count",
+    "gpu_sm_clock_max_mhz", "gpu_mem_clock_max_mhz", "gpu_bus_width_bits", "gpu_theoretical_dram_gbps",
+    "gpu_l2_bytes", "gpu_smem_per_sm_bytes", "cuda_driver_version", "cuda_runtime_version",
+)
+
+# Google Benchmark's own per-entry fields: everything else numeric in an entry is a counter.
+GBENCH_FIELDS = {
+    "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
+    "repetition_index", "threads", "iterations", "real_time", "cpu_time", "time_unit", "label",
+    "error_occurred", "error_message", "aggregate_name", "aggregate_unit", "big_o", "rms",
+    "complexity_n",
+}
+
+
+@dataclass
+class Issue:
+    severity: str  # "error" (a file or entry could not be used) or "warning" (used, but incomplete)
+    source: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.severity}: {self.source}: {self.message}"
+
+
+@dataclass
+class Entry:
+    """One measured point: the parsed name, label and counters of a result entry."""
+
+    name: str
+    family: str
+    params: Dict[str, str]  # from the name: family/key:value/...
+    tags: Dict[str, str]  # from the label, besides probe/unit/method
+    unit: str
+    method: str
+    counters: Dict[str, float]
+    source: str  # file it came from
+    real_time: float = math.nan
+    time_unit: str = ""
+
+    def tag(self, key: str, default: Optional[str] = None) -> Optional[str]:
+        """A textual parameter: the label's tag, else the name's parameter."""
+        if key in self.tags:
+            return self.tags[key]
+        return self.params.get(key, default)
+
+    def num(self, *keys: str, default: float = math.nan) -> float:
+        """The first of `keys` found as a counter, else as a numeric name parameter."""
+        for k in keys:
+            v = self.counters.get(k)
+            if v is not None and math.isfinite(v):
+                return v
+        for k in keys:
+            p = self.params.get(k)
+            if p is not None:
+                try:
+                    return float(p)
+                except ValueError:
+                    pass
+        return default
+
+    @property
+    def value(self) -> float:
+        return self.counters.get("value_median", math.nan)
+
+    @property
+    def cv(self) -> float:
+        return self.counters.get("value_cv", math.nan)
+
+
+@dataclass
+class ResultFile:
+    path: str
+    context: Dict[str, str]
+    partial: bool
+    entries: List[Entry]
+
+
+@dataclass
+class ResultSet:
+    files: List[ResultFile] = field(default_factory=list)
+    issues: List[Issue] = field(default_factory=list)
+
+    @property
+    def entries(self) -> List[Entry]:
+        return [e for f in self.files for e in f.entries]
+
+    @property
+    def context(self) -> Dict[str, str]:
+        """Context of the first file, completed by later files' keys (files are one device)."""
+        merged: Dict[str, str] = {}
+        for f in reversed(self.files):
+            merged.update(f.context)
+        return merged
+
+    def families(self) -> List[str]:
+        return sorted({e.family for e in self.entries})
+
+    def by_family(self, family: str) -> List[Entry]:
+        return [e for e in self.entries if e.family == family]
+
+    def context_number(self, key: str) -> float:
+        return to_number(self.context.get(key))
+
+    def warn(self, source: str, message: str) -> None:
+        self.issues.append(Issue("warning", source, message))
+
+    def error(self, source: str, message: str) -> None:
+        self.issues.append(Issue("error", source, message))
+
+
+def to_number(text) -> float:
+    if text is None:
+        return math.nan
+    if isinstance(text, (int, float)) and not isinstance(text, bool):
+        return float(text)
+    try:
+        return float(str(text).strip())
+    except ValueError:
+        return math.nan
+
+
+_PARAM = re.compile(r"^([^:/]+):(.*)$")
+
+
+def parse_name(name: str):
+    """`family/key:value/...` -> (family, {key: value}). Parts without a colon are kept by position."""
+    parts = name.split("/")
+    family = parts[0]
+    params: Dict[str, str] = {}
+    for i, part in enumerate(parts[1:]):
+        m = _PARAM.match(part)
+        if m:
+            params[m.group(1)] = m.group(2)
+        elif part:
+            params[f"arg{i}"] = part
+    return family, params
+
+
+def parse_label(label: str):
+    """`probe=F;unit=U;method=M;k=v...` -> (probe, unit, method, tags). A piece that does not start
+    with `key=` continues the previous value (methods may contain '; ')."""
+    fields: Dict[str, str] = {}
+    last = None
+    for piece in label.split(";") if label else []:
+        m = re.match(r"^\s*([A-Za-z_][\w.\-]*)=(.*)$", piece)
+        if m:
+            last = m.group(1)
+            fields[last] = m.group(2)
+        elif last is not None:
+            fields[last] += ";" + piece
+    probe = fields.pop("probe", "")
+    unit = fields.pop("unit", "")
+    method = fields.pop("method", "")
+    return probe, unit, method, fields
+
+
+def _recover_json(text: str):
+    """Best-effort read of a truncated or broken Google Benchmark JSON file: the context object and
+    every complete entry of the benchmarks array before the break."""
+    decoder = json.JSONDecoder()
+    context = None
+    entries = []
+    m = re.search(r'"context"\s*:\s*', text)
+    if m:
+        try:
+            context, _ = decoder.raw_decode(text, m.end())
+        except json.JSONDecodeError:
+            context = None
+    m = re.search(r'"benchmarks"\s*:\s*\[', text)
+    if m:
+        pos = m.end()
+        while True:
+            while pos < len(text) and text[pos] in " \t\r\n,":
+                pos += 1
+            if pos >= len(text) or text[pos] == "]":
+                break
+            try:
+                obj, pos = decoder.raw_decode(text, pos)
+            except json.JSONDecodeError:
+                break
+            entries.append(obj)
+    return context, entries, m is not None
+
+
+def _resolve(path: str, rs: ResultSet):
+    """The file to read for `path`, and whether it is a partial run."""
+    if path.endswith(".partial"):
+        if os.path.exists(path):
+            return path, True
+    elif os.path.exists(path):
+        if os.path.exists(path + ".partial"):
+            rs.warn(path, f"{path}.partial also exists (a later run did not finish); using the complete {path}")
+        return path, False
+    elif os.path.exists(path + ".partial"):
+        return path + ".partial", True
+    rs.error(path, "file not found" + ("" if path.endswith(".partial") else " (nor FILE.partial)"))
+    return None, False
+
+
+def load(paths: Iterable[str]) -> ResultSet:
+    rs = ResultSet()
+    for path in paths:
+        read_one(path, rs)
+    gpus = sorted({f.context.get("gpu_name", "?") for f in rs.files})
+    if len(gpus) > 1:
+        rs.warn("inputs", "files come from different GPUs (" + ", ".join(gpus) + "): they are merged as one "
+                "device; use `compare` to compare devices")
+    return rs
+
+
+def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
+    actual, partial = _resolve(path, rs)
+    if actual is None:
+        return None
+    try:
+        with open(actual, "r", encoding="utf-8", errors="replace") as fh:
+            text = fh.read()
+    except OSError as exc:
+        rs.error(actual, f"cannot read: {exc.strerror or exc}")
+        return None
+    if partial:
+        rs.warn(actual, "incomplete run (FILE.partial: the benchmark process did not finish); "
+                "using the entries it completed")
+    if not text.strip():
+        rs.error(actual, "empty file: no context, no entries")
+        return None
+    try:
+        doc = json.loads(text)
+        if not isinstance(doc, dict):
+            rs.error(actual, f"not a Google Benchmark JSON object (top level is a {type(doc).__name__})")
+            return None
+        context = doc.get("context")
+        raw_entries = doc.get("benchmarks")
+        has_array = "benchmarks" in doc
+    except json.JSONDecodeError as exc:
+        context, raw_entries, has_array = _recover_json(text)
+        what = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "malformed"
+        rs.warn(actual, f"{what} JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
+                f"recovered {len(raw_entries)} complete entries before the break")
+    if not isinstance(context, dict):
+        rs.warn(actual, "missing `context` object: device facts (GPU name, clocks, sizes) unknown")
+        context = {}
+    if not has_array or not isinstance(raw_entries, list):
+        rs.error(actual, "missing `benchmarks` array: no entries")
+        raw_entries = []
+    context = {str(k): ("" if v is None else str(v)) for k, v in context.items()}
+    _check_context(actual, context, rs)
+    entries = []
+    failed = []
+    aggregates = 0
+    for i, raw in enumerate(raw_entries):
+        e = _entry(actual, i, raw, rs, failed)
+        if e == "aggregate":
+            aggregates += 1
+        elif e is not None:
+            entries.append(e)
+    if failed:
+        shown = "; ".join(failed[:5]) + (f"; … {len(failed) - 5} more" if len(failed) > 5 else "")
+        rs.warn(actual, f"{len(failed)} entries reported an error and are skipped: {shown}")
+    if aggregates:
+        rs.warn(actual, f"{aggregates} aggregate entries (repetitions) ignored; per-run entries used")
+    if not entries:
+        rs.error(actual, "no usable entries")
+    rf = ResultFile(actual, context, partial, entries)
+    rs.files.append(rf)
+    return rf
+
+
+def _check_context(path: str, context: Dict[str, str], rs: ResultSet) -> None:
+    if not context:
+        return
+    schema = context.get("gpuprobe_schema")
+    if schema is None:
+        rs.warn(path, "context lacks `gpuprobe_schema`: not written by gpuprobe? read as schema 1")
+    elif schema != SCHEMA_VERSION:
+        rs.warn(path, f"schema version {schema!r}, this reader knows {SCHEMA_VERSION!r}: fields may be misread")
+    missing = [k for k in EXPECTED_CONTEXT if k not in context and k != "gpuprobe_schema"]
+    if missing:
+        rs.warn(path, "context lacks " + ", ".join(missing) + " (figures needing them are left out)")
+
+
+def _entry(path: str, index: int, raw, rs: ResultSet, failed: List[str]):
+    where = f"{path} entry #{index}"
+    if not isinstance(raw, dict):
+        rs.warn(where, f"not an object ({type(raw).__name__}); skipped")
+        return None
+    name = raw.get("name")
+    if not isinstance(name, str) or not name:
+        rs.warn(where, "has no `name`; skipped")
+        return None
+    if raw.get("run_type") == "aggregate":
+        return "aggregate"
+    if raw.get("error_occurred"):
+        failed.append(f"{name} ({raw.get('error_message', 'no message')})")
+        return None
+    family, params = parse_name(name)
+    probe, unit, method, tags = parse_label(raw.get("label") or "")
+    if probe and probe != family:
+        rs.warn(path, f"entry {name}: label says probe={probe}, name says {family}; using the label")
+        family = probe
+    counters: Dict[str, float] = {}
+    for k, v in raw.items():
+        if k in GBENCH_FIELDS:
+            continue
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            counters[k] = float(v)
+    missing = [k for k in ("value_median",) if k not in counters]
+    if not raw.get("label"):
+        missing.append("label (unit, method)")
+    if missing:
+        rs.warn(path, f"entry {name} lacks {', '.join(missing)}")
+    return Entry(name=name, family=family, params=params, tags=tags, unit=unit, method=method,
+                 counters=counters, source=path, real_time=to_number(raw.get("real_time")),
+                 time_unit=str(raw.get("time_unit", "")))

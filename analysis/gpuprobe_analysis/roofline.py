@@ -1,0 +1,177 @@
+"""Hierarchical roofline (Williams, Waterman & Patterson; the L1/L2/DRAM form of NERSC and Nsight
+Compute) on ceilings measured by our probes, and the optimality table of every kernel x size."""
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional, Tuple
+
+from . import families as F
+from .results import Entry, ResultSet
+
+LEVELS = ("L1", "L2", "DRAM")
+
+
+@dataclass
+class Ceiling:
+    name: str  # "DRAM", "L2", "L1", "FP32", "FP64"
+    value: float  # GB/s for memory levels, GFLOP/s for compute
+    measured: bool  # False: theoretical (drawn dashed)
+    how: str
+    source: dict = field(default_factory=dict)
+
+    @property
+    def is_memory(self) -> bool:
+        return self.name in LEVELS or self.name == "shared"
+
+
+@dataclass
+class KernelPoint:
+    entry: Entry
+    kernel: str  # family without "kernels."
+    impl: str
+    precision: str
+    size: str  # human-readable shape, e.g. "n=4096"
+    size_key: tuple  # shape parameters, to match the same problem across impls
+    gflops: float
+    gbps: float
+    seconds: float
+    flops: float
+    bytes_by_level: Dict[str, float]  # counter-derived bytes per level
+    minimal_bytes: float  # descriptor's bytes_per_sample
+    counter_flops: Optional[float]
+    ai_source: str  # "counters" or "minimal bytes (no counters)"
+
+    def intensity(self) -> Dict[str, float]:
+        """Arithmetic intensity per level, FLOP/byte."""
+        if self.bytes_by_level:
+            return {lvl: self.flops / b for lvl, b in self.bytes_by_level.items() if b > 0}
+        if self.minimal_bytes > 0:
+            return {"DRAM": self.flops / self.minimal_bytes}
+        return {}
+
+
+def ceilings_from(profile_data: dict, rs: ResultSet) -> List[Ceiling]:
+    """Measured ceilings from the profile, then theoretical ones (context, peak metrics)."""
+    out: List[Ceiling] = []
+    for name, c in (profile_data.get("bandwidth", {}).get("ceilings") or {}).items():
+        if name in LEVELS:
+            out.append(Ceiling(name, c["gbps"], True, c.get("how", ""), c.get("source", {})))
+    for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
+        out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
+    ctx = rs.context
+    for name, key in F.PEAK_CONTEXT.items():
+        v = _num(ctx.get(key))
+        if v and v > 0:
+            out.append(Ceiling(name, v, False, f"context {key}"))
+    have = {c.name for c in out if not c.measured}
+    for name, (peak, clock, scale) in F.PEAK_METRICS.items():
+        if name in have:
+            continue
+        vals = [e.counters[peak] * e.counters[clock] * scale / 1e9 for e in rs.entries
+                if peak in e.counters and clock in e.counters]
+        if vals:
+            vals.sort()
+            out.append(Ceiling(name, vals[len(vals) // 2], False, f"peak metric {peak} x {clock}"))
+    return out
+
+
+def _num(v) -> Optional[float]:
+    try:
+        f = float(v)
+        return f if math.isfinite(f) else None
+    except (TypeError, ValueError):
+        return None
+
+
+def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
+    pts: List[KernelPoint] = []
+    notes: List[str] = []
+    for e in rs.entries:
+        if not e.family.startswith(F.KERNEL_PREFIX):
+            continue
+        flops = e.num("flops_per_sample")
+        secs = e.num("time_median_s")
+        if not math.isfinite(secs) and math.isfinite(e.num("gflops")) and math.isfinite(flops):
+            secs = flops / (e.num("gflops") * 1e9)
+        if not (math.isfinite(flops) and flops > 0 and math.isfinite(secs) and secs > 0):
+            notes.append(f"{e.name}: no flops_per_sample/time_median_s; left out of the roofline")
+            continue
+        by_level: Dict[str, float] = {}
+        for lvl, alternatives in F.LEVEL_BYTES.items():
+            for metrics in alternatives:
+                if all(m in e.counters for m in metrics):
+                    by_level[lvl] = sum(e.counters[m] for m in metrics)
+                    break
+        cflops = None
+        present = [(m, f) for m, f, _ in F.FLOP_METRICS if m in e.counters]
+        if present:
+            cflops = sum(e.counters[m] * f for m, f in present)
+        keys = [k for k in ("m", "n", "k") if math.isfinite(F.num(e, k))]
+        txt = [k for k in ("precision", "uplo", "trans") if F.text(e, k)]
+        size = " ".join([f"{k}={int(F.num(e, k))}" for k in keys] + [f"{k}={F.text(e, k)}" for k in txt])
+        size_key = tuple((k, F.num(e, k)) for k in keys) + tuple((k, F.text(e, k)) for k in txt)
+        pts.append(KernelPoint(
+            entry=e, kernel=e.family[len(F.KERNEL_PREFIX):], impl=F.text(e, "impl") or "?",
+            precision=F.kernel_precision(e), size=size or e.name, size_key=size_key,
+            gflops=flops / secs / 1e9,
+            gbps=(e.num("bytes_per_sample") / secs / 1e9) if e.num("bytes_per_sample") > 0 else math.nan,
+            seconds=secs, flops=flops, bytes_by_level=by_level, minimal_bytes=e.num("bytes_per_sample", default=0.0),
+            counter_flops=cflops, ai_source="counters" if by_level else "minimal bytes (no counters)"))
+    if pts and not any(p.bytes_by_level for p in pts):
+        notes.append("no kernel entry has hardware counters (run with --counters): arithmetic intensity uses the "
+                     "descriptor's minimal bytes, placed at DRAM only")
+    return pts, notes
+
+
+def is_reference(impl: str) -> bool:
+    return bool(re.match(r"^cublas", impl or "", re.I))
+
+
+@dataclass
+class Bound:
+    bound_gflops: float
+    limiter: str  # level or compute ceiling name
+    per_ceiling: Dict[str, float]
+
+
+def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
+    """min over the measured ceilings: memory level L bounds at AI_L x BW_L, compute at its peak."""
+    measured = {c.name: c.value for c in ceilings if c.measured}
+    per: Dict[str, float] = {}
+    for lvl, ai in point.intensity().items():
+        if lvl in measured:
+            per[lvl] = ai * measured[lvl]
+    if point.precision in measured:
+        per[point.precision] = measured[point.precision]
+    if not per:
+        return None
+    lim = min(per, key=per.get)
+    return Bound(per[lim], lim, per)
+
+
+def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]:
+    refs: Dict[tuple, KernelPoint] = {}
+    for p in points:
+        if is_reference(p.impl):
+            k = (p.kernel, p.size_key)
+            if k not in refs or p.gflops > refs[k].gflops:
+                refs[k] = p
+    rows = []
+    for p in sorted(points, key=lambda p: (p.kernel, p.size_key, p.impl)):
+        b = bound_of(p, ceilings)
+        ref = refs.get((p.kernel, p.size_key))
+        rows.append({
+            "kernel": p.kernel, "impl": p.impl, "size": p.size, "precision": p.precision,
+            "gflops": p.gflops, "gbps": p.gbps, "time_us": p.seconds * 1e6,
+            "intensity": p.intensity(), "intensity_source": p.ai_source,
+            "bound_gflops": b.bound_gflops if b else None, "limiter": b.limiter if b else None,
+            "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b else None,
+            "bound_by_ceiling": b.per_ceiling if b else {},
+            "vs_cublas": (p.gflops / ref.gflops) if ref and ref is not p else None,
+            "cublas_impl": ref.impl if ref else None,
+            "counter_flops_over_descriptor": (p.counter_flops / p.flops) if p.counter_flops else None,
+            "entry": p.entry.name, "method": p.entry.method,
+        })
+    return rows

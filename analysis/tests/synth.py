@@ -1,0 +1,257 @@
+"""Generator of schema-conformant synthetic gpuprobe result files (docs/results-schema.md) with a
+known ground truth, for the tests. The device is a parameter: nothing here is one real GPU."""
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
+
+@dataclass
+class Device:
+    name: str = "Synthetic GPU A"
+    sm_count: int = 100
+    clock_mhz: float = 1500.0
+    l1_bytes: float = 192 * 1024
+    l2_near_bytes: float = 20e6
+    l2_bytes: float = 40e6
+    lat_cycles: tuple = (30.0, 220.0, 290.0, 620.0)  # L1, L2 near, L2 far, DRAM
+    sector_bytes: float = 32.0  # miss unit when L2 serves
+    dram_unit_bytes: float = 64.0  # miss unit when DRAM serves
+    page_bytes: float = 2 * 2**20
+    tlb_reach: tuple = (64 * 2**20, 2 * 2**30)  # bytes covered by each TLB level
+    tlb_penalty_cycles: tuple = (60.0, 250.0)
+    bw_gbps: tuple = (60000.0, 9000.0, 2500.0)  # L1 (aggregate), L2, DRAM
+    bw_caps: tuple = (100 * 192 * 1024, 40e6)  # aggregate L1 footprint, L2
+    theoretical_dram_gbps: float = 3000.0
+    fp32_ops_per_clk_sm: float = 128.0  # FFMA per clock per SM
+    fp64_ops_per_clk_sm: float = 64.0
+    banks: int = 32
+    transfer: Dict[str, tuple] = field(default_factory=lambda: {  # (alpha s, beta B/s)
+        "h2d/pinned": (8e-6, 25e9), "d2h/pinned": (9e-6, 26e9), "h2d/pageable": (15e-6, 10e9)})
+
+
+def mixture(f, caps, levels, model):
+    """The analysis' level model, written independently: fraction served by each level."""
+    served_before = 0.0
+    out = 0.0
+    for i, lv in enumerate(levels):
+        if i < len(caps):
+            cum = min(1.0, caps[i] / f) if model == "gradual" else (1.0 if f <= caps[i] else 0.0)
+            cum = max(cum, served_before)
+        else:
+            cum = 1.0
+        out += (cum - served_before) * lv
+        served_before = cum
+    return out
+
+
+class Builder:
+    def __init__(self, dev: Device, noise: float, seed: int):
+        self.dev = dev
+        self.noise = noise
+        self.rng = np.random.default_rng(seed)
+        self.entries: List[dict] = []
+
+    def jitter(self, v: float) -> float:
+        return float(v * math.exp(self.rng.normal(0.0, self.noise))) if self.noise else float(v)
+
+    def add(self, family, params: Dict[str, str], unit: str, method: str, value: float, counters=None, tags=None,
+            seconds: Optional[float] = None, work: Optional[dict] = None):
+        name = family + "".join(f"/{k}:{v}" for k, v in params.items())
+        label = f"probe={family};unit={unit};method={method}" + "".join(f";{k}={v}" for k, v in (tags or {}).items())
+        v = self.jitter(value)
+        secs = seconds if seconds is not None else 1e-5
+        e = {"name": name, "family_index": len(self.entries), "per_family_instance_index": 0, "run_name": name,
+             "run_type": "iteration", "repetitions": 1, "repetition_index": 0, "threads": 1, "iterations": 10,
+             "real_time": secs * 1e6, "cpu_time": secs * 1e6, "time_unit": "us", "label": label,
+             "samples": 10, "value_median": v, "value_min": v * 0.99, "value_max": v * 1.01, "value_mean": v,
+             "value_cv": max(self.noise, 1e-4), "time_median_s": secs, "time_cv": max(self.noise, 1e-4),
+             "sm_clock_mhz": self.dev.clock_mhz}
+        if work:
+            for k, w in work.items():
+                e[k] = w
+        e.update(counters or {})
+        self.entries.append(e)
+        return e
+
+
+def footprints(lo, hi, per_octave):
+    out, i = [], 0
+    while True:
+        f = int(round(lo * 2 ** (i / per_octave) / 64) * 64)
+        if f > hi:
+            return sorted(set(out))
+        out.append(f)
+        i += 1
+
+
+def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int = 0, counters: bool = True,
+                  families: Optional[List[str]] = None) -> dict:
+    dev = dev or Device()
+    b = Builder(dev, noise, seed)
+    ghz = dev.clock_mhz / 1e3
+    want = (lambda f: True) if families is None else (lambda f: f in families)
+    lat_method = "one thread follows a chain of 64-bit pointers; clock64 around 4096 loads"
+
+    if want("memory.latency"):
+        l1, near, far, dram = dev.lat_cycles
+        for load, caps, levels in (("ca", (dev.l1_bytes, dev.l2_near_bytes, dev.l2_bytes), (l1, near, far, dram)),
+                                   ("cg", (dev.l2_near_bytes, dev.l2_bytes), (near, far, dram))):
+            for f in footprints(1024, 4 * 2**30, 4):
+                cyc = b.jitter(mixture(f, caps, levels, "gradual"))
+                b.add("memory.latency", {"pattern": "random", "load": load, "stride": "128", "footprint": str(f)},
+                      "cycles", lat_method, cyc, {"footprint_bytes": f, "stride_bytes": 128, "elements": f // 128,
+                                                   "cycles_per_op": cyc, "ns_per_op": cyc / ghz,
+                                                   "ops_per_sample": 4096}, {"pattern": "random", "load": load})
+        for f in (4096, 16384):
+            b.add("memory.latency", {"pattern": "random", "load": "shared", "stride": "4", "footprint": str(f)}, "cycles",
+                  lat_method, 25.0, {"footprint_bytes": f, "stride_bytes": 4, "cycles_per_op": 25.0, "ns_per_op": 25 / ghz},
+                  {"pattern": "random", "load": "shared"})
+        # Fixed-stride chains: within a level every access hits; beyond, one miss per unit.
+        for s in [8 * 2**i for i in range(10)]:
+            for f in footprints(max(1024, 16 * s), 1 * 2**30, 1):
+                if f // s > 2**20:
+                    break
+                if f <= dev.l1_bytes:
+                    cyc = l1
+                elif f <= dev.l2_bytes:
+                    cyc = l1 + (far - l1) * min(1.0, s / dev.sector_bytes)
+                else:
+                    cyc = l1 + (dram - l1) * min(1.0, s / dev.dram_unit_bytes)
+                cyc = b.jitter(cyc)
+                b.add("memory.latency", {"pattern": "stride", "load": "ca", "stride": str(s), "footprint": str(f)},
+                      "cycles", lat_method, cyc, {"footprint_bytes": f, "stride_bytes": s, "cycles_per_op": cyc,
+                                                   "ns_per_op": cyc / ghz}, {"pattern": "stride", "load": "ca"})
+    if want("memory.tlb"):
+        base = dev.lat_cycles[2]
+        for s in (64 * 2**10, 512 * 2**10, 2 * 2**20, 8 * 2**20, 32 * 2**20):
+            for f in footprints(8 * s, 16 * 2**30, 4):
+                cyc = base + sum(p * (1.0 if f > r else 0.0) * min(1.0, s / dev.page_bytes)
+                                 for r, p in zip(dev.tlb_reach, dev.tlb_penalty_cycles))
+                cyc = b.jitter(cyc)
+                b.add("memory.tlb", {"pattern": "stride", "load": "ca", "stride": str(s), "footprint": str(f)}, "cycles",
+                      "fixed-stride pointer chase", cyc, {"footprint_bytes": f, "stride_bytes": s, "cycles_per_op": cyc,
+                                                          "ns_per_op": cyc / ghz}, {"pattern": "stride", "load": "ca"})
+    if want("memory.bandwidth"):
+        inv = [1.0 / v for v in dev.bw_gbps]
+        for kernel, scale in (("read", 1.0), ("copy", 0.92)):
+            for f in footprints(64 * 2**10, 4 * 2**30, 4):
+                gbps = scale / mixture(f, dev.bw_caps, inv, "gradual")
+                b.add("memory.bandwidth", {"kernel": kernel, "vector": "16", "footprint": str(f)}, "GB/s",
+                      "grid-stride loop over the footprint, repeated", gbps,
+                      {"footprint_bytes": f, "vector_bytes": 16, "blocks_per_sm": 4, "gbps": gbps},
+                      {"kernel": kernel})
+    if want("memory.stride"):
+        dram = dev.bw_gbps[2]
+        for s in (1, 2, 4, 8, 16, 32):
+            b.add("memory.stride", {"stride": str(s), "offset": "0"}, "GB/s", "float loads at stride", dram / min(s, 8),
+                  {"stride_elements": s, "offset_bytes": 0})
+        for off in (4, 8, 64):
+            b.add("memory.stride", {"stride": "1", "offset": str(off)}, "GB/s", "float loads at stride", dram * 0.8,
+                  {"stride_elements": 1, "offset_bytes": off})
+    if want("memory.bank_conflicts"):
+        for s in (1, 2, 4, 8, 16, 32, 64):
+            b.add("memory.bank_conflicts", {"word_bytes": "4", "stride": str(s)}, "cycles", "32-bit shared loads",
+                  2.0 * math.gcd(s, dev.banks), {"word_stride": s, "word_bytes": 4})
+    if want("memory.shared_bandwidth"):
+        b.add("memory.shared_bandwidth", {"vector": "16"}, "GB/s", "shared loads", dev.bw_gbps[0] * 0.9, {"vector_bytes": 16})
+    if want("baseline.memcpy_d2d"):
+        for size in (256 * 2**20, 2**30):
+            b.add("baseline.memcpy_d2d", {"size": str(size)}, "GB/s", "cudaMemcpyAsync device-to-device",
+                  dev.bw_gbps[2] * 0.9, {"size_bytes": size})
+    if want("exec.pipeline_latency"):
+        for op, c in (("ffma", 4.0), ("dfma", 8.0), ("imad", 4.0), ("mufu.rsq", 18.0)):
+            b.add("exec.pipeline_latency", {"op": op}, "cycles", "dependent chain", c, tags={"op": op})
+    if want("exec.throughput"):
+        for op, peak in (("ffma", dev.fp32_ops_per_clk_sm), ("dfma", dev.fp64_ops_per_clk_sm)):
+            for ilp in (1, 2, 4, 8):
+                v = min(peak, peak * ilp / 4)
+                b.add("exec.throughput", {"op": op, "ilp": str(ilp), "warps": "32"}, "ops/clock/SM", "independent chains",
+                      v, {"ilp": ilp, "warps_per_sm": 32}, {"op": op})
+    if want("exec.launch"):
+        for mode, us in (("empty_kernel", 2.5), ("graph", 1.1)):
+            b.add("exec.launch", {"mode": mode}, "us", "back-to-back launches", us, tags={"mode": mode})
+    if want("exec.barrier"):
+        for blocks in (1, 16, 132):
+            b.add("exec.barrier", {"kind": "grid", "blocks": str(blocks)}, "ns", "cooperative grid sync",
+                  800 + 3 * blocks, {"blocks": blocks}, {"kind": "grid"})
+    if want("transfer.host"):
+        for key, (alpha, beta) in dev.transfer.items():
+            direction, memory = key.split("/")
+            for size in [4096 * 4**i for i in range(9)]:
+                t = b.jitter(alpha + size / beta)
+                b.add("transfer.host", {"direction": direction, "memory": memory, "engine": "copy", "size": str(size)},
+                      "GB/s", "cudaMemcpyAsync timed with events", size / t / 1e9,
+                      {"size_bytes": size, "bytes_per_sample": size, "gbps": size / t / 1e9}, 
+                      {"direction": direction, "memory": memory, "engine": "copy"}, seconds=t)
+    if want("kernels"):
+        _kernels(b, dev, counters)
+    doc = {"context": context(dev), "benchmarks": b.entries}
+    return doc
+
+
+def _kernels(b: Builder, dev: Device, counters: bool):
+    dram = dev.bw_gbps[2]
+    fp32 = dev.fp32_ops_per_clk_sm * 2 * dev.sm_count * dev.clock_mhz / 1e3
+    for n in (1024, 4096, 8192):
+        for impl, eff in (("ours_v1", 0.85), ("cublas", 0.80)):
+            flops = 2.0 * n * n
+            minimal = 4.0 * (n * n / 2 + 2 * n)
+            secs = minimal / (dram * 1e9 * eff)
+            c = {"n": n, "flops_per_sample": flops, "bytes_per_sample": minimal, "gflops": flops / secs / 1e9,
+                 "gbps": minimal / secs / 1e9, "time_median_s": secs}
+            if counters:
+                c.update({"dram__bytes_read.sum": minimal * 1.02, "dram__bytes_write.sum": 4.0 * n,
+                          "lts__t_bytes.sum": minimal * 1.3, "l1tex__t_bytes.sum": minimal * 2.0,
+                          "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": n * n})
+            b.add("kernels.symv", {"impl": impl, "precision": "fp32", "uplo": "lower", "n": str(n)}, "GFLOP/s",
+                  "one SYMV, events", flops / secs / 1e9, c, {"impl": impl, "precision": "fp32", "uplo": "lower"},
+                  seconds=secs)
+    for n in (1024, 4096):
+        for impl, eff in (("ours_v1", 0.70), ("cublas", 0.85)):
+            flops = 2.0 * n**3
+            secs = flops / (fp32 * 1e9 * eff)
+            minimal = 4.0 * 3 * n * n
+            c = {"m": n, "n": n, "k": n, "flops_per_sample": flops, "bytes_per_sample": minimal,
+                 "gflops": flops / secs / 1e9, "time_median_s": secs}
+            if counters:
+                c.update({"dram__bytes_read.sum": minimal * 1.5, "dram__bytes_write.sum": 4.0 * n * n,
+                          "lts__t_bytes.sum": minimal * 20, "l1tex__t_bytes.sum": minimal * 200,
+                          "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": n**3})
+            b.add("kernels.sgemm", {"impl": impl, "m": str(n), "n": str(n), "k": str(n)}, "GFLOP/s", "one SGEMM, events",
+                  flops / secs / 1e9, c, {"impl": impl, "precision": "fp32"}, seconds=secs)
+
+
+def context(dev: Device) -> dict:
+    return {
+        "date": "2026-11-22T12:00:00+00:00", "host_name": "synthetic", "executable": "gpuprobe", "num_cpus": 16,
+        "library_build_type": "release", "gpuprobe_schema": "1", "gpuprobe_version": "synthetic",
+        "gpuprobe_sweep": "full", "gpu_index": "0", "gpu_name": dev.name, "gpu_pci_bus_id": "0000:00:00.0",
+        "gpu_compute_capability": "9.9", "gpu_sm_count": str(dev.sm_count),
+        "gpu_sm_clock_max_mhz": str(dev.clock_mhz), "gpu_mem_clock_max_mhz": "2000",
+        "gpu_sm_clock_at_start_mhz": str(dev.clock_mhz), "gpu_mem_clock_at_start_mhz": "2000",
+        "gpu_bus_width_bits": "4096", "gpu_theoretical_dram_gbps": str(dev.theoretical_dram_gbps),
+        "gpu_l2_bytes": str(int(dev.l2_bytes)), "gpu_smem_per_sm_bytes": "233472",
+        "gpu_smem_per_block_optin_bytes": "232448", "gpu_total_mem_bytes": str(80 * 2**30),
+        "gpu_max_threads_per_sm": "2048", "gpu_max_blocks_per_sm": "32", "gpu_regs_per_sm": "65536",
+        "gpu_ecc": "on", "gpu_numa_node": "-1", "cuda_driver_version": "13.0", "cuda_runtime_version": "13.0",
+    }
+
+
+def write(path: str, doc: dict, truncate_after: Optional[int] = None) -> str:
+    """Writes the file as Google Benchmark does; truncate_after=N cuts the text inside entry N+1
+    (what a crashed run leaves)."""
+    text = json.dumps(doc, indent=2)
+    if truncate_after is not None:
+        # Find the start of entry N+1 and cut in its middle.
+        pos = 0
+        for _ in range(truncate_after + 2):
+            pos = text.index('"name"', pos + 1)
+        text = text[:pos + 20]
+    with open(path, "w") as fh:
+        fh.write(text)
+    return path
