@@ -2,7 +2,11 @@
 # One call on the GPU machine: build, GPU tests, compute-sanitizer, then the benchmarks.
 #
 #   scripts/gpu_run.sh OUTDIR [--filter=RE] [--quick] [--no-tests] [--no-sanitizer] [--no-bench]
-#                      [--tests-filter=GTEST_FILTER] [-- extra gpuprobe flags]
+#                      [--tests-filter=GTEST_FILTER] [--sanitizer-filter=GTEST_FILTER]
+#                      [-- extra gpuprobe flags]
+#
+# --sanitizer-filter: the GPU tests run under compute-sanitizer (default: the --tests-filter ones);
+# a smaller set keeps slow-under-instrumentation tests (large shapes) out of the sanitizer pass.
 #
 # Writes into OUTDIR (at most 8 files, as the device tool returns): build.log, tests.log,
 # sanitizer.log, bench.log and results.json (Google Benchmark JSON, schema in docs/).
@@ -11,7 +15,16 @@ cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_run.sh OUTDIR [options]}
 shift
 mkdir -p "$OUT"
-filter="." ; quick=() ; tests=1 ; sanitizer=1 ; bench=1 ; tests_filter="*" ; extra=()
+OUT=$(cd "$OUT" && pwd)
+if [ "${1:-}" = "--committed" ]; then
+  shift
+  head_dir=/tmp/gpuprobe-head
+  rm -rf "$head_dir" && mkdir -p "$head_dir"
+  git archive HEAD | tar -x -C "$head_dir" || { echo "gpu_run.sh: git archive failed" >&2; exit 1; }
+  echo "[gpu_run] building commit $(git rev-parse --short HEAD)"
+  exec bash "$head_dir/scripts/gpu_run.sh" "$OUT" "$@"
+fi
+filter="." ; quick=() ; tests=1 ; sanitizer=1 ; bench=1 ; tests_filter="*" ; sanitizer_filter="" ; extra=()
 while (($#)); do
   case "$1" in
     --filter=*) filter="${1#*=}" ;;
@@ -20,6 +33,7 @@ while (($#)); do
     --no-sanitizer) sanitizer=0 ;;
     --no-bench) bench=0 ;;
     --tests-filter=*) tests_filter="${1#*=}" ;;
+    --sanitizer-filter=*) sanitizer_filter="${1#*=}" ;;
     --) shift; extra=("$@"); break ;;
     *) echo "gpu_run.sh: unknown option $1" >&2; exit 2 ;;
   esac
@@ -47,7 +61,7 @@ if ((tests)); then
 fi
 # Under the sanitizers, tests that assert timings (suites named *Timing*) are left out: the
 # instrumentation slows every access by orders of magnitude.
-san_filter="$tests_filter"
+san_filter="${sanitizer_filter:-$tests_filter}"
 [[ "$san_filter" == *-* ]] && san_filter="$san_filter:*Timing*" || san_filter="$san_filter-*Timing*"
 if ((sanitizer)); then
   stamp "compute-sanitizer memcheck + racecheck (GPU tests)"
