@@ -20,8 +20,14 @@ if [ "${1:-}" = "--committed" ]; then
   shift
   head_dir=/tmp/gpuprobe-head
   rm -rf "$head_dir" && mkdir -p "$head_dir"
-  git archive HEAD | tar -x -C "$head_dir" || { echo "gpu_run.sh: git archive failed" >&2; exit 1; }
-  echo "[gpu_run] building commit $(git rev-parse --short HEAD)"
+  if git rev-parse --verify -q HEAD >/dev/null 2>&1; then
+    git archive HEAD | tar -x -C "$head_dir" || { echo "gpu_run.sh: git archive failed" >&2; exit 1; }
+  elif [ -f .snapshot/head.tar ]; then
+    tar -xf .snapshot/head.tar -C "$head_dir" || { echo "gpu_run.sh: bad .snapshot/head.tar" >&2; exit 1; }
+  else
+    echo "gpu_run.sh: --committed needs git history or .snapshot/head.tar (scripts/snapshot.sh)" >&2; exit 2
+  fi
+  echo "[gpu_run] building the committed tree: $(cat "$head_dir/.snapshot-revision" 2>/dev/null || echo HEAD)"
   exec bash "$head_dir/scripts/gpu_run.sh" "$OUT" "$@"
 fi
 filter="." ; quick=() ; tests=1 ; sanitizer=1 ; bench=1 ; tests_filter="*" ; sanitizer_filter="" ; extra=()
