@@ -4,8 +4,5 @@
 
 namespace gpuprobe {
 
-void register_execution_probes() {}
-void register_transfer_probes() {}
-void register_kernel_benchmarks() {}
 
 }  // namespace gpuprobe

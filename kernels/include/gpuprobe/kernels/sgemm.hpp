@@ -1,0 +1,51 @@
+// SGEMM, column-major as BLAS: C = alpha * op(A) * op(B) + beta * C, op(X) = X or X^T.
+//
+//   op(A) is m x k, op(B) is k x n, C is m x n.
+//   A is stored m x k (lda >= max(1, m)) when transa == kNoTrans, k x m (lda >= max(1, k)) otherwise;
+//   B is stored k x n (ldb >= max(1, k)) when transb == kNoTrans, n x k (ldb >= max(1, n)) otherwise;
+//   ldc >= max(1, m).
+//
+// BLAS semantics: when beta == 0, C is not read (NaN or garbage in C does not propagate); when
+// alpha == 0 or k == 0, A and B are not read and C = beta * C. m == 0 or n == 0 returns at once.
+// Every argument is checked before anything is launched; a bad one returns an error Status and
+// nothing runs. A, B and C must be non-null whenever m > 0 and n > 0 (even if they would not be
+// read), so that a caller's missing allocation is reported, not hidden.
+//
+// Implementations (kept side by side for analysis, docs/perf/sgemm.md):
+//   kVolkovDemmel  V. Volkov & J. Demmel, "Benchmarking GPUs to tune dense linear algebra", SC08:
+//                  64 x 16 blocks of C, 64 threads, each thread a 1 x 16 strip of C in registers,
+//                  op(A) streamed from global memory into registers, a 16 x 16 tile of op(B) in shared
+//                  memory read as broadcasts.
+//   kTuned         the sm_90 variant: 128 x 128 x 16 block tiles, warp tiling (64 x 32 per warp,
+//                  8 x 8 per thread), a 3-stage cp.async pipeline, padded (bank-conflict-free) shared
+//                  tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32).
+//   kTuned*        other tilings of the same kernel template, kept for the tuning record.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "gpuprobe/kernels/blas_types.hpp"
+
+namespace gpuprobe::kernels {
+
+enum class SgemmImpl {
+  kTuned,            // the default: the best measured tiling (see docs/perf/sgemm.md)
+  kVolkovDemmel,     // SC08 baseline
+  kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, 3 stages
+  kTuned128x256w64x64,   // 256 threads, 8 x 16 per thread, 3 stages
+  kTuned128x128w64x64,   // 128 threads, 8 x 16 per thread, 4 stages
+};
+
+const char* sgemm_impl_name(SgemmImpl impl);
+
+// Checks the arguments only (no CUDA call): kSuccess, kInvalidValue or kNullPointer.
+Status sgemm_check_args(Trans transa, Trans transb, int m, int n, int k, const float* A, int lda,
+                        const float* B, int ldb, const float* C, int ldc);
+
+// Enqueues C = alpha op(A) op(B) + beta C on `stream`. Returns kLaunchFailed if the launch itself
+// failed (asynchronous faults surface at the caller's next synchronizing call).
+Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A, int lda,
+             const float* B, int ldb, float beta, float* C, int ldc, cudaStream_t stream,
+             SgemmImpl impl = SgemmImpl::kTuned);
+
+}  // namespace gpuprobe::kernels

@@ -1,0 +1,33 @@
+// Launchers behind gpuprobe::kernels::sgemm (sgemm.cu). Arguments arrive validated, with m, n > 0,
+// and k already set to 0 when alpha == 0 (so that A and B are not read). They return the launch's
+// cudaGetLastError().
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include "gpuprobe/kernels/blas_types.hpp"
+#include "gpuprobe/kernels/sgemm.hpp"
+
+namespace gpuprobe::kernels::detail {
+
+struct SgemmArgs {
+  Trans transa, transb;
+  int m, n, k;
+  float alpha;
+  const float* A;
+  int lda;
+  const float* B;
+  int ldb;
+  float beta;
+  float* C;
+  int ldc;
+};
+
+cudaError_t launch_sgemm_volkov_demmel(const SgemmArgs& args, cudaStream_t stream);
+// One translation unit per tiling of the tuned kernel (sgemm_tuned_*.cu), so they build in parallel.
+// Block tile (m x n x k), warp tile, thread tile, stages:
+cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream);  // 8x8, 3
+cudaError_t launch_sgemm_tuned_128x256w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 3
+cudaError_t launch_sgemm_tuned_128x128w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 4
+
+}  // namespace gpuprobe::kernels::detail

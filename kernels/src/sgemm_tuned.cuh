@@ -1,0 +1,335 @@
+// The tuned sm_90 SGEMM kernel template (FP32 FFMA only; no TF32, no tensor cores).
+//
+// One thread block computes a kBlockM x kBlockN tile of C. Shapes, in the notation of the CUTLASS
+// CuTe tutorials, (extent):(stride), column-major C:
+//
+//   C block       (kBlockM, kBlockN) : (1, ldc)         m contiguous in global memory
+//   op(A) slice   (kBlockM, kBlockK)                    one k-tile of the block row of op(A)
+//   op(B) slice   (kBlockK, kBlockN)                    one k-tile of the block column of op(B)
+//   As (shared)   (kBlockK, kBlockM) : (kBlockM + 4, 1) per stage: rows of m, padded by 16 bytes
+//   Bs (shared)   (kBlockK, kBlockN) : (kBlockN + 4, 1) per stage: rows of n, padded by 16 bytes
+//   warps         (kWarpsM, kWarpsN) : (1, kWarpsM)     each owns a kWarpM x kWarpN tile of C
+//   lanes         (8, 4) : (1, 8)                       lane_m = lane % 8, lane_n = lane / 8
+//   thread tile   (kThreadM, kThreadN) = (kThreadM/4 x kThreadN/4) sub-tiles of 4 x 4; sub-tile
+//                 (i, j) of lane (lm, ln) starts at warp-tile row lm*4 + i*32, column ln*4 + j*16
+//
+// Both shared tiles keep m (or n) contiguous, so the inner product reads each operand with 128-bit
+// loads (LDS.128) of 4 consecutive rows or columns, whatever the transposition in global memory.
+// Per k step a warp's A load covers 8 distinct 16-byte vectors (lane_m) = 128 contiguous bytes and
+// its B load 4 distinct vectors (lane_n), each shared by the other lanes as a broadcast: one
+// shared-memory wavefront each.
+//
+// Global -> shared copies are cp.async, kStages deep (one barrier per k-tile):
+//   operand stored MN-contiguous (A with kNoTrans, B with kTrans), ld % 4 == 0 and 16-byte aligned
+//       -> kMnVector: 16-byte cp.async.cg, a warp moves 512 contiguous bytes of one k row;
+//   same, but unaligned -> kMnScalar: 4-byte cp.async.ca, a warp moves 128 contiguous bytes;
+//   operand stored K-contiguous (A with kTrans, B with kNoTrans) -> kKScalar: 4-byte cp.async that
+//       transposes on the way: a warp reads 4 columns x 8 consecutive k (four full 32-byte sectors)
+//       and writes them as 8 shared rows x 4 elements; the row stride kBlockM + 4 = 4 (mod 32) banks
+//       puts those 32 words in 32 distinct banks.
+// Out-of-range elements (edge tiles, the k remainder) are zero-filled by cp.async's src-size
+// operand, so the inner loop has no bounds checks and edge blocks stay correct.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <type_traits>
+
+#include "sgemm_internal.cuh"
+
+namespace gpuprobe::kernels::detail {
+
+// ---- cp.async (sm_80+); src_bytes < copy size zero-fills the rest of the destination ----------
+__device__ __forceinline__ void cp_async_16(float* smem, const float* gmem, int src_bytes) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_4(float* smem, const float* gmem, int src_bytes) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(gmem), "r"(src_bytes)
+               : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int kPendingGroups>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(kPendingGroups) : "memory");
+}
+
+__device__ __forceinline__ float component(const float4& v, int c) {
+  return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
+}
+
+enum class OperandCopy { kMnVector, kMnScalar, kKScalar };
+
+constexpr int kVec = 4;      // floats per 128-bit access
+constexpr int kSmemPad = 4;  // floats added to every shared row (16 bytes: keeps rows 16-byte aligned)
+
+template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpsM_, int kWarpsN_, int kThreadM_, int kThreadN_,
+          int kStages_, int kMinBlocksPerSm_>
+struct TunedTiling {
+  static constexpr int kBlockM = kBlockM_, kBlockN = kBlockN_, kBlockK = kBlockK_;
+  static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
+  static constexpr int kThreadM = kThreadM_, kThreadN = kThreadN_;
+  static constexpr int kStages = kStages_, kMinBlocksPerSm = kMinBlocksPerSm_;
+
+  static constexpr int kLanesM = 8, kLanesN = 4;
+  static constexpr int kWarpM = kLanesM * kThreadM;  // warp tile
+  static constexpr int kWarpN = kLanesN * kThreadN;
+  static constexpr int kSubStrideM = kLanesM * kVec;  // distance between a thread's 4x4 sub-tiles
+  static constexpr int kSubStrideN = kLanesN * kVec;
+  static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
+
+  static constexpr int kStrideA = kBlockM + kSmemPad;  // shared row strides, in floats
+  static constexpr int kStrideB = kBlockN + kSmemPad;
+  static constexpr int kStageFloats = kBlockK * (kStrideA + kStrideB);
+  static constexpr std::size_t kSmemBytes = std::size_t(kStages) * kStageFloats * sizeof(float);
+
+  static_assert(kLanesM * kLanesN == 32, "lane grid is one warp");
+  static_assert(kWarpM * kWarpsM == kBlockM, "warp tiles must cover the block along m");
+  static_assert(kWarpN * kWarpsN == kBlockN, "warp tiles must cover the block along n");
+  static_assert(kThreadM % kVec == 0 && kThreadN % kVec == 0, "thread tile is made of 4x4 sub-tiles");
+  static_assert(kBlockK % 8 == 0, "K-contiguous copies move groups of 8 consecutive k (one 32-byte sector)");
+  static_assert(kStages >= 2, "a pipeline needs at least two stages");
+  static_assert(kStrideA % kVec == 0 && kStrideB % kVec == 0, "shared rows must stay 16-byte aligned");
+  static_assert(kStrideA % 32 == 4 && kStrideB % 32 == 4,
+                "transposing 4-byte copies (8 k rows x 4 columns per warp) need row stride = 4 (mod 32) banks");
+  static_assert(kSmemBytes <= 227 * 1024, "shared memory per block exceeds sm_90's 227 KB");
+};
+
+// Copies the k-tile [k0, k0 + kBlockK) of one operand, seen as X(mn, k) with mn in [0, kTileMn) of
+// this block, into a shared tile (kBlockK, kTileMn) : (kTileMn + 4, 1).
+//   MN-contiguous source: X(mn, k) = src[mn + k * ld];   K-contiguous: X(mn, k) = src[k + mn * ld].
+// `src` points at X(0, 0) of this block; mn_valid = rows of this block inside the matrix.
+template <int kTileMn, int kBlockK, int kThreads, OperandCopy kCopy>
+struct TileCopier {
+  static constexpr int kStride = kTileMn + kSmemPad;
+  const float* src;
+  int ld;
+  int mn_valid;
+  int k_total;
+
+  __device__ __forceinline__ void operator()(float* tile, int k0, int tid) const {
+    if constexpr (kCopy == OperandCopy::kMnVector) {
+      constexpr int kChunksPerRow = kTileMn / kVec;
+      static_assert(kTileMn % kVec == 0 && kThreads % kChunksPerRow == 0, "threads must cover whole k rows");
+      constexpr int kRowsPerPass = kThreads / kChunksPerRow;
+      static_assert(kBlockK % kRowsPerPass == 0, "passes must cover the k-tile exactly");
+      const int mn = (tid % kChunksPerRow) * kVec;
+      const int row0 = tid / kChunksPerRow;
+      const int left = mn_valid - mn;
+      const int mn_bytes = left >= kVec ? 16 : (left > 0 ? 4 * left : 0);
+#pragma unroll
+      for (int pass = 0; pass < kBlockK / kRowsPerPass; ++pass) {
+        const int kk = row0 + pass * kRowsPerPass;
+        const int bytes = (k0 + kk < k_total) ? mn_bytes : 0;
+        const float* g = bytes ? src + mn + static_cast<std::ptrdiff_t>(k0 + kk) * ld : src;
+        cp_async_16(tile + kk * kStride + mn, g, bytes);
+      }
+    } else if constexpr (kCopy == OperandCopy::kMnScalar) {
+      static_assert(kThreads % kTileMn == 0, "threads must cover whole k rows");
+      constexpr int kRowsPerPass = kThreads / kTileMn;
+      static_assert(kBlockK % kRowsPerPass == 0, "passes must cover the k-tile exactly");
+      const int mn = tid % kTileMn;
+      const int row0 = tid / kTileMn;
+      const bool mn_in = mn < mn_valid;
+#pragma unroll
+      for (int pass = 0; pass < kBlockK / kRowsPerPass; ++pass) {
+        const int kk = row0 + pass * kRowsPerPass;
+        const bool in = mn_in && (k0 + kk < k_total);
+        const float* g = in ? src + mn + static_cast<std::ptrdiff_t>(k0 + kk) * ld : src;
+        cp_async_4(tile + kk * kStride + mn, g, in ? 4 : 0);
+      }
+    } else {  // kKScalar: lane groups of 8 walk 8 consecutive k of one column
+      constexpr int kKGroup = 8;
+      constexpr int kColumnsPerPass = kThreads / kKGroup;
+      static_assert(kThreads % kKGroup == 0 && kTileMn % kColumnsPerPass == 0, "passes must cover the tile");
+      const int kk_lo = tid % kKGroup;
+      const int mn0 = tid / kKGroup;
+#pragma unroll
+      for (int kp = 0; kp < kBlockK / kKGroup; ++kp) {
+        const int kk = kk_lo + kp * kKGroup;
+        const bool k_in = k0 + kk < k_total;
+#pragma unroll
+        for (int mp = 0; mp < kTileMn / kColumnsPerPass; ++mp) {
+          const int mn = mn0 + mp * kColumnsPerPass;
+          const bool in = k_in && mn < mn_valid;
+          const float* g = in ? src + (k0 + kk) + static_cast<std::ptrdiff_t>(mn) * ld : src;
+          cp_async_4(tile + kk * kStride + mn, g, in ? 4 : 0);
+        }
+      }
+    }
+  }
+};
+
+template <class T, OperandCopy kCopyA, OperandCopy kCopyB>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
+    sgemm_tuned_kernel(int m, int n, int k, float alpha, const float* __restrict__ A, int lda,
+                       const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
+                       bool c_vector_ok) {
+  extern __shared__ __align__(16) float smem[];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int block_m0 = static_cast<int>(blockIdx.x) * T::kBlockM;
+  const int block_n0 = static_cast<int>(blockIdx.y) * T::kBlockN;
+
+  // op(A)(mn, k): kNoTrans -> A[mn + k lda] (MN-contiguous), kTrans -> A[k + mn lda] (K-contiguous).
+  // op(B)(k, mn): kNoTrans -> B[k + mn ldb] (K-contiguous),  kTrans -> B[mn + k ldb] (MN-contiguous).
+  constexpr bool kAKContiguous = kCopyA == OperandCopy::kKScalar;
+  constexpr bool kBKContiguous = kCopyB == OperandCopy::kKScalar;
+  const TileCopier<T::kBlockM, T::kBlockK, T::kThreads, kCopyA> copy_a{
+      A + (kAKContiguous ? static_cast<std::ptrdiff_t>(block_m0) * lda : block_m0), lda, m - block_m0, k};
+  const TileCopier<T::kBlockN, T::kBlockK, T::kThreads, kCopyB> copy_b{
+      B + (kBKContiguous ? static_cast<std::ptrdiff_t>(block_n0) * ldb : block_n0), ldb, n - block_n0, k};
+
+  auto stage_a = [&](int stage) { return smem + stage * T::kStageFloats; };
+  auto stage_b = [&](int stage) { return smem + stage * T::kStageFloats + T::kBlockK * T::kStrideA; };
+
+  const int k_tiles = (k + T::kBlockK - 1) / T::kBlockK;
+
+  // Prologue: k-tiles 0 .. kStages-2 in flight, one commit group each (empty groups keep the count).
+#pragma unroll
+  for (int s = 0; s < T::kStages - 1; ++s) {
+    if (s < k_tiles) {
+      copy_a(stage_a(s), s * T::kBlockK, tid);
+      copy_b(stage_b(s), s * T::kBlockK, tid);
+    }
+    cp_async_commit();
+  }
+
+  const int warp = tid / 32, lane = tid % 32;
+  const int warp_m = warp % T::kWarpsM, warp_n = warp / T::kWarpsM;
+  const int a_frag = warp_m * T::kWarpM + (lane % T::kLanesM) * kVec;  // first row of sub-tile 0
+  const int b_frag = warp_n * T::kWarpN + (lane / T::kLanesM) * kVec;  // first column of sub-tile 0
+
+  float acc[T::kThreadM][T::kThreadN];
+#pragma unroll
+  for (int i = 0; i < T::kThreadM; ++i)
+#pragma unroll
+    for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = 0.f;
+
+  int read_stage = 0;
+  int write_stage = T::kStages - 1;
+  for (int kt = 0; kt < k_tiles; ++kt) {
+    // Tile kt has landed once at most kStages-2 younger groups are pending; the barrier also tells
+    // every thread that the stage written next (read in iteration kt-1) is no longer being read.
+    cp_async_wait<T::kStages - 2>();
+    __syncthreads();
+    const int next = kt + T::kStages - 1;
+    if (next < k_tiles) {
+      copy_a(stage_a(write_stage), next * T::kBlockK, tid);
+      copy_b(stage_b(write_stage), next * T::kBlockK, tid);
+    }
+    cp_async_commit();
+
+    const float* as = stage_a(read_stage) + a_frag;
+    const float* bs = stage_b(read_stage) + b_frag;
+#pragma unroll
+    for (int kk = 0; kk < T::kBlockK; ++kk) {
+      float4 a4[T::kThreadM / kVec], b4[T::kThreadN / kVec];
+#pragma unroll
+      for (int i = 0; i < T::kThreadM / kVec; ++i)
+        a4[i] = *reinterpret_cast<const float4*>(as + kk * T::kStrideA + i * T::kSubStrideM);
+#pragma unroll
+      for (int j = 0; j < T::kThreadN / kVec; ++j)
+        b4[j] = *reinterpret_cast<const float4*>(bs + kk * T::kStrideB + j * T::kSubStrideN);
+#pragma unroll
+      for (int i = 0; i < T::kThreadM; ++i) {
+        const float a = component(a4[i / kVec], i % kVec);
+#pragma unroll
+        for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = fmaf(a, component(b4[j / kVec], j % kVec), acc[i][j]);
+      }
+    }
+    read_stage = read_stage + 1 == T::kStages ? 0 : read_stage + 1;
+    write_stage = write_stage + 1 == T::kStages ? 0 : write_stage + 1;
+  }
+  cp_async_wait<0>();  // only empty groups can be pending here; leave none behind
+
+  // Epilogue: each 4x4 sub-tile column is 4 consecutive rows of a C column: one 16-byte access when
+  // C allows it (ldc % 4 == 0, 16-byte aligned), else element by element. beta == 0: C is not read.
+#pragma unroll
+  for (int i4 = 0; i4 < T::kThreadM / kVec; ++i4) {
+    const int row = block_m0 + a_frag + i4 * T::kSubStrideM;
+#pragma unroll
+    for (int j = 0; j < T::kThreadN; ++j) {
+      const int col = block_n0 + b_frag + (j / kVec) * T::kSubStrideN + j % kVec;
+      if (col >= n || row >= m) continue;
+      float* c = C + static_cast<std::ptrdiff_t>(col) * ldc + row;
+      float4 v = make_float4(alpha * acc[i4 * kVec + 0][j], alpha * acc[i4 * kVec + 1][j],
+                             alpha * acc[i4 * kVec + 2][j], alpha * acc[i4 * kVec + 3][j]);
+      if (c_vector_ok && row + kVec <= m) {
+        if (beta != 0.f) {
+          const float4 old = *reinterpret_cast<const float4*>(c);
+          v.x = fmaf(beta, old.x, v.x);
+          v.y = fmaf(beta, old.y, v.y);
+          v.z = fmaf(beta, old.z, v.z);
+          v.w = fmaf(beta, old.w, v.w);
+        }
+        *reinterpret_cast<float4*>(c) = v;
+      } else {
+#pragma unroll
+        for (int r = 0; r < kVec; ++r) {
+          if (row + r < m) c[r] = beta != 0.f ? fmaf(beta, c[r], component(v, r)) : component(v, r);
+        }
+      }
+    }
+  }
+}
+
+constexpr int kMaxDevices = 64;
+
+inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+template <class T, OperandCopy kCopyA, OperandCopy kCopyB>
+cudaError_t launch_tuned_with(const SgemmArgs& a, cudaStream_t stream) {
+  auto kernel = sgemm_tuned_kernel<T, kCopyA, kCopyB>;
+  // Above 48 KB a block needs the opt-in, once per device: not on every call, where its host time
+  // would sit between the caller's start event and the kernel.
+  static std::array<std::once_flag, kMaxDevices> opted_in;
+  static std::array<cudaError_t, kMaxDevices> opt_in_status;
+  int device = 0;
+  if (const cudaError_t e = cudaGetDevice(&device); e != cudaSuccess) return e;
+  if (device < 0 || device >= kMaxDevices) return cudaErrorInvalidDevice;
+  std::call_once(opted_in[device], [&] {
+    opt_in_status[device] =
+        cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kSmemBytes));
+  });
+  if (opt_in_status[device] != cudaSuccess) return opt_in_status[device];
+  const dim3 grid((a.m + T::kBlockM - 1) / T::kBlockM, (a.n + T::kBlockN - 1) / T::kBlockN);
+  const bool c_vector_ok = aligned16(a.C) && a.ldc % kVec == 0;
+  kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(a.m, a.n, a.k, a.alpha, a.A, a.lda, a.B, a.ldb, a.beta,
+                                                        a.C, a.ldc, c_vector_ok);
+  return cudaGetLastError();
+}
+
+// Picks the copy path of each operand from the transposition and the alignment of its storage.
+template <class T>
+cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
+  if (a.n > 65535 * T::kBlockN) return cudaErrorInvalidValue;  // grid.y limit
+  const OperandCopy copy_a = a.transa == Trans::kTrans ? OperandCopy::kKScalar
+                             : (aligned16(a.A) && a.lda % kVec == 0) ? OperandCopy::kMnVector
+                                                                   : OperandCopy::kMnScalar;
+  const OperandCopy copy_b = a.transb == Trans::kNoTrans ? OperandCopy::kKScalar
+                             : (aligned16(a.B) && a.ldb % kVec == 0) ? OperandCopy::kMnVector
+                                                                   : OperandCopy::kMnScalar;
+  auto with_b = [&](auto copy_a_tag) -> cudaError_t {
+    constexpr OperandCopy ca = decltype(copy_a_tag)::value;
+    switch (copy_b) {
+      case OperandCopy::kMnVector: return launch_tuned_with<T, ca, OperandCopy::kMnVector>(a, stream);
+      case OperandCopy::kMnScalar: return launch_tuned_with<T, ca, OperandCopy::kMnScalar>(a, stream);
+      case OperandCopy::kKScalar: return launch_tuned_with<T, ca, OperandCopy::kKScalar>(a, stream);
+    }
+    return cudaErrorInvalidValue;
+  };
+  switch (copy_a) {
+    case OperandCopy::kMnVector: return with_b(std::integral_constant<OperandCopy, OperandCopy::kMnVector>{});
+    case OperandCopy::kMnScalar: return with_b(std::integral_constant<OperandCopy, OperandCopy::kMnScalar>{});
+    case OperandCopy::kKScalar: return with_b(std::integral_constant<OperandCopy, OperandCopy::kKScalar>{});
+  }
+  return cudaErrorInvalidValue;
+}
+
+}  // namespace gpuprobe::kernels::detail

@@ -1,0 +1,12 @@
+// Tuned SGEMM tiling: block 128 x 128 x 16, 8 warps (2 x 4) of 64 x 32, 8 x 8 per thread, 3 stages,
+// two blocks per SM (launch bound caps registers at 128). Shared: 3 x 16 x (132 + 132) x 4 B = 50.7 KB.
+#include "sgemm_tuned.cuh"
+
+namespace gpuprobe::kernels::detail {
+
+cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream) {
+  using Tiling = TunedTiling</*block*/ 128, 128, 16, /*warps*/ 2, 4, /*thread*/ 8, 8, /*stages*/ 3, /*blocks/SM*/ 2>;
+  return launch_tuned<Tiling>(args, stream);
+}
+
+}  // namespace gpuprobe::kernels::detail
