@@ -38,9 +38,17 @@ int run(int argc, char** argv) {
   static Nvml nvml(ctx.device.pci_bus_id);
   ctx.nvml = &nvml;
 
+  // Counters: chosen and validated once, before any entry runs (a bad metric name stops here); a
+  // refusal by the system prints one line and leaves timing only. Collected per entry in an untimed
+  // replay after its samples (Measurement::run).
   std::unique_ptr<profilers::CounterBackend> counters;
-  if (!ctx.options.counters.empty() || !ctx.options.papi_events.empty())
-    throw UsageError("--counters/--papi-events: no counter backend is built into this gpuprobe yet");
+  if (!ctx.options.counters.empty() || !ctx.options.papi_events.empty()) {
+    profilers::BackendChoice choice =
+        profilers::make_counter_backend({ctx.options.counters, ctx.options.papi_events, ctx.device.index});
+    for (const auto& line : choice.notes) std::fprintf(stderr, "gpuprobe: %s\n", line.c_str());
+    counters = std::move(choice.backend);
+    for (const auto& [key, value] : counters->context()) benchmark::AddCustomContext(key, value);
+  }
   ctx.counters = counters.get();
 
   benchmark::AddCustomContext("gpuprobe_version", GPUPROBE_GIT_REVISION);

@@ -1,0 +1,279 @@
+// The CUPTI range-profiler backend (CUDA 13: cupti_range_profiler.h on the target side,
+// cupti_profiler_host.h on the host side; call order in docs/counters.md).
+//
+// Two replay modes (--counters=...,replay=user|kernel):
+//  - user (default): one user range around the whole work, which we replay once per pass. It covers
+//    every kernel and copy of the operation (SYMV product + reduction, cudaMemcpy), so the values
+//    are the operation's totals.
+//  - kernel: auto range + kernel replay: CUPTI replays each kernel itself (saving and restoring the
+//    memory it touches) and reports one range per kernel; we combine them (combine_ranges).
+// The profiler is enabled once, at start-up, and stays enabled for the whole run: the ~0.2 s cost of
+// an enable...disable session is paid once, not per benchmark entry.
+#include <cuda.h>
+#include <cuda_runtime.h>
+#include <cupti_profiler_target.h>
+#include <cupti_range_profiler.h>
+#include <cupti_target.h>
+
+#include <cstdio>
+
+#include "backends.hpp"
+#include "gpuprobe/check_cupti.hpp"
+#include "gpuprobe/cupti_host.hpp"
+
+namespace gpuprobe::profilers {
+namespace {
+
+constexpr std::size_t kMaxRanges = 64;  // kernels per entry in kernel-replay mode (more are dropped, and said)
+
+// Throws CounterRefusal when `r` is one of CUPTI's "the system forbids it" answers.
+void refuse_if_system(CUptiResult r) {
+  if (r == CUPTI_SUCCESS) return;
+  const std::string why = cupti_refusal_text(r);
+  if (!why.empty()) throw CounterRefusal(why);
+}
+
+// The current CUcontext, obtained through the runtime so that gpuprobe does not link libcuda (the
+// CI machine has none; the binary must start there and say "no GPU").
+CUcontext current_context() {
+  using CtxGetCurrent = CUresult (*)(CUcontext*);
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  GP_CUDA_CHECK(cudaFree(nullptr));  // makes the device's primary context current
+  GP_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found));
+  if (found != cudaDriverEntryPointSuccess || !fn) throw CounterRefusal("the driver has no cuCtxGetCurrent");
+  CUcontext ctx = nullptr;
+  if (reinterpret_cast<CtxGetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
+    throw CounterRefusal("no current CUDA context for CUPTI");
+  return ctx;
+}
+
+std::string support_problem(const CUpti_Profiler_DeviceSupported_Params& p) {
+  auto bad = [](CUpti_Profiler_Support_Level l) { return l != CUPTI_PROFILER_CONFIGURATION_SUPPORTED; };
+  if (bad(p.architecture)) return "the GPU architecture does not support the range profiler (needs sm_70+)";
+  if (bad(p.vGpu))
+    return p.vGpu == CUPTI_PROFILER_CONFIGURATION_DISABLED
+               ? "this vGPU has profiling disabled; the hypervisor administrator must enable it"
+               : "profiling is not supported on this vGPU";
+  if (bad(p.confidentialCompute)) return "the GPU is in confidential-computing mode, which forbids counters";
+  if (bad(p.cmp)) return "CMP (crypto-mining) GPUs do not support counters";
+  if (bad(p.sli)) return "SLI configurations do not support counters";
+  if (bad(p.wsl)) return "CUPTI cannot profile under WSL on this driver; run on native Linux";
+  return "CUPTI reports the device as unsupported for range profiling";
+}
+
+class CuptiRangeBackend final : public CounterBackend {
+ public:
+  CuptiRangeBackend(int device, const CounterSpec& spec, std::vector<std::string>& notes) : replay_(spec.replay) {
+    CUpti_Profiler_Initialize_Params init{CUpti_Profiler_Initialize_Params_STRUCT_SIZE};
+    const CUptiResult r = cuptiProfilerInitialize(&init);
+    refuse_if_system(r);
+    if (r != CUPTI_SUCCESS)  // e.g. CUPTI_ERROR_UNKNOWN without a driver: nothing we did wrong
+      throw CounterRefusal("CUPTI's profiler did not initialize (CUPTI " + std::to_string(static_cast<int>(r)) + " " +
+                           cupti_result_name(r) + "); is the NVIDIA driver loaded and the GPU visible?");
+    initialized_ = true;
+
+    CUpti_Profiler_DeviceSupported_Params supported{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
+    supported.cuDevice = device;
+    supported.api = CUPTI_PROFILER_RANGE_PROFILING;
+    refuse_if_system(cuptiProfilerDeviceSupported(&supported));
+    if (supported.isSupported != CUPTI_PROFILER_CONFIGURATION_SUPPORTED)
+      throw CounterRefusal(support_problem(supported));
+
+    CUpti_Device_GetChipName_Params chip{CUpti_Device_GetChipName_Params_STRUCT_SIZE};
+    chip.deviceIndex = static_cast<std::size_t>(device);
+    GP_CUPTI_CHECK(cuptiDeviceGetChipName(&chip));
+    chip_ = chip.pChipName;
+
+    ctx_ = current_context();
+    CUpti_Profiler_GetCounterAvailability_Params avail{CUpti_Profiler_GetCounterAvailability_Params_STRUCT_SIZE};
+    avail.ctx = ctx_;
+    refuse_if_system(cuptiProfilerGetCounterAvailability(&avail));
+    std::vector<std::uint8_t> availability(avail.counterAvailabilityImageSize);
+    avail.pCounterAvailabilityImage = availability.data();
+    const CUptiResult ra = cuptiProfilerGetCounterAvailability(&avail);
+    refuse_if_system(ra);
+    GP_CUPTI_CHECK(ra);
+
+    host_ = std::make_unique<CuptiHost>(chip_, std::move(availability));
+    const ValidatedMetrics valid = validate_metrics(spec, *host_);
+    metrics_ = valid.metrics;
+    if (!valid.dropped.empty()) {
+      std::string list;
+      for (const auto& m : valid.dropped) list += (list.empty() ? "" : ", ") + m;
+      notes.push_back("counters: " + chip_ + " lacks " + list + " (dropped from the set)");
+    }
+    config_ = host_->config_image(metrics_);
+    passes_ = CuptiHost::passes(config_);
+    for (const auto& set : spec.sets)
+      notes.push_back("counters: set '" + set + "' needs " +
+                      std::to_string(host_->passes(find_metric_set(set)->metrics)) + " pass(es) on " + chip_);
+    notes.push_back("counters: CUPTI range profiler on " + chip_ + ", " + std::to_string(metrics_.size()) +
+                    " metrics in " + std::to_string(passes_) + " pass(es) per entry, replay=" + replay_name() +
+                    " (untimed replays after each entry's samples)");
+
+    enable();
+  }
+
+  ~CuptiRangeBackend() override {
+    disable();
+    if (initialized_) {
+      CUpti_Profiler_DeInitialize_Params p{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+      cuptiProfilerDeInitialize(&p);
+    }
+  }
+
+  std::string name() const override { return "cupti"; }
+
+  std::vector<std::pair<std::string, std::string>> context() const override {
+    std::string list;
+    for (const auto& m : metrics_) list += (list.empty() ? "" : ",") + m;
+    return {{"counters_backend", "cupti-range-profiler"},
+            {"counters_chip", chip_},
+            {"counters_metrics", list},
+            {"counters_passes", std::to_string(passes_)},
+            {"counters_replay", replay_name()}};
+  }
+
+  MetricValues collect(const std::string& range, const std::function<void()>& work) override {
+    try {
+      return collect_once(range, work);
+    } catch (const CuptiError&) {
+      // If reusing the enabled session for a new range is what failed, open a fresh session once.
+      if (reopened_) throw;
+      reopened_ = true;
+      std::fprintf(stderr, "gpuprobe: counters: CUPTI refused to reuse its session; re-enabling per entry\n");
+      disable();
+      enable();
+      return collect_once(range, work);
+    }
+  }
+
+ private:
+  const char* replay_name() const { return replay_ == ReplayMode::kUser ? "user" : "kernel"; }
+
+  void enable() {
+    CUpti_RangeProfiler_Enable_Params p{CUpti_RangeProfiler_Enable_Params_STRUCT_SIZE};
+    p.ctx = ctx_;
+    const CUptiResult r = cuptiRangeProfilerEnable(&p);
+    refuse_if_system(r);
+    GP_CUPTI_CHECK(r);
+    profiler_ = p.pRangeProfilerObject;
+
+    std::vector<const char*> names;
+    for (const auto& m : metrics_) names.push_back(m.c_str());
+    CUpti_RangeProfiler_GetCounterDataSize_Params size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
+    size.pRangeProfilerObject = profiler_;
+    size.pMetricNames = names.data();
+    size.numMetrics = names.size();
+    size.maxNumOfRanges = kMaxRanges;
+    size.maxNumRangeTreeNodes = kMaxRanges;
+    GP_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
+    counter_data_.assign(size.counterDataSize, 0);
+  }
+
+  void disable() {
+    if (!profiler_) return;
+    CUpti_RangeProfiler_Disable_Params p{CUpti_RangeProfiler_Disable_Params_STRUCT_SIZE};
+    p.pRangeProfilerObject = profiler_;
+    cuptiRangeProfilerDisable(&p);
+    profiler_ = nullptr;
+  }
+
+  MetricValues collect_once(const std::string& range, const std::function<void()>& work) {
+    // A fresh counter-data image per entry: the previous entry's ranges must not be read again.
+    CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
+        CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
+    init.pRangeProfilerObject = profiler_;
+    init.counterDataSize = counter_data_.size();
+    init.pCounterData = counter_data_.data();
+    GP_CUPTI_CHECK(cuptiRangeProfilerCounterDataImageInitialize(&init));
+
+    CUpti_RangeProfiler_SetConfig_Params config{CUpti_RangeProfiler_SetConfig_Params_STRUCT_SIZE};
+    config.pRangeProfilerObject = profiler_;
+    config.configSize = config_.size();
+    config.pConfig = config_.data();
+    config.counterDataImageSize = counter_data_.size();
+    config.pCounterDataImage = counter_data_.data();
+    config.range = replay_ == ReplayMode::kUser ? CUPTI_UserRange : CUPTI_AutoRange;
+    config.replayMode = replay_ == ReplayMode::kUser ? CUPTI_UserReplay : CUPTI_KernelReplay;
+    config.maxRangesPerPass = replay_ == ReplayMode::kUser ? 1 : kMaxRanges;
+    config.numNestingLevels = 1;
+    config.minNestingLevel = 1;
+    config.passIndex = 0;
+    config.targetNestingLevel = 1;
+    GP_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
+
+    // One iteration per pass in user replay; kernel replay does all passes inside one iteration.
+    bool all_passes = false;
+    std::size_t iterations = 0;
+    while (!all_passes) {
+      if (++iterations > passes_ + 2)
+        throw Error("counters: CUPTI asked for more passes than the " + std::to_string(passes_) + " it scheduled");
+      CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
+      start.pRangeProfilerObject = profiler_;
+      GP_CUPTI_CHECK(cuptiRangeProfilerStart(&start));
+      if (replay_ == ReplayMode::kUser) {
+        CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
+        push.pRangeProfilerObject = profiler_;
+        push.pRangeName = range.c_str();
+        GP_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
+      }
+      work();  // enqueues and synchronizes
+      if (replay_ == ReplayMode::kUser) {
+        CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
+        pop.pRangeProfilerObject = profiler_;
+        GP_CUPTI_CHECK(cuptiRangeProfilerPopRange(&pop));
+      }
+      CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
+      stop.pRangeProfilerObject = profiler_;
+      GP_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
+      all_passes = stop.isAllPassSubmitted != 0;
+    }
+
+    CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
+    decode.pRangeProfilerObject = profiler_;
+    GP_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
+    CUpti_RangeProfiler_GetCounterDataInfo_Params info{CUpti_RangeProfiler_GetCounterDataInfo_Params_STRUCT_SIZE};
+    info.pCounterDataImage = counter_data_.data();
+    info.counterDataImageSize = counter_data_.size();
+    GP_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataInfo(&info));
+
+    std::vector<MetricValues> ranges;
+    for (std::size_t i = 0; i < info.numTotalRanges; ++i) {
+      const std::vector<double> v = host_->evaluate(counter_data_, i, metrics_);
+      MetricValues one;
+      for (std::size_t k = 0; k < metrics_.size(); ++k) one[metrics_[k]] = v[k];
+      ranges.push_back(std::move(one));
+    }
+    MetricValues out = combine_ranges(ranges);
+    if (!out.empty()) add_derived_metrics(out);
+    // How many ranges the values cover (1 in user replay; kernels in kernel replay), how often the work
+    // ran for them (passes in user replay; 1 in kernel replay, where CUPTI replays inside), drops.
+    out["gpuprobe__counter_ranges"] = static_cast<double>(info.numTotalRanges);
+    out["gpuprobe__counter_replays"] = static_cast<double>(iterations);
+    if (decode.numOfRangeDropped > 0) out["gpuprobe__counter_ranges_dropped"] = static_cast<double>(decode.numOfRangeDropped);
+    return out;
+  }
+
+  ReplayMode replay_;
+  bool initialized_ = false;
+  bool reopened_ = false;
+  std::string chip_;
+  CUcontext ctx_ = nullptr;
+  std::unique_ptr<CuptiHost> host_;
+  std::vector<std::string> metrics_;
+  std::vector<std::uint8_t> config_;
+  std::size_t passes_ = 0;
+  CUpti_RangeProfiler_Object* profiler_ = nullptr;
+  std::vector<std::uint8_t> counter_data_;
+};
+
+}  // namespace
+
+std::unique_ptr<CounterBackend> make_cupti_backend(int device, const CounterSpec& spec,
+                                                   std::vector<std::string>& notes) {
+  return std::make_unique<CuptiRangeBackend>(device, spec, notes);
+}
+
+}  // namespace gpuprobe::profilers
