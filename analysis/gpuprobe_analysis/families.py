@@ -33,8 +33,8 @@ TEXT = {
     "load": ("load",),
     "kernel": ("kernel",),
     "op": ("op",),
-    "mode": ("mode",),
-    "kind": ("kind",),
+    "mode": ("mode", "api"),
+    "kind": ("kind", "barrier"),
     "direction": ("direction", "dir"),
     "memory": ("memory", "mem"),
     "engine": ("engine",),
@@ -55,15 +55,28 @@ FAMILY = {
     "memory.bank_conflicts": dict(group=("word_bytes",), x="word_stride", title="Shared-memory bank conflicts"),
     "baseline.memcpy_d2d": dict(group=(), x="size", title="cudaMemcpy device-to-device"),
     "exec.pipeline_latency": dict(group=("op",), x=None, title="Pipeline latency"),
+    "exec.latency": dict(group=("op",), x=None, title="Pipeline latency"),
     "exec.throughput": dict(group=("op",), x="ilp", title="Instruction throughput"),
+    "exec.throughput_peak": dict(group=("op",), x=None, title="Instruction throughput, best configuration"),
     "exec.launch": dict(group=("mode",), x=None, title="Kernel launch cost"),
+    "exec.launch_rate": dict(group=("mode",), x=None, title="Kernel launch cost"),
+    "exec.launch_submit": dict(group=("mode",), x=None, title="Kernel launch cost"),
+    "exec.launch_gap": dict(group=("mode",), x=None, title="Kernel launch cost"),
+    "exec.launch_sync": dict(group=("mode",), x=None, title="Kernel launch cost"),
     "exec.barrier": dict(group=("kind",), x="blocks", title="Barrier cost"),
     "transfer.host": dict(group=("direction", "memory", "engine"), x="size", title="Host-device transfers"),
 }
 KERNEL_PREFIX = "kernels."
+PIPELINE_LATENCY_FAMILIES = ("exec.pipeline_latency", "exec.latency")
+THROUGHPUT_FAMILIES = ("exec.throughput", "exec.throughput_peak")
+LAUNCH_PREFIX = "exec.launch"  # exec.launch, exec.launch_rate, _submit, _gap, _sync
+# Counter of exec.throughput_peak with the datasheet rate of the op at the measured clock (dashed).
+THEORETICAL_COMPUTE_COUNTER = "theoretical_gflops_at_kernel_clock"
 
 # Compute pipelines: (regex on the op tag, precision, flops per op). First match wins.
 COMPUTE_OPS: List[Tuple[str, str, float]] = [
+    (r"_shared", "FP32 (shared operand)", 2.0),  # ffma_shared: an FFMA fed from shared memory, not a peak
+    (r"(bfma2|fma.*bf16x2)", "BF16", 4.0),
     (r"(hfma2|fma.*(f16x2|half2))", "FP16", 4.0),
     (r"(dfma|fma.*(f64|fp64|double)|(f64|fp64|double).*fma)", "FP64", 2.0),
     (r"(ffma|fma.*(f32|fp32|float)|(f32|fp32|float).*fma|^fma$)", "FP32", 2.0),
@@ -125,6 +138,8 @@ def text(e: Entry, key: str) -> Optional[str]:
 
 def param(e: Entry, key: str):
     """A group parameter, textual or numeric, as a hashable value."""
+    if key == "family":
+        return e.family
     if key in TEXT:
         return text(e, key)
     v = num(e, key)

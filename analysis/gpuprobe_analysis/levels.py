@@ -16,8 +16,8 @@ Method (documented in docs/analysis.md):
    Given the knees the level values are a (weighted) linear least-squares solution; the knees
    are refined by coordinate search in log x.
 4. Model choice: BIC, RSS/sigma^2 + (parameters) * ln(n), over k and both shapes; a fit is
-   admissible only if every level serves >= 30 % of the accesses at some point and adjacent levels differ by
-   more than 3 sigma.
+   admissible only if every level serves >= 30 % of the accesses at some point and each level exceeds
+   the one before by more than 3 sigma (deeper levels are slower: y must be latency or time per byte).
 """
 from __future__ import annotations
 
@@ -197,7 +197,8 @@ def _admissible(x, levels, a, sigma):
     # r x the previous one serves at most 1 - 1/r of them; r = 1.5 -> 0.33).
     if np.any(a.max(axis=0) < 0.3):
         return False
-    rel = np.abs(np.diff(np.log(levels)))
+    # Deeper levels are slower (latency, time per byte): each step up must exceed 3 sigma.
+    rel = np.diff(np.log(levels))
     return bool(np.all(rel > 3 * sigma))
 
 

@@ -203,8 +203,9 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
         figs.append(bar_figure([r["op"] for r in pl["latency"]], [r["latency"] for r in pl["latency"]],
                                "pipeline_latency", "Pipeline latency per instruction",
                                f"latency ({pl['latency'][0]['unit'] or 'cycles'})", outdir,
-                               "Median dependent-issue latency per op.", p.rs.by_family("exec.pipeline_latency")))
-    thr = p.rs.by_family("exec.throughput")
+                               "Median dependent-issue latency per op.",
+                               [e for f in F.PIPELINE_LATENCY_FAMILIES for e in p.rs.by_family(f)]))
+    thr = [e for e in p.rs.by_family("exec.throughput") if F.num(e, "ilp") == F.num(e, "ilp")]
     if thr:
         series = []
         for (op, warps), grp in sorted(F.group(thr, ("op", "warps_per_sm")).items(), key=lambda t: (str(t[0][0]), t[0][1] or 0)):
@@ -215,9 +216,11 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
                               f"throughput ({thr[0].unit})", outdir, "Peak per op; the knee is the ILP needed to hide latency."))
     lb = p.data.get("launch_barrier") or {}
     if lb.get("launch"):
-        figs.append(bar_figure([r["mode"] for r in lb["launch"]], [r["value"] for r in lb["launch"]], "launch",
-                               "Kernel launch cost", f"per launch ({lb['launch'][0]['unit']})", outdir,
-                               "Median per mode.", p.rs.by_family("exec.launch"), logy=True))
+        figs.append(bar_figure([f"{r['measure'].replace('exec.', '')}: {r['mode']}" for r in lb["launch"]],
+                               [r["value"] for r in lb["launch"]], "launch", "Kernel launch cost",
+                               f"per launch ({lb['launch'][0]['unit']})", outdir,
+                               "Median per measure (rate, submit, gap, sync) and launch API.",
+                               [e for e in p.rs.entries if e.family.startswith(F.LAUNCH_PREFIX)], logy=True))
     bar = p.rs.by_family("exec.barrier")
     if bar:
         series = []

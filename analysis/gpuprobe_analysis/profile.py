@@ -344,35 +344,46 @@ class Profile:
     # ------------------------------------------------------------------ execution
     def _pipelines(self):
         lat = []
-        for (op,), grp in sorted(F.group(self.rs.by_family("exec.pipeline_latency"), ("op",)).items(), key=lambda t: str(t[0])):
+        lat_entries = [e for f in F.PIPELINE_LATENCY_FAMILIES for e in self.rs.by_family(f)]
+        for (op,), grp in sorted(F.group(lat_entries, ("op",)).items(), key=lambda t: str(t[0])):
             vals = [e.value for e in grp if math.isfinite(e.value)]
             if vals:
                 lat.append({"op": op, "latency": float(np.median(vals)), "unit": grp[0].unit,
                             "cv": finite(np.nanmedian([e.cv for e in grp])), "source": F.provenance(grp)})
         thr = []
         compute: Dict[str, dict] = {}
-        for (op,), grp in sorted(F.group(self.rs.by_family("exec.throughput"), ("op",)).items(), key=lambda t: str(t[0])):
+        theoretical: Dict[str, dict] = {}
+        thr_entries = [e for f in F.THROUGHPUT_FAMILIES for e in self.rs.by_family(f)]
+        for (op,), grp in sorted(F.group(thr_entries, ("op",)).items(), key=lambda t: str(t[0])):
             grp = [e for e in grp if math.isfinite(e.value)]
             if not grp:
                 continue
             best = max(grp, key=lambda e: e.value)
-            enough = [e for e in grp if e.value >= 0.95 * best.value]
+            sweep = [e for e in grp if e.family == "exec.throughput"] or grp
+            enough = [e for e in sweep if e.value >= 0.95 * best.value]
             cheapest = min(enough, key=lambda e: (F.num(e, "ilp") if math.isfinite(F.num(e, "ilp")) else 0) *
-                           (F.num(e, "warps_per_sm") if math.isfinite(F.num(e, "warps_per_sm")) else 1))
+                           (F.num(e, "warps_per_sm") if math.isfinite(F.num(e, "warps_per_sm")) else 1)) if enough else None
             row = {"op": op, "peak": best.value, "unit": best.unit, "at_ilp": finite(F.num(best, "ilp")),
                    "at_warps_per_sm": finite(F.num(best, "warps_per_sm")),
-                   "smallest_ilp_reaching_95pct": finite(F.num(cheapest, "ilp")),
-                   "warps_per_sm_there": finite(F.num(cheapest, "warps_per_sm")), "source": F.provenance(grp)}
+                   "smallest_ilp_reaching_95pct": finite(F.num(cheapest, "ilp")) if cheapest else None,
+                   "warps_per_sm_there": finite(F.num(cheapest, "warps_per_sm")) if cheapest else None,
+                   "fraction_of_theoretical": finite(best.num("fraction_of_theoretical")),
+                   "source": F.provenance(grp)}
             gflops = self._as_gflops(best, op)
+            kind = F.compute_op(op)
             if gflops is not None:
                 row["gflops"] = gflops
-                prec = F.compute_op(op)[0]
-                if prec not in compute or gflops > compute[prec]["gflops"]:
-                    compute[prec] = {"gflops": gflops, "how": f"exec.throughput op={op}", "source": F.provenance([best])}
+                if kind[0] not in compute or gflops > compute[kind[0]]["gflops"]:
+                    compute[kind[0]] = {"gflops": gflops, "how": f"{best.family} op={op}", "source": F.provenance([best])}
+            for e in grp:
+                th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
+                if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]]["gflops"]):
+                    theoretical[kind[0]] = {"gflops": th, "how": f"{e.family} op={op} counter {F.THEORETICAL_COMPUTE_COUNTER}"}
             thr.append(row)
-        self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute, "method": (
-            "latency: median over entries per op; throughput: best entry per op, and the cheapest ILP reaching 95 % of it; "
-            "GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the entry's NVML clock) when the unit is per clock")}
+        self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute,
+                                  "compute_theoretical": theoretical, "method": (
+            "latency: median over entries per op; throughput: best entry per op, and the cheapest ILP x warps reaching "
+            "95 % of it; GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the entry's clock) when the unit is per clock")}
 
     def _as_gflops(self, e: Entry, op: str) -> Optional[float]:
         kind = F.compute_op(op)
@@ -382,9 +393,9 @@ class Profile:
         if "flop" in unit:
             scale = {"tflop/s": 1e3, "gflop/s": 1.0, "mflop/s": 1e-3}.get(unit, 1.0)
             return e.value * scale
-        if "clock" in unit or "cycle" in unit:
+        if "clock" in unit or "cycle" in unit or "clk" in unit:
             sms = self.ctxnum("gpu_sm_count")
-            mhz = finite(e.num("sm_clock_mhz", "sm_clock_kernel_mhz")) or self.ctxnum("gpu_sm_clock_max_mhz")
+            mhz = finite(e.num("sm_clock_kernel_mhz", "sm_clock_mhz")) or self.ctxnum("gpu_sm_clock_max_mhz")
             if not sms or not mhz:
                 return None
             per_sm = "sm" in unit
@@ -393,11 +404,13 @@ class Profile:
 
     def _launch_barrier(self):
         launch = []
-        for (mode,), grp in sorted(F.group(self.rs.by_family("exec.launch"), ("mode",)).items(), key=lambda t: str(t[0])):
+        launch_entries = [e for e in self.rs.entries if e.family.startswith(F.LAUNCH_PREFIX)]
+        for (fam, mode), grp in sorted(F.group(launch_entries, ("family", "mode")).items(), key=lambda t: str(t[0])):
             vals = [e.value for e in grp if math.isfinite(e.value)]
             if vals:
-                launch.append({"mode": mode, "value": float(np.median(vals)), "unit": grp[0].unit,
-                               "min": float(np.min(vals)), "source": F.provenance(grp)})
+                launch.append({"measure": fam, "mode": mode, "value": float(np.median(vals)), "unit": grp[0].unit,
+                               "min": float(np.min(vals)), "max": float(np.max(vals)), "entries": len(grp),
+                               "method": grp[0].method, "source": F.provenance(grp)})
         barrier = []
         for (kind,), grp in sorted(F.group(self.rs.by_family("exec.barrier"), ("kind",)).items(), key=lambda t: str(t[0])):
             for e in sorted(grp, key=lambda e: F.num(e, "blocks")):
@@ -405,7 +418,7 @@ class Profile:
                                 "cv": finite(e.cv), "entry": e.name})
         if launch or barrier:
             self.data["launch_barrier"] = {"launch": launch, "barrier": barrier,
-                                           "source": F.provenance(self.rs.by_family("exec.launch") + self.rs.by_family("exec.barrier"))}
+                                           "source": F.provenance(launch_entries + self.rs.by_family("exec.barrier"))}
 
     # ------------------------------------------------------------------ transfers
     def _transfers(self):
@@ -461,17 +474,16 @@ class Profile:
 
 
 def transfer_point(e: Entry):
-    """(bytes, seconds) of one transfer: per op when the sample holds several."""
+    """(bytes moved, seconds) of one transfer: per op when the sample holds several; bytes moved
+    (bidir: both ways) so that beta is the bandwidth the entries report."""
     ops = e.num("ops_per_sample")
-    size = F.num(e, "size")
-    if math.isfinite(ops) and ops > 0 and math.isfinite(e.num("ns_per_op")):
-        t = e.num("ns_per_op") * 1e-9
-        if not math.isfinite(size):
-            size = e.num("bytes_per_sample") / ops
-    else:
-        t = e.num("time_median_s")
-        if not math.isfinite(size):
-            size = e.num("bytes_per_sample")
+    per = ops if math.isfinite(ops) and ops > 0 else 1.0
+    size = e.num("bytes_per_sample") / per
+    if not math.isfinite(size):
+        size = F.num(e, "size")
+    t = e.num("ns_per_op") * 1e-9 if math.isfinite(ops) and ops > 0 else math.nan
+    if not math.isfinite(t):
+        t = e.num("time_median_s") / per
     if not (math.isfinite(size) and math.isfinite(t) and size > 0 and t > 0):
         return None, None
     return size, t

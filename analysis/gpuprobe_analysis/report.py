@@ -253,13 +253,17 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["op", "latency", "unit", "cv"], [[r["op"], r["latency"], r["unit"], r["cv"]] for r in pl["latency"]])
     if pl.get("throughput"):
         d.sub("Throughput peaks")
-        d.table(["op", "peak", "unit", "GFLOP/s", "at ILP", "at warps/SM", "smallest ILP for 95 %"],
+        d.table(["op", "peak", "unit", "GFLOP/s", "at ILP", "at warps/SM", "fraction of datasheet",
+                 "cheapest ILP, warps/SM for 95 %"],
                 [[r["op"], r["peak"], r["unit"], r.get("gflops"), r["at_ilp"], r["at_warps_per_sm"],
-                  r["smallest_ilp_reaching_95pct"]] for r in pl["throughput"]])
+                  r.get("fraction_of_theoretical"),
+                  f"{fmt(r['smallest_ilp_reaching_95pct'])}, {fmt(r['warps_per_sm_there'])}"] for r in pl["throughput"]])
     lb = data.get("launch_barrier") or {}
     if lb.get("launch"):
         d.sub("Launch")
-        d.table(["mode", "median", "min", "unit"], [[r["mode"], r["value"], r["min"], r["unit"]] for r in lb["launch"]])
+        d.table(["measure", "api / mode", "median", "min", "max", "unit", "entries", "method"],
+                [[r["measure"], r["mode"], r["value"], r["min"], r["max"], r["unit"], r["entries"], r["method"]]
+                 for r in lb["launch"]])
     if lb.get("barrier"):
         d.sub("Barriers")
         d.table(["kind", "blocks", "value", "unit", "cv"], [[r["kind"], r["blocks"], r["value"], r["unit"], r["cv"]]
@@ -294,11 +298,11 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                "peak of the kernel's precision); % of bound = achieved / bound; vs cuBLAS = achieved / cuBLAS achieved, "
                "same shape, same run.")
         d.table(["kernel", "impl", "size", "GFLOP/s", "GB/s (min. bytes)", "AI (FLOP/B)", "AI from", "bound (GFLOP/s)",
-                 "% of bound", "limiting", "vs cuBLAS"],
+                 "% of bound", "limiting", "vs cuBLAS", "cuBLAS impl"],
                 [[r["kernel"], r["impl"], r["size"], r["gflops"], r["gbps"],
                   ", ".join(f"{k} {fmt(v, 3)}" for k, v in r["intensity"].items()), r["intensity_source"],
                   r["bound_gflops"], r["pct_of_bound"], r["limiter"] or "–",
-                  r["vs_cublas"]] for r in opt])
+                  r["vs_cublas"], r["cublas_impl"] or "–"] for r in opt])
     else:
         d.para("No kernels.* entries in the inputs.")
 

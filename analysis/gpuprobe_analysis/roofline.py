@@ -60,13 +60,15 @@ def ceilings_from(profile_data: dict, rs: ResultSet) -> List[Ceiling]:
             out.append(Ceiling(name, c["gbps"], True, c.get("how", ""), c.get("source", {})))
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
         out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
+    for name, c in (profile_data.get("pipelines", {}).get("compute_theoretical") or {}).items():
+        out.append(Ceiling(name, c["gflops"], False, c.get("how", "")))
     ctx = rs.context
     for name, key in F.PEAK_CONTEXT.items():
         v = _num(ctx.get(key))
-        if v and v > 0:
+        if v and v > 0 and name not in {c.name for c in out if not c.measured}:
             out.append(Ceiling(name, v, False, f"context {key}"))
     have = {c.name for c in out if not c.measured}
-    for name, (peak, clock, scale) in F.PEAK_METRICS.items():
+    for name, (peak, clock, scale) in F.PEAK_METRICS.items():  # only where nothing else gave one
         if name in have:
             continue
         vals = [e.counters[peak] * e.counters[clock] * scale / 1e9 for e in rs.entries

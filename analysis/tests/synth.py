@@ -163,31 +163,41 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
         for size in (256 * 2**20, 2**30):
             b.add("baseline.memcpy_d2d", {"size": str(size)}, "GB/s", "cudaMemcpyAsync device-to-device",
                   dev.bw_gbps[2] * 0.9, {"size_bytes": size})
-    if want("exec.pipeline_latency"):
-        for op, c in (("ffma", 4.0), ("dfma", 8.0), ("imad", 4.0), ("mufu.rsq", 18.0)):
-            b.add("exec.pipeline_latency", {"op": op}, "cycles", "dependent chain", c, tags={"op": op})
+    if want("exec.latency"):
+        for op, c in (("ffma", 4.0), ("dfma", 8.0), ("imad", 4.0), ("rsqrt", 18.0)):
+            b.add("exec.latency", {"op": op}, "cycles", "dependent chain", c, {"ops_per_sample": 65536,
+                                                                               "cycles_per_op": c}, {"op": op})
     if want("exec.throughput"):
         for op, peak in (("ffma", dev.fp32_ops_per_clk_sm), ("dfma", dev.fp64_ops_per_clk_sm)):
-            for ilp in (1, 2, 4, 8):
-                v = min(peak, peak * ilp / 4)
-                b.add("exec.throughput", {"op": op, "ilp": str(ilp), "warps": "32"}, "ops/clock/SM", "independent chains",
-                      v, {"ilp": ilp, "warps_per_sm": 32}, {"op": op})
+            for warps in (8, 32):
+                for ilp in (1, 2, 4, 8):
+                    v = min(peak, peak * ilp * warps / 128)
+                    b.add("exec.throughput", {"op": op, "ilp": str(ilp), "warps": str(warps)}, "ops/clk/SM",
+                          "independent chains", v, {"ilp": ilp, "warps_per_sm": warps,
+                                                    "sm_clock_kernel_mhz": dev.clock_mhz}, {"op": op})
+            b.add("exec.throughput_peak", {"op": op}, "ops/clk/SM", "best configuration re-measured", peak,
+                  {"ilp": 8, "warps_per_sm": 32, "sm_clock_kernel_mhz": dev.clock_mhz,
+                   "theoretical_ops_per_clk_per_sm": peak * 1.0,
+                   "theoretical_gflops_at_kernel_clock": peak * 2 * dev.sm_count * dev.clock_mhz * 1e-3},
+                  {"op": op})
     if want("exec.launch"):
-        for mode, us in (("empty_kernel", 2.5), ("graph", 1.1)):
-            b.add("exec.launch", {"mode": mode}, "us", "back-to-back launches", us, tags={"mode": mode})
+        for fam, api, us in (("exec.launch_rate", "triple_chevron", 2.5), ("exec.launch_rate", "graph", 1.1),
+                             ("exec.launch_sync", "triple_chevron", 9.0)):
+            b.add(fam, {"api": api, "grid": "1"}, "ns", "back-to-back launches", us * 1e3,
+                  {"grid_blocks": 1, "ops_per_sample": 1000}, {"api": api})
     if want("exec.barrier"):
         for blocks in (1, 16, 132):
-            b.add("exec.barrier", {"kind": "grid", "blocks": str(blocks)}, "ns", "cooperative grid sync",
-                  800 + 3 * blocks, {"blocks": blocks}, {"kind": "grid"})
+            b.add("exec.barrier", {"barrier": "cg_grid_sync", "blocks": str(blocks)}, "ns", "cooperative grid sync",
+                  800 + 3 * blocks, {"blocks": blocks}, {"barrier": "cg_grid_sync"})
     if want("transfer.host"):
         for key, (alpha, beta) in dev.transfer.items():
             direction, memory = key.split("/")
             for size in [4096 * 4**i for i in range(9)]:
                 t = b.jitter(alpha + size / beta)
-                b.add("transfer.host", {"direction": direction, "memory": memory, "engine": "copy", "size": str(size)},
-                      "GB/s", "cudaMemcpyAsync timed with events", size / t / 1e9,
-                      {"size_bytes": size, "bytes_per_sample": size, "gbps": size / t / 1e9}, 
-                      {"direction": direction, "memory": memory, "engine": "copy"}, seconds=t)
+                b.add("transfer.host", {"memory": memory, "engine": "ce", "direction": direction, "size": str(size)},
+                      "GB/s", "one transfer timed with CUDA events", size / t / 1e9,
+                      {"size_bytes": size, "bytes_per_sample": size, "gbps": size / t / 1e9, "ops_per_sample": 1,
+                       "ns_per_op": t * 1e9}, {"memory": memory, "engine": "ce", "direction": direction}, seconds=t)
     if want("kernels"):
         _kernels(b, dev, counters)
     doc = {"context": context(dev), "benchmarks": b.entries}

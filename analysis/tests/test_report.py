@@ -1,0 +1,109 @@
+"""End to end: a synthetic results file -> profile, roofline, report (HTML + Markdown)."""
+import json
+import os
+import re
+
+import pytest
+
+from gpuprobe_analysis import results
+from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.report import SECTIONS, build_report
+import synth
+
+TRUTH = synth.Device()
+
+
+def within(got, want, tol):
+    return got is not None and abs(got / want - 1) < tol
+
+
+def test_html_has_every_section_and_no_external_resource(full_report):
+    html = open(os.path.join(full_report, "report.html"), encoding="utf-8").read()
+    for sid, title in SECTIONS:
+        assert f'<h2 id="{sid}">' in html, sid
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", html, re.I)
+    assert not re.search(r"https?://", html)
+    assert "<link" not in html and "@import" not in html and "<script" not in html
+    imgs = re.findall(r'<img[^>]*src="([^"]*)"', html)
+    assert len(imgs) >= 12
+    assert all(s.startswith("data:image/png;base64,") for s in imgs)
+    # Every figure has a provenance entry naming result entries and the probe.
+    for fid in re.findall(r'<figure id="fig-([\w]+)"', html):
+        assert f'id="prov-{fid}"' in html
+
+
+def test_markdown_and_files(full_report):
+    md = open(os.path.join(full_report, "report.md"), encoding="utf-8").read()
+    for _, title in SECTIONS:
+        assert f"## {title}" in md
+    for name in re.findall(r"\]\((figures/[^)]+)\)", md):
+        assert os.path.exists(os.path.join(full_report, name)), name
+    figs = os.listdir(os.path.join(full_report, "figures"))
+    assert {"roofline.png", "roofline.svg", "latency_random.svg", "transfers.png"} <= set(figs)
+
+
+def test_device_profile_recovers_the_synthetic_device(full_report):
+    d = json.load(open(os.path.join(full_report, "device-profile.json")))
+    caps = d["hierarchy"]["capacities"]
+    assert within(caps["l1_bytes"], TRUTH.l1_bytes, 0.10)
+    assert within(caps["l2_near_partition_bytes"], TRUTH.l2_near_bytes, 0.10)
+    assert within(caps["l2_bytes"], TRUTH.l2_bytes, 0.10)
+    levels = {lv["name"]: lv for lv in d["hierarchy"]["levels"]}
+    for name, cycles in zip(("L1", "L2 near partition", "L2", "DRAM"), TRUTH.lat_cycles):
+        assert within(levels[name]["latency_cycles"], cycles, 0.05), name
+        assert within(levels[name]["latency_ns"], cycles / (TRUTH.clock_mhz / 1e3), 0.05), name
+    assert d["granularity"]["by_level"]["L2 near partition"] == TRUTH.sector_bytes
+    assert d["tlb"]["page"]["page_bytes"] == TRUTH.page_bytes
+    assert [round(r["reach_bytes"] / 2**20) for r in d["tlb"]["reach"]] == [r / 2**20 for r in TRUTH.tlb_reach]
+    ceil = d["bandwidth"]["ceilings"]
+    for name, gbps in zip(("L1", "L2", "DRAM"), TRUTH.bw_gbps):
+        assert within(ceil[name]["gbps"], gbps, 0.05), name
+    fp32 = TRUTH.fp32_ops_per_clk_sm * 2 * TRUTH.sm_count * TRUTH.clock_mhz / 1e3
+    assert within(d["pipelines"]["compute_ceilings"]["FP32"]["gflops"], fp32, 0.03)
+    fits = {(f["key"]["direction"], f["key"]["memory"]): f for f in d["transfers"]["fits"]}
+    for key, (alpha, beta) in TRUTH.transfer.items():
+        f = fits[tuple(key.split("/"))]
+        assert within(f["alpha_us"], alpha * 1e6, 0.10) and within(f["beta_gbps"], beta / 1e9, 0.03)
+    banks = d["banks"]["by_word_bytes"][0]["banks"]["banks"]
+    assert banks == TRUTH.banks
+
+
+def test_optimality_limiters(full_report):
+    d = json.load(open(os.path.join(full_report, "device-profile.json")))
+    rows = d["optimality"]
+    symv = [r for r in rows if r["kernel"] == "symv"]
+    sgemm = [r for r in rows if r["kernel"] == "sgemm"]
+    assert symv and all(r["limiter"] == "DRAM" for r in symv)
+    assert sgemm and all(r["limiter"] == "FP32" for r in sgemm)
+    ours = [r for r in symv if r["impl"] == "ours_v1"]
+    assert all(r["vs_cublas"] == pytest.approx(0.85 / 0.80, rel=0.05) for r in ours)
+    theo = [c for c in d["roofline"]["ceilings"] if not c["measured"]]
+    assert {"DRAM", "FP32"} <= {c["name"] for c in theo}
+
+
+def test_partial_file_report_says_so(tmp_path):
+    doc = synth.synth_results(noise=0.01, families=["memory.latency", "kernels"], counters=False)
+    path = str(tmp_path / "r.json")
+    n = len(doc["benchmarks"])
+    synth.write(path + ".partial", doc, truncate_after=n - 4)
+    out = build_report(results.load([path]), str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "incomplete run" in html and "FILE.partial" in html
+    assert "minimal bytes" in html  # no counters: the fallback is stated
+    for sid, _ in SECTIONS:
+        assert f'<h2 id="{sid}">' in html
+
+
+def test_another_gpu_works_unchanged(tmp_path):
+    other = synth.Device(name="Synthetic GPU B", sm_count=48, clock_mhz=1100.0, l1_bytes=96 * 1024,
+                         l2_near_bytes=5e6, l2_bytes=12e6, lat_cycles=(24.0, 150.0, 200.0, 450.0),
+                         bw_caps=(48 * 96 * 1024, 12e6), bw_gbps=(20000.0, 3000.0, 900.0))
+    doc = synth.synth_results(other, noise=0.005, seed=11, families=["memory.latency", "memory.bandwidth"])
+    p = synth.write(str(tmp_path / "b.json"), doc)
+    d = Profile(results.load([p])).to_json()
+    caps = d["hierarchy"]["capacities"]
+    assert within(caps["l1_bytes"], other.l1_bytes, 0.10)
+    assert within(caps["l2_near_partition_bytes"], other.l2_near_bytes, 0.10)
+    assert within(caps["l2_bytes"], other.l2_bytes, 0.10)
+    for name, gbps in zip(("L1", "L2", "DRAM"), other.bw_gbps):
+        assert within(d["bandwidth"]["ceilings"][name]["gbps"], gbps, 0.05), name

@@ -1,0 +1,122 @@
+"""The reader: schema checks, partial and malformed files, clear messages."""
+import json
+import os
+
+import pytest
+
+from gpuprobe_analysis import results
+from gpuprobe_analysis.cli import main
+import synth
+
+
+def messages(rs):
+    return "\n".join(str(i) for i in rs.issues)
+
+
+@pytest.fixture
+def small_doc():
+    return synth.synth_results(noise=0.01, families=["exec.latency", "baseline.memcpy_d2d", "kernels"])
+
+
+def test_complete_file_reads_clean(tmp_path, small_doc):
+    p = synth.write(str(tmp_path / "r.json"), small_doc)
+    rs = results.load([p])
+    assert not rs.issues, messages(rs)
+    assert len(rs.entries) == len(small_doc["benchmarks"])
+    e = rs.by_family("kernels.symv")[0]
+    assert e.unit == "GFLOP/s" and e.method == "one SYMV, events"
+    assert e.tag("impl") in ("ours_v1", "cublas") and e.num("n") > 0
+    assert rs.context["gpu_name"] == "Synthetic GPU A"
+
+
+def test_missing_file_named(tmp_path):
+    rs = results.load([str(tmp_path / "nope.json")])
+    assert not rs.entries
+    assert "nope.json" in messages(rs) and "not found" in messages(rs)
+
+
+def test_partial_file_is_used_and_reported(tmp_path, small_doc):
+    path = str(tmp_path / "r.json")
+    synth.write(path + ".partial", small_doc, truncate_after=5)
+    rs = results.load([path])  # FILE missing: FILE.partial is read instead
+    text = messages(rs)
+    assert "incomplete run" in text and "r.json.partial" in text
+    assert "recovered 6 complete entries" in text
+    assert len(rs.entries) == 6
+    assert rs.files[0].partial
+
+
+def test_truncated_json_without_partial_suffix(tmp_path, small_doc):
+    path = synth.write(str(tmp_path / "r.json"), small_doc, truncate_after=2)
+    rs = results.load([path])
+    assert len(rs.entries) == 3
+    assert "truncated JSON" in messages(rs) or "malformed JSON" in messages(rs)
+
+
+@pytest.mark.parametrize("text,expect", [
+    ("", "empty file"),
+    ("this is not json", "missing `benchmarks` array"),
+    ("[1, 2, 3]", "top level is a list"),
+    ('{"benchmarks": []}', "missing `context`"),
+    ('{"context": {"gpuprobe_schema": "1"}}', "missing `benchmarks` array"),
+])
+def test_malformed_files_get_clear_messages(tmp_path, text, expect):
+    p = tmp_path / "bad.json"
+    p.write_text(text)
+    rs = results.load([str(p)])
+    assert expect in messages(rs), messages(rs)
+    assert "bad.json" in messages(rs)
+
+
+def test_context_gaps_and_entry_gaps_are_named(tmp_path, small_doc):
+    del small_doc["context"]["gpu_l2_bytes"]
+    small_doc["context"]["gpuprobe_schema"] = "7"
+    del small_doc["benchmarks"][0]["value_median"]
+    small_doc["benchmarks"][1]["error_occurred"] = True
+    small_doc["benchmarks"][1]["error_message"] = "cudaErrorIllegalAddress"
+    small_doc["benchmarks"].append({"name": "x/y", "run_type": "aggregate", "aggregate_name": "mean"})
+    small_doc["benchmarks"].append({"no_name": 1})
+    p = synth.write(str(tmp_path / "r.json"), small_doc)
+    rs = results.load([p])
+    text = messages(rs)
+    assert "gpu_l2_bytes" in text
+    assert "schema version '7'" in text
+    assert small_doc["benchmarks"][0]["name"] + " lacks value_median" in text
+    assert "cudaErrorIllegalAddress" in text
+    assert "aggregate" in text and "has no `name`" in text
+    assert len(rs.entries) == len(small_doc["benchmarks"]) - 3
+
+
+def test_label_with_semicolons_in_method():
+    probe, unit, method, tags = results.parse_label(
+        "probe=memory.latency;unit=cycles;method=one thread (unrolled); clock64 around loads;pattern=random;load=cg")
+    assert (probe, unit) == ("memory.latency", "cycles")
+    assert method == "one thread (unrolled); clock64 around loads"
+    assert tags == {"pattern": "random", "load": "cg"}
+
+
+def test_name_parsing():
+    fam, params = results.parse_name("memory.latency/pattern:random/load:ca/footprint:1048576/stride:128")
+    assert fam == "memory.latency"
+    assert params == {"pattern": "random", "load": "ca", "footprint": "1048576", "stride": "128"}
+
+
+def test_unknown_family_passes_through(tmp_path, small_doc, capsys):
+    small_doc["benchmarks"].append(dict(small_doc["benchmarks"][0], name="future.probe/x:1",
+                                        label="probe=future.probe;unit=widgets;method=new"))
+    p = synth.write(str(tmp_path / "r.json"), small_doc)
+    from gpuprobe_analysis.profile import Profile
+    prof = Profile(results.load([p]))
+    assert prof.data["other_families"]["future.probe"][0]["unit"] == "widgets"
+
+
+def test_cli_exit_codes(tmp_path, small_doc, capsys):
+    good = synth.write(str(tmp_path / "r.json"), small_doc)
+    assert main(["validate", good]) == 0
+    assert main(["validate", str(tmp_path / "missing.json")]) == 1
+    assert main(["report", str(tmp_path / "missing.json"), "-o", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "missing.json: file not found" in err and "no usable entries" in err
+    with pytest.raises(SystemExit) as e:
+        main(["report"])
+    assert e.value.code == 2
