@@ -4,5 +4,7 @@
 
 namespace gpuprobe {
 
+void register_execution_probes() {}
+void register_transfer_probes() {}
 
 }  // namespace gpuprobe
