@@ -269,6 +269,11 @@ class Profile:
         l2 = (self.data.get("hierarchy", {}).get("capacities", {}).get("l2_bytes") or self.ctxnum("gpu_l2_bytes"))
         for key, ents in sorted(F.group(self.rs.by_family("memory.bandwidth"), spec["group"]).items(), key=lambda t: str(t[0])):
             x, y, used = _curve_xy(ents, "footprint")
+            if len(x):
+                # Footprints below the fastest point are limited by launch/loop overhead, not by a
+                # level: the curve starts at its maximum.
+                start = int(np.argmax(y))
+                x, y, used = x[start:], y[start:], used[start:]
             if len(np.unique(x)) < MIN_CURVE_POINTS:
                 continue
             # Time per byte is the mixture of the levels' times per byte: detect on 1/bandwidth.
@@ -302,8 +307,8 @@ class Profile:
                     ceilings["L1"] = dict(ceilings["shared"], how="shared-memory bandwidth (same SRAM as L1; no L1 "
                                           "plateau found in memory.bandwidth)")
         self.data["bandwidth"] = {"curves": rows, "ceilings": ceilings, "method": (
-            "levels of 1/bandwidth vs footprint (same detector); ceiling of a level = the best plateau over "
-            "kernels/vector widths")}
+            "levels of 1/bandwidth vs footprint (same detector), from the fastest footprint on (smaller ones are "
+            "overhead-bound); ceiling of a level = the best plateau over kernels/vector widths/blocks per SM")}
 
     # ------------------------------------------------------------------ access penalties
     def _stride(self):

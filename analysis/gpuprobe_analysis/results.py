@@ -220,6 +220,17 @@ def load(paths: Iterable[str]) -> ResultSet:
     rs = ResultSet()
     for path in paths:
         read_one(path, rs)
+    # The same entry in several files (a re-run): the later file's entry replaces the earlier one.
+    seen = {}
+    for f in rs.files:
+        for e in f.entries:
+            seen.setdefault(e.name, []).append(f)
+    dup = {n: fs for n, fs in seen.items() if len(fs) > 1}
+    if dup:
+        for f in rs.files:
+            f.entries = [e for e in f.entries if e.name not in dup or dup[e.name][-1] is f]
+        example = next(iter(dup))
+        rs.warn("inputs", f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used")
     gpus = sorted({f.context.get("gpu_name", "?") for f in rs.files})
     if len(gpus) > 1:
         rs.warn("inputs", "files come from different GPUs (" + ", ".join(gpus) + "): they are merged as one "
@@ -247,6 +258,9 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
         doc = json.loads(text)
         if not isinstance(doc, dict):
             rs.error(actual, f"not a Google Benchmark JSON object (top level is a {type(doc).__name__})")
+            return None
+        if "benchmarks" not in doc and ("hierarchy" in doc or "roofline" in doc) and "inputs" in doc:
+            rs.warn(actual, "skipped: an output of gpuprobe-analyze (device-profile.json), not a result file")
             return None
         context = doc.get("context")
         raw_entries = doc.get("benchmarks")

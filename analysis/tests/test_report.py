@@ -82,7 +82,7 @@ def test_optimality_limiters(full_report):
 
 
 def test_partial_file_report_says_so(tmp_path):
-    doc = synth.synth_results(noise=0.01, families=["memory.latency", "kernels"], counters=False)
+    doc = synth.synth_results(noise=0.01, families=["exec.latency", "baseline.memcpy_d2d", "kernels"], counters=False)
     path = str(tmp_path / "r.json")
     n = len(doc["benchmarks"])
     synth.write(path + ".partial", doc, truncate_after=n - 4)
