@@ -1,0 +1,83 @@
+#!/usr/bin/env python3
+"""Compares gpuprobe's CUPTI counter values with Nsight Compute's for the same entries.
+
+  ncu_compare.py OURS.json NCU.csv --metrics=a,b,c [--tolerance=0.02]
+
+OURS.json: a gpuprobe result file collected with --counters=...,replay=kernel. NCU.csv: rows of
+`ncu --csv --page raw --print-units base`, with a first column "entry" naming the gpuprobe entry that
+was run under ncu. For each entry, the kernel with the most launches is the entry's kernel (warm-up
+and samples launch it repeatedly); ncu's median over its launches is compared with our value.
+gpu__time_duration.sum is shown but not judged (time varies run to run; counts do not).
+Exit status 1 if any judged value differs by more than the tolerance.
+"""
+import argparse
+import csv
+import json
+import statistics
+import sys
+from collections import defaultdict
+
+INFORMATIONAL = {"gpu__time_duration.sum"}
+
+
+def number(text):
+    text = (text or "").replace(",", "").strip().strip('"')
+    try:
+        return float(text)
+    except ValueError:
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("ours")
+    ap.add_argument("ncu_csv")
+    ap.add_argument("--metrics", required=True)
+    ap.add_argument("--tolerance", type=float, default=0.02)
+    args = ap.parse_args()
+    metrics = [m for m in args.metrics.split(",") if m]
+
+    with open(args.ours) as f:
+        ours = {b["name"]: b for b in json.load(f)["benchmarks"]}
+
+    launches = defaultdict(lambda: defaultdict(list))  # entry -> kernel -> [row]
+    with open(args.ncu_csv) as f:
+        for row in csv.DictReader(f):
+            if number(row.get("ID")) is None:  # the units row
+                continue
+            launches[row["entry"]][row.get("Kernel Name", "?")].append(row)
+
+    failures, compared = 0, 0
+    print(f"{'entry / metric':70s} {'gpuprobe':>16s} {'ncu (median)':>16s} {'diff':>8s}")
+    for entry in sorted(set(ours) | set(launches)):
+        if entry not in ours or entry not in launches:
+            print(f"{entry}: missing from {'ncu' if entry in ours else 'gpuprobe'} output")
+            failures += 1
+            continue
+        mine = ours[entry]
+        kernel, rows = max(launches[entry].items(), key=lambda kv: len(kv[1]))
+        ranges = mine.get("gpuprobe__counter_ranges")
+        print(f"{entry}\n  kernel {kernel[:90]} ({len(rows)} launches under ncu; {ranges} range(s) ours)")
+        if ranges != 1:
+            print("  skipped: not a single-kernel entry")
+            continue
+        for m in metrics:
+            values = [v for v in (number(r.get(m)) for r in rows) if v is not None]
+            if m not in mine or not values:
+                print(f"  {m:68s} missing ({'ours' if m not in mine else 'ncu'})")
+                failures += 1
+                continue
+            theirs = statistics.median(values)
+            diff = (mine[m] - theirs) / theirs if theirs else (0.0 if mine[m] == 0 else float("inf"))
+            judged = m not in INFORMATIONAL
+            bad = judged and abs(diff) > args.tolerance
+            compared += judged
+            failures += bad
+            flag = "FAIL" if bad else ("info" if not judged else "ok")
+            print(f"  {m:68s} {mine[m]:16.6g} {theirs:16.6g} {diff * 100:+7.2f}% {flag}")
+    print(f"ncu_compare: {compared} values judged, {failures} outside ±{args.tolerance * 100:.1f}% or missing")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Cross-checks gpuprobe's CUPTI counters against Nsight Compute on the same kernels.
+#
+#   scripts/ncu_crosscheck.sh OUTDIR [--filter=RE] [--metrics=LIST] [--limit=N] [--tolerance=0.02]
+#
+# 1. gpuprobe --counters=METRICS,replay=kernel on the entries matching RE (one CUPTI session);
+# 2. for each entry: ncu --clock-control none --metrics METRICS gpuprobe --benchmark_filter=^ENTRY$
+#    (no --counters there: under ncu CUPTI refuses, error 39), exported, then read back as CSV;
+# 3. scripts/ncu_compare.py: per entry, ncu's median over the launches of the entry's kernel vs ours;
+#    exit 1 when a value differs by more than the tolerance. Only single-kernel entries are compared
+#    (our kernel-replay value covers one kernel; ncu reports per launch).
+# Clocks: ncu locks the SM clock to base unless --clock-control none, which we pass so both run at
+# the clock the GPU chooses. Counts (bytes, instructions) do not depend on the clock; time does.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: ncu_crosscheck.sh OUTDIR [--filter=RE] [--metrics=LIST] [--limit=N] [--tolerance=X]}
+shift
+filter='^(memory\.occupancy/kernel:copy/vector:16/.*/blocks_per_sm:8|kernels\.sgemm/impl:ours_tuned/trans:NN/m:2048/n:2048/k:2048)/'
+metrics="dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,gpu__time_duration.sum"
+limit=8 ; tolerance=0.02
+for a in "$@"; do
+  case "$a" in
+    --filter=*) filter="${a#*=}" ;;
+    --metrics=*) metrics="${a#*=}" ;;
+    --limit=*) limit="${a#*=}" ;;
+    --tolerance=*) tolerance="${a#*=}" ;;
+    *) echo "ncu_crosscheck.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+GPUPROBE=${GPUPROBE:-${BUILD_DIR:-build}/gpuprobe}
+NCU=${NCU:-ncu}
+mkdir -p "$OUT"
+command -v "$NCU" >/dev/null || { echo "ncu_crosscheck: $NCU not found" >&2; exit 2; }
+
+mapfile -t entries < <("$GPUPROBE" --samples=1 --benchmark_list_tests=true --benchmark_filter="$filter" | head -n "$limit")
+((${#entries[@]})) || { echo "ncu_crosscheck: no entry matches $filter" >&2; exit 2; }
+echo "ncu_crosscheck: ${#entries[@]} entries; metrics $metrics"
+
+"$GPUPROBE" --samples=1 --counters="$metrics,replay=kernel" --benchmark_filter="$filter" \
+  --benchmark_out="$OUT/ncu_ours.json" --benchmark_out_format=json > "$OUT/ncu_ours.log" 2>&1 ||
+  { echo "ncu_crosscheck: gpuprobe with counters failed:"; tail -5 "$OUT/ncu_ours.log"; exit 1; }
+
+: > "$OUT/ncu.csv"
+i=0
+for e in "${entries[@]}"; do
+  i=$((i + 1))
+  re="^$(printf '%s' "$e" | sed 's/[].[*^$()+?{}|\\]/\\&/g')\$"
+  echo "ncu_crosscheck: [$i/${#entries[@]}] $e"
+  rep="$OUT/ncu_$i"
+  if ! "$NCU" --clock-control none --metrics "$metrics" --export "$rep" --force-overwrite \
+       "$GPUPROBE" --samples=1 --benchmark_filter="$re" > "$OUT/ncu_$i.log" 2>&1; then
+    echo "ncu_crosscheck: ncu failed on $e:"; tail -5 "$OUT/ncu_$i.log"; continue
+  fi
+  # One CSV row per kernel launch, values in base units (bytes, ns), tagged with the entry.
+  "$NCU" --import "$rep.ncu-rep" --csv --page raw --print-units base 2>/dev/null |
+    python3 -c 'import sys,csv; w=csv.writer(sys.stdout); e=sys.argv[1]
+for i,row in enumerate(csv.reader(sys.stdin)): w.writerow(["entry" if i==0 else e]+row)' "$e" |
+    { if [ -s "$OUT/ncu.csv" ]; then tail -n +2; else cat; fi; } >> "$OUT/ncu.csv"
+  rm -f "$rep.ncu-rep" "$OUT/ncu_$i.log"
+done
+python3 scripts/ncu_compare.py "$OUT/ncu_ours.json" "$OUT/ncu.csv" --metrics="$metrics" --tolerance="$tolerance" |
+  tee "$OUT/ncu_compare.txt"
+exit "${PIPESTATUS[0]}"
