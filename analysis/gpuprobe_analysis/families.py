@@ -43,6 +43,7 @@ TEXT = {
     "uplo": ("uplo",),
     "trans": ("trans",),
     "carveout": ("carveout",),
+    "l2": ("l2",),
 }
 
 # Per family: the parameters that define one curve/row ("group") and the swept one ("x").

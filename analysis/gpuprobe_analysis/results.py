@@ -220,17 +220,24 @@ def load(paths: Iterable[str]) -> ResultSet:
     rs = ResultSet()
     for path in paths:
         read_one(path, rs)
-    # The same entry in several files (a re-run): the later file's entry replaces the earlier one.
-    seen = {}
+    # The same entry in several files (a re-run, or a counter sweep beside the timing run): the last
+    # file's entry is used, completed by counters only the earlier ones have (e.g. hardware metrics).
+    seen: Dict[str, List[Entry]] = {}
     for f in rs.files:
         for e in f.entries:
-            seen.setdefault(e.name, []).append(f)
-    dup = {n: fs for n, fs in seen.items() if len(fs) > 1}
+            seen.setdefault(e.name, []).append(e)
+    dup = {n: es for n, es in seen.items() if len(es) > 1}
     if dup:
+        for es in dup.values():
+            for older in es[:-1]:
+                for k, v in older.counters.items():
+                    es[-1].counters.setdefault(k, v)
+        keep = {id(es[-1]) for es in dup.values()}
         for f in rs.files:
-            f.entries = [e for e in f.entries if e.name not in dup or dup[e.name][-1] is f]
+            f.entries = [e for e in f.entries if e.name not in dup or id(e) in keep]
         example = next(iter(dup))
-        rs.warn("inputs", f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used")
+        rs.warn("inputs", f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
+                "with counters only earlier files have added")
     gpus = sorted({f.context.get("gpu_name", "?") for f in rs.files})
     if len(gpus) > 1:
         rs.warn("inputs", "files come from different GPUs (" + ", ".join(gpus) + "): they are merged as one "

@@ -113,7 +113,9 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
         keys = [k for k in ("m", "n", "k") if math.isfinite(F.num(e, k))]
         txt = [k for k in ("precision", "uplo", "trans") if F.text(e, k)]
         size = " ".join([f"{k}={int(F.num(e, k))}" for k in keys] + [f"{k}={F.text(e, k)}" for k in txt])
-        size_key = tuple((k, F.num(e, k)) for k in keys) + tuple((k, F.text(e, k)) for k in txt)
+        # Same problem = same shape and the same L2 condition (flushed / resident) across impls.
+        size_key = (tuple((k, F.num(e, k)) for k in keys) + tuple((k, F.text(e, k)) for k in txt)
+                    + ((("l2", F.text(e, "l2")),) if F.text(e, "l2") else ()))
         pts.append(KernelPoint(
             entry=e, kernel=e.family[len(F.KERNEL_PREFIX):], impl=F.text(e, "impl") or "?",
             precision=F.kernel_precision(e), size=size or e.name, size_key=size_key,
