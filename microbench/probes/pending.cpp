@@ -4,7 +4,5 @@
 
 namespace gpuprobe {
 
-void register_execution_probes() {}
-void register_transfer_probes() {}
 
 }  // namespace gpuprobe

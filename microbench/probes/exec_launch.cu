@@ -1,0 +1,254 @@
+// Kernel launch overhead (V&D SC08 §3.8 measured it at 3-7 us on G80-class GPUs):
+//   exec.launch_rate    K back-to-back launches of a near-empty kernel, CUDA events / K
+//   exec.launch_submit  host time of the K launch calls alone (std::chrono), / K
+//   exec.launch_gap     device side: %globaltimer at the start of each kernel; (last - first) / (K-1)
+//   exec.launch_sync    one launch + cudaStreamSynchronize, host time per round trip
+// for <<<>>>, cudaLaunchKernelEx, cooperative launch, a ~4 KB parameter block, and CUDA graphs
+// (K kernel nodes launched as one graph), at several grid sizes. docs/probes.md#launch-overhead.
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuprobe/check.hpp"
+#include "gpuprobe/device_buffer.hpp"
+#include "harness/measure.hpp"
+#include "probes/exec_probes.hpp"
+
+namespace gpuprobe {
+namespace {
+
+constexpr int kLaunchBlock = 128;     // threads per block of the launched kernel
+constexpr unsigned kBatch = 1000;     // launches per sample (rate, gap)
+constexpr unsigned kSubmitBatch = 256;  // launches per sample (submit): below the launch queue's depth
+constexpr unsigned kSyncBatch = 100;  // round trips per sample (sync)
+
+// Block 0 of launch `index` stamps its start time; nothing else runs.
+__global__ void stamp_kernel(unsigned long long* stamps, unsigned index) {
+  if (stamps && blockIdx.x == 0 && threadIdx.x == 0) stamps[index] = exec_global_timer_ns();
+}
+
+// A parameter block of about 4 KB (the classic kernel-parameter limit is 4096 bytes).
+struct BigParams {
+  unsigned long long* stamps;
+  unsigned index;
+  unsigned char payload[4000 - sizeof(unsigned long long*) - sizeof(unsigned)];
+};
+static_assert(sizeof(BigParams) <= 4096, "the 4 KB launch must fit the classic parameter limit");
+
+__global__ void stamp_kernel_big(BigParams p) {
+  if (p.stamps && blockIdx.x == 0 && threadIdx.x == 0) p.stamps[p.index] = exec_global_timer_ns();
+}
+
+enum class LaunchApi { kTriple, kEx, kCooperative, kParams4k, kGraph };
+const char* api_name(LaunchApi api) {
+  switch (api) {
+    case LaunchApi::kTriple: return "triple_chevron";
+    case LaunchApi::kEx: return "launch_kernel_ex";
+    case LaunchApi::kCooperative: return "cooperative";
+    case LaunchApi::kParams4k: return "params_4k";
+    case LaunchApi::kGraph: return "graph";
+  }
+  return "?";
+}
+
+// One launch of the stamp kernel through `api` (kGraph: a plain launch, used while capturing).
+void launch_once(LaunchApi api, int grid, cudaStream_t stream, unsigned long long* stamps, unsigned index) {
+  switch (api) {
+    case LaunchApi::kTriple:
+    case LaunchApi::kGraph:
+      stamp_kernel<<<grid, kLaunchBlock, 0, stream>>>(stamps, index);
+      break;
+    case LaunchApi::kEx: {
+      cudaLaunchConfig_t config{};
+      config.gridDim = dim3(grid);
+      config.blockDim = dim3(kLaunchBlock);
+      config.stream = stream;
+      GP_CUDA_CHECK(cudaLaunchKernelEx(&config, stamp_kernel, stamps, index));
+      break;
+    }
+    case LaunchApi::kCooperative: {
+      void* args[] = {&stamps, &index};
+      GP_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<void*>(stamp_kernel), dim3(grid), dim3(kLaunchBlock),
+                                                args, 0, stream));
+      break;
+    }
+    case LaunchApi::kParams4k: {
+      BigParams p{};
+      p.stamps = stamps;
+      p.index = index;
+      for (std::size_t i = 0; i < sizeof p.payload; ++i) p.payload[i] = static_cast<unsigned char>(i);
+      stamp_kernel_big<<<grid, kLaunchBlock, 0, stream>>>(p);
+      break;
+    }
+  }
+}
+
+// A graph of `count` stamp-kernel nodes in a row, captured from a stream.
+struct LaunchGraph {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  LaunchGraph(int grid, unsigned count, unsigned long long* stamps) {
+    cudaStream_t s;
+    GP_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    GP_CUDA_CHECK(cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal));
+    for (unsigned i = 0; i < count; ++i) launch_once(LaunchApi::kGraph, grid, s, stamps, i);
+    GP_CUDA_CHECK(cudaStreamEndCapture(s, &graph));
+    GP_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    GP_CUDA_CHECK(cudaStreamDestroy(s));
+  }
+  ~LaunchGraph() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
+  LaunchGraph(const LaunchGraph&) = delete;
+  LaunchGraph& operator=(const LaunchGraph&) = delete;
+};
+
+// Enqueues `count` launches (graph: one launch of a graph holding them).
+void enqueue_batch(LaunchApi api, int grid, unsigned count, cudaStream_t stream, unsigned long long* stamps,
+                   const LaunchGraph* graph) {
+  if (api == LaunchApi::kGraph) {
+    GP_CUDA_CHECK(cudaGraphLaunch(graph->exec, stream));
+    return;
+  }
+  for (unsigned i = 0; i < count; ++i) launch_once(api, grid, stream, stamps, i);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+const ProbeDescriptor kRate{"exec.launch_rate", Figure::kTimePerOp,
+                            "1000 back-to-back launches of a kernel whose block 0 stores one timestamp; "
+                            "CUDA events around them / 1000 (graph: one graph of 1000 nodes)",
+                            "", 10, 2};
+const ProbeDescriptor kSubmit{"exec.launch_submit", Figure::kTimePerOp,
+                              "host std::chrono time of 256 launch calls (graph: one cudaGraphLaunch of 256 "
+                              "nodes), synchronized after the timed region / 256",
+                              "", 10, 2};
+const ProbeDescriptor kGap{"exec.launch_gap", Figure::kTimePerOp,
+                           "device side: %globaltimer stamped by block 0 of each of 1000 back-to-back kernels; "
+                           "(last - first) / 999 = start-to-start interval",
+                           "", 10, 2};
+const ProbeDescriptor kSync{"exec.launch_sync", Figure::kTimePerOp,
+                            "host std::chrono time of 100 x (one launch + cudaStreamSynchronize) / 100 "
+                            "(graph: a one-node graph)",
+                            "", 10, 2};
+
+double host_seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+struct LaunchSetup {
+  cudaStream_t stream = nullptr;
+  DeviceBuffer<unsigned long long> stamps{kBatch};
+  LaunchSetup() { GP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking)); }
+  ~LaunchSetup() { cudaStreamDestroy(stream); }
+  LaunchSetup(const LaunchSetup&) = delete;
+  LaunchSetup& operator=(const LaunchSetup&) = delete;
+};
+
+void tag_entry(Measurement& m, LaunchApi api, int grid) {
+  m.tag("api", api_name(api));
+  m.param("grid_blocks", grid);
+  m.param("block_threads", kLaunchBlock);
+}
+
+void rate_entry(benchmark::State& state, LaunchApi api, int grid) {
+  std::unique_ptr<LaunchGraph> graph;
+  if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kBatch, nullptr);
+  Measurement m(state, kRate, Work{0, 0, double(kBatch)});
+  tag_entry(m, api, grid);
+  m.time_events([&](cudaStream_t s) { enqueue_batch(api, grid, kBatch, s, nullptr, graph.get()); });
+}
+
+void submit_entry(benchmark::State& state, LaunchApi api, int grid) {
+  LaunchSetup setup;
+  std::unique_ptr<LaunchGraph> graph;
+  if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kSubmitBatch, nullptr);
+  Measurement m(state, kSubmit, Work{0, 0, double(kSubmitBatch)});
+  tag_entry(m, api, grid);
+  auto replay = [&] {
+    enqueue_batch(api, grid, kSubmitBatch, setup.stream, nullptr, graph.get());
+    GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
+  };
+  m.run(
+      [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        enqueue_batch(api, grid, kSubmitBatch, setup.stream, nullptr, graph.get());
+        Sample s;
+        s.seconds = host_seconds_since(t0);
+        GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
+        return s;
+      },
+      replay);
+}
+
+void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
+  LaunchSetup setup;
+  std::unique_ptr<LaunchGraph> graph;
+  if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kBatch, setup.stamps.data());
+  Measurement m(state, kGap, Work{0, 0, double(kBatch - 1)});
+  tag_entry(m, api, grid);
+  auto replay = [&] {
+    enqueue_batch(api, grid, kBatch, setup.stream, setup.stamps.data(), graph.get());
+    GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
+  };
+  m.run(
+      [&] {
+        GP_CUDA_CHECK(cudaMemsetAsync(setup.stamps.data(), 0, kBatch * sizeof(unsigned long long), setup.stream));
+        replay();
+        std::vector<unsigned long long> t(kBatch);
+        GP_CUDA_CHECK(cudaMemcpy(t.data(), setup.stamps.data(), kBatch * sizeof t[0], cudaMemcpyDeviceToHost));
+        for (unsigned i = 1; i < kBatch; ++i)
+          if (t[i] < t[i - 1] || t[0] == 0) throw Error("launch gap: kernel start stamps are missing or out of order");
+        Sample s;
+        s.seconds = static_cast<double>(t[kBatch - 1] - t[0]) * 1e-9;
+        return s;
+      },
+      replay);
+}
+
+void sync_entry(benchmark::State& state, LaunchApi api, int grid) {
+  LaunchSetup setup;
+  std::unique_ptr<LaunchGraph> graph;
+  if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, 1, nullptr);
+  Measurement m(state, kSync, Work{0, 0, double(kSyncBatch)});
+  tag_entry(m, api, grid);
+  auto one = [&] {
+    enqueue_batch(api, grid, 1, setup.stream, nullptr, graph.get());
+    GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
+  };
+  m.run(
+      [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (unsigned i = 0; i < kSyncBatch; ++i) one();
+        Sample s;
+        s.seconds = host_seconds_since(t0);
+        return s;
+      },
+      one);
+}
+
+}  // namespace
+
+void register_launch_probes() {
+  const Context& ctx = context();
+  int coop_blocks_per_sm = 0;
+  GP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&coop_blocks_per_sm, stamp_kernel, kLaunchBlock, 0));
+  const int co_resident = coop_blocks_per_sm * ctx.device.sm_count;
+  const std::vector<int> grids = ctx.options.quick ? std::vector<int>{1}
+                                                   : std::vector<int>{1, ctx.device.sm_count, 8 * ctx.device.sm_count};
+  using Body = void (*)(benchmark::State&, LaunchApi, int);
+  const std::pair<const ProbeDescriptor*, Body> measures[] = {
+      {&kRate, rate_entry}, {&kSubmit, submit_entry}, {&kGap, gap_entry}, {&kSync, sync_entry}};
+  for (const auto& [descriptor, body] : measures)
+    for (LaunchApi api : {LaunchApi::kTriple, LaunchApi::kEx, LaunchApi::kCooperative, LaunchApi::kParams4k,
+                          LaunchApi::kGraph})
+      for (int grid : grids) {
+        if (api == LaunchApi::kCooperative && (!ctx.device.cooperative_launch || grid > co_resident)) continue;
+        const Body b = body;
+        register_entry(entry_name(descriptor->family, {{"api", api_name(api)}, {"grid", std::to_string(grid)}}),
+                       *descriptor, [b, api, grid](benchmark::State& st) { b(st, api, grid); });
+      }
+}
+
+}  // namespace gpuprobe

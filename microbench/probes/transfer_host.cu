@@ -1,0 +1,334 @@
+// Host<->device transfers (V&D SC08 §3.1, nvbandwidth's host matrix):
+//   transfer.host     H2D, D2H and bidirectional (both at once, two streams); pinned, pageable,
+//                     write-combined and cudaHostRegister'ed host memory through the copy engines
+//                     (cudaMemcpyAsync), and pinned memory mapped into the GPU read/written by a
+//                     kernel (SM-driven, zero-copy); sizes 1 B .. 1 GiB. The largest size of each
+//                     mode carries the alpha-beta fit over the mode's sizes (transfer_fit.hpp).
+//   transfer.memcpy_baseline  plain blocking cudaMemcpy from/to pinned memory, host-timed: the
+//                     reference rate a user gets without any care.
+// Context keys: PCIe link generation/width (current and max, NVML) and the host thread's NUMA
+// node beside gpu_numa_node. docs/probes.md#host-device-transfers.
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuprobe/check.hpp"
+#include "gpuprobe/device_buffer.hpp"
+#include "harness/measure.hpp"
+#include "harness/nvml.hpp"
+#include "probes/registry.hpp"
+#include "probes/transfer_copy.hpp"
+#include "probes/transfer_fit.hpp"
+#include "probes/transfer_plan.hpp"
+
+namespace gpuprobe {
+
+void register_p2p_probes();  // transfer_p2p.cu
+
+namespace {
+
+enum class HostMemory { kPinned, kPageable, kWriteCombined, kRegistered };
+enum class Engine { kCopyEngine, kSm };
+enum class Direction { kH2D, kD2H, kBidirectional };
+
+const char* memory_name(HostMemory m) {
+  switch (m) {
+    case HostMemory::kPinned: return "pinned";
+    case HostMemory::kPageable: return "pageable";
+    case HostMemory::kWriteCombined: return "write_combined";
+    case HostMemory::kRegistered: return "registered";
+  }
+  return "?";
+}
+const char* engine_name(Engine e) { return e == Engine::kCopyEngine ? "ce" : "sm"; }
+const char* direction_name(Direction d) {
+  switch (d) {
+    case Direction::kH2D: return "h2d";
+    case Direction::kD2H: return "d2h";
+    case Direction::kBidirectional: return "bidir";
+  }
+  return "?";
+}
+
+// A host allocation of one kind; every byte written once (pageable pages are then resident).
+class HostBuffer {
+ public:
+  HostBuffer(HostMemory kind, std::size_t bytes) : kind_(kind), bytes_(bytes) {
+    switch (kind) {
+      case HostMemory::kPinned: GP_CUDA_CHECK(cudaHostAlloc(&data_, bytes, cudaHostAllocMapped)); break;
+      case HostMemory::kWriteCombined:
+        GP_CUDA_CHECK(cudaHostAlloc(&data_, bytes, cudaHostAllocWriteCombined | cudaHostAllocMapped));
+        break;
+      case HostMemory::kPageable:
+      case HostMemory::kRegistered:
+        data_ = std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+        if (!data_) throw Error("transfer: could not allocate " + std::to_string(bytes) + " bytes of host memory");
+        std::memset(data_, 0x5a, bytes);
+        if (kind == HostMemory::kRegistered) GP_CUDA_CHECK(cudaHostRegister(data_, bytes, cudaHostRegisterMapped));
+        break;
+    }
+    if (kind == HostMemory::kPinned || kind == HostMemory::kWriteCombined) std::memset(data_, 0x5a, bytes);
+  }
+  ~HostBuffer() {
+    if (kind_ == HostMemory::kPinned || kind_ == HostMemory::kWriteCombined) {
+      cudaFreeHost(data_);
+    } else {
+      if (kind_ == HostMemory::kRegistered) cudaHostUnregister(data_);
+      std::free(data_);
+    }
+  }
+  HostBuffer(const HostBuffer&) = delete;
+  HostBuffer& operator=(const HostBuffer&) = delete;
+  void* data() const { return data_; }
+  // The GPU's address of mapped memory (pinned, write-combined, registered).
+  void* device_pointer() const {
+    void* p = nullptr;
+    GP_CUDA_CHECK(cudaHostGetDevicePointer(&p, data_, 0));
+    return p;
+  }
+  std::size_t bytes() const { return bytes_; }
+
+ private:
+  HostMemory kind_;
+  std::size_t bytes_;
+  void* data_ = nullptr;
+};
+
+// Buffers for one mode, kept while consecutive entries use the same kind (allocating and pinning
+// a GiB takes longer than the whole sweep of a mode).
+struct TransferBuffers {
+  HostMemory kind;
+  std::unique_ptr<HostBuffer> host_src, host_dst;
+  DeviceBuffer<unsigned char> dev_src, dev_dst;
+};
+TransferBuffers& buffers_for(HostMemory kind, std::size_t bytes) {
+  static std::unique_ptr<TransferBuffers> current;
+  if (!current || current->kind != kind || current->host_src->bytes() < bytes) {
+    current.reset();  // free the previous mode's memory first
+    auto b = std::make_unique<TransferBuffers>();
+    b->kind = kind;
+    b->host_src = std::make_unique<HostBuffer>(kind, bytes);
+    b->host_dst = std::make_unique<HostBuffer>(kind, bytes);
+    b->dev_src = DeviceBuffer<unsigned char>(bytes);
+    b->dev_dst = DeviceBuffer<unsigned char>(bytes);
+    GP_CUDA_CHECK(cudaMemset(b->dev_src.data(), 0xa5, bytes));
+    current = std::move(b);
+  }
+  return *current;
+}
+
+// SM-driven copy: 16-byte words over a grid-stride loop, the tail byte by byte.
+__global__ void sm_copy_kernel(const unsigned char* __restrict__ src, unsigned char* __restrict__ dst,
+                               std::size_t bytes) {
+  const std::size_t words = bytes / 16;
+  const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
+  const std::size_t first = std::size_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const auto* s = reinterpret_cast<const uint4*>(src);
+  auto* d = reinterpret_cast<uint4*>(dst);
+  for (std::size_t i = first; i < words; i += stride) d[i] = s[i];
+  for (std::size_t i = words * 16 + first; i < bytes; i += stride) dst[i] = src[i];
+}
+
+}  // namespace
+
+void transfer_sm_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream) {
+  constexpr int kThreads = 512;
+  const int sms = context().device.sm_count;
+  const std::size_t needed = (bytes / 16 + kThreads - 1) / kThreads;
+  const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(needed, std::size_t(4) * sms)));
+  sm_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const unsigned char*>(src),
+                                                   static_cast<unsigned char*>(dst), bytes);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+namespace {
+
+struct Mode {
+  HostMemory memory;
+  Engine engine;
+  Direction direction;
+};
+
+// Enqueues one transfer of `bytes` in `mode` on `stream` (bidirectional: the D2H half on a second
+// stream forked from and joined back into `stream`, so events on `stream` bracket both).
+class TransferOp {
+ public:
+  TransferOp(const Mode& mode, TransferBuffers& b) : mode_(mode), b_(b) {
+    GP_CUDA_CHECK(cudaStreamCreateWithFlags(&side_, cudaStreamNonBlocking));
+    GP_CUDA_CHECK(cudaEventCreateWithFlags(&fork_, cudaEventDisableTiming));
+    GP_CUDA_CHECK(cudaEventCreateWithFlags(&join_, cudaEventDisableTiming));
+  }
+  ~TransferOp() {
+    cudaEventDestroy(fork_);
+    cudaEventDestroy(join_);
+    cudaStreamDestroy(side_);
+  }
+  TransferOp(const TransferOp&) = delete;
+  TransferOp& operator=(const TransferOp&) = delete;
+
+  void enqueue(std::size_t bytes, cudaStream_t stream) {
+    if (mode_.direction == Direction::kH2D) return h2d(bytes, stream);
+    if (mode_.direction == Direction::kD2H) return d2h(bytes, stream);
+    GP_CUDA_CHECK(cudaEventRecord(fork_, stream));
+    GP_CUDA_CHECK(cudaStreamWaitEvent(side_, fork_, 0));
+    h2d(bytes, stream);
+    d2h(bytes, side_);
+    GP_CUDA_CHECK(cudaEventRecord(join_, side_));
+    GP_CUDA_CHECK(cudaStreamWaitEvent(stream, join_, 0));
+  }
+
+ private:
+  void h2d(std::size_t bytes, cudaStream_t s) {
+    if (mode_.engine == Engine::kCopyEngine)
+      GP_CUDA_CHECK(cudaMemcpyAsync(b_.dev_dst.data(), b_.host_src->data(), bytes, cudaMemcpyHostToDevice, s));
+    else
+      transfer_sm_copy(b_.host_src->device_pointer(), b_.dev_dst.data(), bytes, s);
+  }
+  void d2h(std::size_t bytes, cudaStream_t s) {
+    if (mode_.engine == Engine::kCopyEngine)
+      GP_CUDA_CHECK(cudaMemcpyAsync(b_.host_dst->data(), b_.dev_src.data(), bytes, cudaMemcpyDeviceToHost, s));
+    else
+      transfer_sm_copy(b_.dev_src.data(), b_.host_dst->device_pointer(), bytes, s);
+  }
+  Mode mode_;
+  TransferBuffers& b_;
+  cudaStream_t side_ = nullptr;
+  cudaEvent_t fork_ = nullptr, join_ = nullptr;
+};
+
+// --quick stops at 64 MiB: enough to reach the asymptotic rate, and fast.
+std::uint64_t transfer_sweep_max(const Context& ctx) {
+  const std::uint64_t max = transfer_max_bytes(ctx.options.max_footprint_bytes, ctx.device.total_mem_bytes);
+  return ctx.options.quick ? std::min<std::uint64_t>(max, std::uint64_t(64) << 20) : max;
+}
+
+const ProbeDescriptor kHost{
+    "transfer.host", Figure::kBandwidth,
+    "one transfer of size bytes (bidir: one each way at once on two streams) timed with CUDA events; "
+    "bytes = size (bidir: 2 x size); copy engine = cudaMemcpyAsync, sm = a kernel copying 16-byte words "
+    "through the mapped host pointer",
+    "", 10, 2};
+
+const ProbeDescriptor kBaseline{
+    "transfer.memcpy_baseline", Figure::kBandwidth,
+    "plain blocking cudaMemcpy between pinned host memory and the device, host std::chrono around the call",
+    "", 10, 2};
+
+// Medians of the sizes measured so far in each mode, for the fit on the mode's last size.
+std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>& fit_points() {
+  static std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;
+  return points;
+}
+
+void record_link(Measurement& m) {
+  const Nvml* nvml = context().nvml;
+  if (!nvml) return;
+  // Read after the samples: an idle PCIe link may train down to a lower generation.
+  if (auto gen = nvml->pcie_link_generation()) m.param("pcie_link_gen_after", *gen);
+  if (auto width = nvml->pcie_link_width()) m.param("pcie_link_width_after", *width);
+}
+
+void host_entry(benchmark::State& state, Mode mode, std::size_t bytes, bool last_size) {
+  TransferBuffers& b = buffers_for(mode.memory, transfer_sweep_max(context()));
+  TransferOp op(mode, b);
+  const double moved = mode.direction == Direction::kBidirectional ? 2.0 * bytes : double(bytes);
+  Measurement m(state, kHost, Work{moved, 0, 1});
+  m.tag("memory", memory_name(mode.memory));
+  m.tag("engine", engine_name(mode.engine));
+  m.tag("direction", direction_name(mode.direction));
+  m.param("size_bytes", static_cast<double>(bytes));
+  m.time_events([&](cudaStream_t s) { op.enqueue(bytes, s); });
+  record_link(m);
+
+  const std::string key = std::string(memory_name(mode.memory)) + engine_name(mode.engine) + direction_name(mode.direction);
+  auto& [sizes, times] = fit_points()[key];
+  sizes.push_back(static_cast<double>(bytes));
+  times.push_back(state.counters["time_median_s"]);
+  if (last_size && sizes.size() >= 3) {
+    const AlphaBetaFit fit = fit_alpha_beta(sizes, times);
+    m.extra("fit_alpha_us", fit.alpha_s * 1e6);
+    m.extra("fit_beta_gbps", fit.beta_bytes_per_s / 1e9 * (moved / bytes));
+    m.extra("fit_rms_rel_error", fit.rms_rel_error);
+    m.extra("fit_max_rel_error", fit.max_rel_error);
+    m.extra("fit_points", static_cast<double>(fit.points));
+  }
+}
+
+void baseline_entry(benchmark::State& state, Direction direction, std::size_t bytes) {
+  TransferBuffers& b = buffers_for(HostMemory::kPinned, bytes);
+  Measurement m(state, kBaseline, Work{double(bytes), 0, 1});
+  m.tag("memory", "pinned");
+  m.tag("direction", direction_name(direction));
+  m.param("size_bytes", static_cast<double>(bytes));
+  auto copy = [&] {
+    if (direction == Direction::kH2D)
+      GP_CUDA_CHECK(cudaMemcpy(b.dev_dst.data(), b.host_src->data(), bytes, cudaMemcpyHostToDevice));
+    else
+      GP_CUDA_CHECK(cudaMemcpy(b.host_dst->data(), b.dev_src.data(), bytes, cudaMemcpyDeviceToHost));
+  };
+  m.run(
+      [&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        copy();
+        Sample s;
+        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        return s;
+      },
+      copy);
+  record_link(m);
+}
+
+void add_link_context() {
+  const Nvml* nvml = context().nvml;
+  auto text = [](std::optional<unsigned> v) { return v ? std::to_string(*v) : std::string("unavailable"); };
+  benchmark::AddCustomContext("gpu_pcie_link_gen_at_start", text(nvml ? nvml->pcie_link_generation() : std::nullopt));
+  benchmark::AddCustomContext("gpu_pcie_link_width_at_start", text(nvml ? nvml->pcie_link_width() : std::nullopt));
+  benchmark::AddCustomContext("gpu_pcie_link_gen_max", text(nvml ? nvml->pcie_max_link_generation() : std::nullopt));
+  benchmark::AddCustomContext("gpu_pcie_link_width_max", text(nvml ? nvml->pcie_max_link_width() : std::nullopt));
+  unsigned cpu = 0, node = 0;
+  benchmark::AddCustomContext("host_thread_numa_node", getcpu(&cpu, &node) == 0 ? std::to_string(node) : "-1");
+}
+
+}  // namespace
+
+void register_transfer_probes() {
+  const Context& ctx = context();
+  add_link_context();
+  const std::uint64_t max_bytes = transfer_sweep_max(ctx);
+  const std::vector<std::uint64_t> sizes = transfer_sizes(max_bytes, ctx.options.quick);
+
+  // The baseline first: the reference the transfer.host figures are compared to.
+  for (Direction d : {Direction::kH2D, Direction::kD2H})
+    register_entry(entry_name(kBaseline.family, {{"direction", direction_name(d)}, {"size", std::to_string(max_bytes)}}),
+                   kBaseline, [d, max_bytes](benchmark::State& st) { baseline_entry(st, d, max_bytes); });
+
+  std::vector<Mode> modes;
+  for (HostMemory memory : {HostMemory::kPinned, HostMemory::kPageable, HostMemory::kWriteCombined,
+                            HostMemory::kRegistered})
+    for (Direction d : {Direction::kH2D, Direction::kD2H, Direction::kBidirectional})
+      modes.push_back(Mode{memory, Engine::kCopyEngine, d});
+  for (Direction d : {Direction::kH2D, Direction::kD2H, Direction::kBidirectional})
+    modes.push_back(Mode{HostMemory::kPinned, Engine::kSm, d});
+  if (ctx.options.quick) modes.resize(3);  // pinned copy-engine modes only
+
+  for (const Mode& mode : modes)
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      const std::size_t bytes = sizes[i];
+      const bool last = i + 1 == sizes.size();
+      register_entry(entry_name(kHost.family, {{"memory", memory_name(mode.memory)},
+                                               {"engine", engine_name(mode.engine)},
+                                               {"direction", direction_name(mode.direction)},
+                                               {"size", std::to_string(bytes)}}),
+                     kHost, [mode, bytes, last](benchmark::State& st) { host_entry(st, mode, bytes, last); });
+    }
+  register_p2p_probes();
+}
+
+}  // namespace gpuprobe
