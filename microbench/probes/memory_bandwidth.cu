@@ -58,6 +58,13 @@ template <> __device__ __forceinline__ float splat<float>(float v) { return v; }
 template <> __device__ __forceinline__ float2 splat<float2>(float v) { return {v, v}; }
 template <> __device__ __forceinline__ float4 splat<float4>(float v) { return {v, v, v, v}; }
 
+// Streaming stores (st.global.cs, evict-first) leave less written data lingering in L2.
+template <bool kStreaming, class V>
+__device__ __forceinline__ void store(V* p, V v) {
+  if constexpr (kStreaming) __stcs(p, v);
+  else *p = v;
+}
+
 // Each thread visits `visits` elements: index i, then i + step, ... modulo n, with step = (total
 // threads + 32) mod n. Consecutive threads touch consecutive elements, and every warp's 32
 // elements stay aligned to 32 x sizeof(V) (n, threads and step are multiples of 32), so no access
@@ -65,7 +72,7 @@ template <> __device__ __forceinline__ float4 splat<float4>(float v) { return {v
 // time every SM touches the whole working set: an SM's reuse distance is the working set itself,
 // and L1 hits happen only when it fits in L1. Indices are 32-bit (n < 2^32) to keep the
 // per-access instruction count low enough for L1 speed; the wrap is a branch-free unsigned min.
-template <class V, StreamKernel kKernel>
+template <class V, StreamKernel kKernel, bool kStreamingStores>
 __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a, const V* __restrict__ b,
                                                                const V* __restrict__ c, std::uint32_t n,
                                                                std::uint32_t step, std::uint32_t visits,
@@ -77,9 +84,9 @@ __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a
 #pragma unroll 8
   for (std::uint32_t v = 0; v < visits; ++v) {
     if constexpr (kKernel == StreamKernel::kRead) acc ^= lanes_xor(a[i]);
-    if constexpr (kKernel == StreamKernel::kWrite) a[i] = splat<V>(1.5f);
-    if constexpr (kKernel == StreamKernel::kCopy) a[i] = b[i];
-    if constexpr (kKernel == StreamKernel::kTriad) a[i] = axpy(kScale, c[i], b[i]);
+    if constexpr (kKernel == StreamKernel::kWrite) store<kStreamingStores>(a + i, splat<V>(1.5f));
+    if constexpr (kKernel == StreamKernel::kCopy) store<kStreamingStores>(a + i, b[i]);
+    if constexpr (kKernel == StreamKernel::kTriad) store<kStreamingStores>(a + i, axpy(kScale, c[i], b[i]));
     const std::uint32_t next = i + step;
     i = min(next, next - n);  // next - n wraps to a huge value unless next >= n
   }
@@ -88,14 +95,22 @@ __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a
     if (write_sink) sink[0] = acc;
 }
 
-template <class V>
+template <class V, bool kStreaming>
 void launch_stream(StreamKernel k, unsigned blocks, V* a, const V* b, const V* c, std::uint32_t n,
                    std::uint32_t step, std::uint32_t visits, unsigned* sink, cudaStream_t s) {
   switch (k) {
-    case StreamKernel::kRead: stream_kernel<V, StreamKernel::kRead><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
-    case StreamKernel::kWrite: stream_kernel<V, StreamKernel::kWrite><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
-    case StreamKernel::kCopy: stream_kernel<V, StreamKernel::kCopy><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
-    case StreamKernel::kTriad: stream_kernel<V, StreamKernel::kTriad><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0); break;
+    case StreamKernel::kRead:
+      stream_kernel<V, StreamKernel::kRead, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
+      break;
+    case StreamKernel::kWrite:
+      stream_kernel<V, StreamKernel::kWrite, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
+      break;
+    case StreamKernel::kCopy:
+      stream_kernel<V, StreamKernel::kCopy, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
+      break;
+    case StreamKernel::kTriad:
+      stream_kernel<V, StreamKernel::kTriad, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
+      break;
   }
 }
 
@@ -137,7 +152,8 @@ const ProbeDescriptor kBandwidth{
     "", 10, 2};
 const ProbeDescriptor kOccupancy{
     "memory.occupancy", Figure::kBandwidth,
-    "as memory.bandwidth at a DRAM-sized working set, varying resident 256-thread blocks per SM", "", 10, 2};
+    "as memory.bandwidth at a DRAM-sized and an L2-sized working set, varying resident 256-thread "
+    "blocks per SM and the store cache hint (default or st.global.cs)", "", 10, 2};
 const ProbeDescriptor kStride{
     "memory.stride", Figure::kBandwidth,
     "all SMs; thread t reads float (t + j x threads) x stride from base + offset; bytes = 4 per load "
@@ -149,11 +165,16 @@ struct StreamConfig {
   int vector_bytes;
   std::uint64_t working_set;  // bytes over all arrays
   int blocks_per_sm;
+  bool streaming_stores = false;
 };
 
-// Bytes one sample moves at least: enough that a sample lasts >= ~100 us even at L1 speed, so the
-// launch latency inside the event pair stays a small fraction.
-constexpr double kMinBytesPerSample = 4e9;
+// Arrays of one kernel start this far apart beyond their size, so that two streams never walk
+// addresses that differ only in high bits (same DRAM bank and channel at every step).
+constexpr std::uint64_t kArrayPadding = (std::uint64_t(1) << 20) + (std::uint64_t(5) << 10);
+
+// Bytes one sample moves at least: enough that a sample lasts >= ~250 us even at L1 speed, so the
+// launch latency and the last wave's tail inside the event pair stay a small fraction.
+constexpr double kMinBytesPerSample = 8e9;
 
 template <class V>
 void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const StreamConfig& cfg) {
@@ -168,10 +189,11 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   std::uint64_t step = (threads + 32) % elements;
   if (step == 0) step = 32;  // n divides threads + 32: a one-warp-chunk step still covers n
 
-  char* base = bandwidth_memory(elements * sizeof(V) * cfg.kernel.arrays);
+  const std::uint64_t array_stride = elements * sizeof(V) + kArrayPadding;
+  char* base = bandwidth_memory(array_stride * cfg.kernel.arrays);
   V* a = reinterpret_cast<V*>(base);
-  V* b = a + elements;
-  V* c = b + elements;
+  V* b = reinterpret_cast<V*>(base + array_stride);
+  V* c = reinterpret_cast<V*>(base + 2 * array_stride);
   const double bytes = double(threads) * visits * cfg.kernel.accesses * sizeof(V);
 
   Measurement m(state, d, Work{bytes, 0, 0});
@@ -180,10 +202,15 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   m.param("blocks_per_sm", cfg.blocks_per_sm);
   m.param("threads", double(threads));
   m.tag("kernel", cfg.kernel.name);
+  m.tag("store", cfg.streaming_stores ? "cs" : "default");
   unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
-    launch_stream<V>(cfg.kernel.kernel, blocks, a, b, c, static_cast<std::uint32_t>(elements),
-                     static_cast<std::uint32_t>(step), visits, sink, s);
+    const auto n32 = static_cast<std::uint32_t>(elements);
+    const auto step32 = static_cast<std::uint32_t>(step);
+    if (cfg.streaming_stores)
+      launch_stream<V, true>(cfg.kernel.kernel, blocks, a, b, c, n32, step32, visits, sink, s);
+    else
+      launch_stream<V, false>(cfg.kernel.kernel, blocks, a, b, c, n32, step32, visits, sink, s);
   });
 }
 
@@ -240,18 +267,25 @@ void register_memory_bandwidth_probes() {
     }
   }
 
-  // DRAM bandwidth vs occupancy, at a working set far beyond the L2 (>= 1 GiB when the limit allows).
+  // Bandwidth vs occupancy (resident blocks per SM) and store hint, at a DRAM working set (>= 1 GiB
+  // when the limit allows) and at an L2-resident one (a quarter of the L2).
   const std::uint64_t dram_ws = std::min<std::uint64_t>(
       limit, std::max<std::uint64_t>(std::uint64_t(1) << 30, 16 * ctx.device.l2_bytes));
-  for (const StreamKernelInfo& k : kStreamKernels) {
-    if (k.kernel == StreamKernel::kTriad) continue;
-    for (int bps = 1; bps <= full_occupancy; ++bps) {
-      if (quick && bps != 1 && bps != full_occupancy) continue;
-      const StreamConfig cfg{k, 16, dram_ws, bps};
-      register_entry(entry_name(kOccupancy.family, {{"kernel", k.name}, {"vector", "16"},
-                                                    {"footprint", std::to_string(dram_ws)},
-                                                    {"blocks_per_sm", std::to_string(bps)}}),
-                     kOccupancy, [cfg](benchmark::State& st) { stream_entry(st, kOccupancy, cfg); });
+  const std::uint64_t l2_ws = ctx.device.l2_bytes / 4 / (3 * 16 * 256) * (3 * 16 * 256);
+  for (std::uint64_t ws : {dram_ws, l2_ws}) {
+    for (const StreamKernelInfo& k : kStreamKernels) {
+      for (bool streaming : {false, true}) {
+        if (streaming && k.kernel == StreamKernel::kRead) continue;  // no stores to hint
+        for (int bps = 1; bps <= full_occupancy; ++bps) {
+          if (quick && bps != 1 && bps != full_occupancy) continue;
+          const StreamConfig cfg{k, 16, ws, bps, streaming};
+          register_entry(entry_name(kOccupancy.family, {{"kernel", k.name}, {"vector", "16"},
+                                                        {"store", streaming ? "cs" : "default"},
+                                                        {"footprint", std::to_string(ws)},
+                                                        {"blocks_per_sm", std::to_string(bps)}}),
+                         kOccupancy, [cfg](benchmark::State& st) { stream_entry(st, kOccupancy, cfg); });
+        }
+      }
     }
   }
 
