@@ -118,8 +118,10 @@ class Profile:
         curves = []
         for key, ents in sorted(F.group(self.rs.by_family(family), spec["group"]).items(), key=lambda t: str(t[0])):
             x, y, used = _curve_xy(ents, spec["x"], "cycles_per_op")
+            ylabel = "cycles per load"
             if len(x) < MIN_CURVE_POINTS:
                 x, y, used = _curve_xy(ents, spec["x"])  # value_median (unit in the label)
+                ylabel = f"{used[0].unit or 'value'} per load" if used else ylabel
             if len(np.unique(x)) < MIN_CURVE_POINTS:
                 continue
             fit = detect_levels(x, y, [e.cv for e in used])
@@ -127,7 +129,7 @@ class Profile:
             load = keyd.get("load") or ""
             first_l1 = load not in ("cg", "cv", "volatile", "shared") and family == "memory.latency"
             names = name_levels(fit.knees, self.ctxnum("gpu_l2_bytes"), first_l1)
-            curves.append(Curve(family, keyd, used, x, y, fit, names, "cycles per load"))
+            curves.append(Curve(family, keyd, used, x, y, fit, names, ylabel))
         return curves
 
     def _hierarchy(self):

@@ -17,6 +17,7 @@ from .roofline import ceilings_from, kernel_points, optimality
 # Every report has these sections, in this order (an empty one says why it is empty).
 SECTIONS = [
     ("inputs", "Inputs and data quality"),
+    ("summary", "Summary"),
     ("device", "Device"),
     ("hierarchy", "Memory hierarchy: capacities and latencies"),
     ("granularity", "Line and sector sizes"),
@@ -65,7 +66,8 @@ class Doc:
         self.m: List[str] = []
         self.outdir = outdir
 
-    def section(self, sid: str, title: str):
+    def section(self, sid: str):
+        title = dict(SECTIONS)[sid]
         self.h.append(f'<h2 id="{sid}">{html.escape(title)}</h2>')
         self.m.append(f"\n## {title}\n")
 
@@ -143,7 +145,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.m.append("\n".join(f"{i + 1}. [{t}](#{sid})" for i, (sid, t) in enumerate(SECTIONS)) + "\n")
 
     # Inputs
-    d.section(*SECTIONS[0])
+    d.section("inputs")
     d.table(["file", "complete", "entries"], [[i["file"], "no (FILE.partial)" if i["partial"] else "yes", i["entries"]]
                                               for i in data["inputs"]])
     issues = data["issues"] + data.get("notes", []) + kernel_notes
@@ -153,12 +155,16 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     else:
         d.para("All inputs complete and conforming to docs/results-schema.md.")
 
+    # Summary: the figures users ask for first, each pointing to its section.
+    d.section("summary")
+    d.table(["figure", "value", "details in"], summary_rows(data, opt))
+
     # Device
-    d.section(*SECTIONS[1])
+    d.section("device")
     d.table(["context key", "value"], [[k, str(v)] for k, v in data["device"].items()])
 
     # Hierarchy
-    d.section(*SECTIONS[2])
+    d.section("hierarchy")
     h = data.get("hierarchy")
     if h:
         d.para("Method: " + h["method"] + ".")
@@ -178,7 +184,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.figure(pf.get("latency_random"), figs)
     d.figure(pf.get("latency_stride"), figs)
 
-    d.section(*SECTIONS[3])
+    d.section("granularity")
     g = data.get("granularity")
     if g and g["per_footprint"]:
         d.para("Method: " + g["method"] + ".")
@@ -190,7 +196,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No stride sweep (memory.latency pattern=stride) with a saturating latency in the inputs.")
     d.figure(pf.get("granularity"), figs)
 
-    d.section(*SECTIONS[4])
+    d.section("tlb")
     t = data.get("tlb")
     if t:
         d.para("Method: " + t["method"] + ".")
@@ -207,7 +213,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No memory.tlb entries in the inputs.")
     d.figure(pf.get("tlb"), figs)
 
-    d.section(*SECTIONS[5])
+    d.section("bandwidth")
     b = data.get("bandwidth")
     if b:
         d.para("Method: " + b["method"] + ".")
@@ -224,7 +230,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                                                             for r in data["baseline"]])
     d.figure(pf.get("bandwidth"), figs)
 
-    d.section(*SECTIONS[6])
+    d.section("access")
     sa = data.get("stride_alignment")
     if sa:
         d.sub("Stride and alignment")
@@ -246,7 +252,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.figure(pf.get("stride_alignment"), figs)
     d.figure(pf.get("bank_conflicts"), figs)
 
-    d.section(*SECTIONS[7])
+    d.section("execution")
     pl = data.get("pipelines") or {}
     if pl.get("latency"):
         d.sub("Pipeline latency")
@@ -273,7 +279,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     for fid in ("pipeline_latency", "throughput", "launch", "barrier"):
         d.figure(pf.get(fid), figs)
 
-    d.section(*SECTIONS[8])
+    d.section("transfers")
     tr = data.get("transfers")
     if tr:
         d.para("Method: " + tr["method"] + ".")
@@ -286,13 +292,13 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No transfer.host entries in the inputs.")
     d.figure(pf.get("transfers"), figs)
 
-    d.section(*SECTIONS[9])
+    d.section("roofline")
     d.table(["ceiling", "value", "unit", "kind", "how"],
             [[c["name"], c["value"], c["unit"], "measured" if c["measured"] else "theoretical (dashed)", c["how"]]
              for c in data["roofline"]["ceilings"]])
     d.figure(plots.roofline_figure(pts, ceilings, figdir), figs)
 
-    d.section(*SECTIONS[10])
+    d.section("optimality")
     if opt:
         d.para("bound = min over the measured ceilings (memory level: AI at that level × its bandwidth; compute: the "
                "peak of the kernel's precision); % of bound = achieved / bound; vs cuBLAS = achieved / cuBLAS achieved, "
@@ -306,14 +312,14 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     else:
         d.para("No kernels.* entries in the inputs.")
 
-    d.section(*SECTIONS[11])
+    d.section("kernels")
     kf = plots.kernel_figures(pts, figdir)
     if not kf:
         d.para("No kernels.* entries in the inputs.")
     for f in kf:
         d.figure(f, figs)
 
-    d.section(*SECTIONS[12])
+    d.section("other")
     other = data.get("other_families") or {}
     if other:
         for fam, rows in other.items():
@@ -322,7 +328,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     else:
         d.para("Every family in the inputs has its own section above.")
 
-    d.section(*SECTIONS[13])
+    d.section("provenance")
     d.para("Three hops from any figure to its origin: the figure → the result entries named here (in the listed file) "
            "→ the probe descriptor: the ProbeDescriptor whose family is the entry's first name component, under "
            "microbench/probes/ (its method text is quoted here and in each entry's label; docs/probes.md explains it).")
@@ -347,6 +353,36 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     return {"html": os.path.join(outdir, "report.html"), "markdown": os.path.join(outdir, "report.md"),
             "profile": os.path.join(outdir, "device-profile.json"), "figures": [f.files for f in figs],
             "profile_obj": prof, "optimality": opt, "ceilings": ceilings}
+
+
+def summary_rows(data: dict, opt: list) -> list:
+    rows = []
+    h = data.get("hierarchy") or {}
+    for lv in h.get("levels", []):
+        cap = f", capacity {fmt_bytes(lv['capacity_bytes'])}" if lv.get("capacity_bytes") else ""
+        ns = f" ({fmt(lv['latency_ns'])} ns)" if lv.get("latency_ns") else ""
+        rows.append([f"{lv['name']} latency", f"{fmt(lv['latency_cycles'])} cycles{ns}{cap}", "memory hierarchy"])
+    for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
+        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", "bandwidth per level"])
+    for name, c in ((data.get("pipelines") or {}).get("compute_ceilings") or {}).items():
+        rows.append([f"{name} peak", f"{fmt(c['gflops'])} GFLOP/s", "pipelines"])
+    t = data.get("tlb") or {}
+    if t.get("page"):
+        rows.append(["page size", fmt_bytes(t["page"]["page_bytes"]), "TLB"])
+    for r in (data.get("transfers") or {}).get("fits", []):
+        if "alpha_us" in r:
+            key = "/".join(str(v) for v in r["key"].values() if v)
+            rows.append([f"transfer {key}", f"α {fmt(r['alpha_us'])} µs, β {fmt(r['beta_gbps'])} GB/s", "transfers"])
+    best = {}
+    for r in opt:
+        if r.get("pct_of_bound") is not None and not r["impl"].lower().startswith("cublas"):
+            if r["kernel"] not in best or r["pct_of_bound"] > best[r["kernel"]]["pct_of_bound"]:
+                best[r["kernel"]] = r
+    for k, r in sorted(best.items()):
+        vs = f", {fmt(r['vs_cublas'], 3)}x cuBLAS" if r.get("vs_cublas") else ""
+        rows.append([f"{k}: best % of bound", f"{fmt(r['pct_of_bound'], 3)} % ({r['impl']}, {r['size']}, "
+                     f"{r['limiter']}-bound{vs})", "optimality"])
+    return rows
 
 
 def _key(k: dict) -> str:
