@@ -43,7 +43,9 @@ def fmt(v, digits=4) -> str:
         if isinstance(v, float) and not math.isfinite(v):
             return "–"
         a = abs(v)
-        if a != 0 and (a >= 1e6 or a < 1e-3):
+        if 1e3 <= a < 1e9:
+            return f"{v:,.0f}"
+        if a != 0 and (a >= 1e9 or a < 1e-3):
             return f"{v:.{digits - 1}e}"
         return f"{v:.{digits}g}"
     return str(v)
