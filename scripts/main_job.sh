@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# The main job, end to end: build -> characterize the GPU (all probes) -> kernel benchmarks with
+# roofline counters -> report. Progress on the terminal, a summary at the end.
+#
+#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters]
+#
+# OUTDIR (default reports/local) receives results.json (all probes and kernel benchmarks, timing),
+# counters.json (kernel benchmarks again with --counters=roofline, in an untimed replay), logs, and
+# report/ (report.html, report.md, device-profile.json, plots). Without a GPU it says so and builds
+# the report from the result files already in OUTDIR.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=reports/local ; quick=() ; device=() ; counters=1
+for arg in "$@"; do
+  case "$arg" in
+    --quick) quick=(--quick) ;;
+    --device=*) device=("$arg") ;;
+    --no-counters) counters=0 ;;
+    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
+    -*) echo "main_job.sh: unknown option $arg" >&2; exit 2 ;;
+    *) OUT=$arg ;;
+  esac
+done
+mkdir -p "$OUT"
+start=$(date +%s)
+step() { echo; echo "== [$(( $(date +%s) - start ))s] $*"; }
+BUILD_DIR=${BUILD_DIR:-build}
+GPUPROBE="$BUILD_DIR/gpuprobe"
+
+step "build ($BUILD_DIR)"
+if ! BUILD_DIR=$BUILD_DIR bash scripts/build.sh > "$OUT/build.log" 2>&1; then
+  tail -20 "$OUT/build.log"; echo "main_job: build failed (log: $OUT/build.log)" >&2; exit 1
+fi
+
+have_gpu=1
+if ! "$GPUPROBE" "${device[@]}" --benchmark_list_tests > /dev/null 2> "$OUT/gpu-check.log"; then
+  have_gpu=0
+  echo "main_job: no GPU measurement possible here: $(head -1 "$OUT/gpu-check.log")"
+fi
+
+status=0
+if ((have_gpu)); then
+  step "characterize + kernel benchmarks -> $OUT/results.json"
+  "$GPUPROBE" "${device[@]}" "${quick[@]}" --benchmark_out="$OUT/results.json" --benchmark_out_format=json \
+    --benchmark_format=console 2>&1 | tee "$OUT/bench.log" | grep -E --line-buffered "^(baseline|memory|exec|transfer|kernels)\.[a-z_0-9]+/" \
+    | awk -F/ '{fam=$1; if (fam != last) { printf "  %-28s", fam; last = fam; n = 0 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
+  [ -f "$OUT/results.json" ] || { status=1; echo "main_job: the benchmark run did not finish (see $OUT/bench.log)" >&2; tail -3 "$OUT/bench.log"; }
+  if ((counters)); then
+    step "kernel benchmarks with roofline counters (untimed replays) -> $OUT/counters.json"
+    if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
+        --benchmark_out="$OUT/counters.json" --benchmark_out_format=json > "$OUT/counters.log" 2>&1; then
+      echo "main_job: counter run failed or counters unavailable: $(grep -m1 'gpuprobe:' "$OUT/counters.log")"
+    fi
+  fi
+fi
+
+step "report -> $OUT/report"
+inputs=()
+for f in "$OUT"/results.json "$OUT"/counters.json; do [ -f "$f" ] && inputs+=("$f"); done
+if ((${#inputs[@]} == 0)); then
+  echo "main_job: no result files in $OUT to report on" >&2; exit 1
+fi
+if ! python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$OUT/report" 2>&1 | tee "$OUT/report.log"; then
+  status=1
+fi
+step "done in $(( $(date +%s) - start )) s: open $OUT/report/report.html"
+exit $status
