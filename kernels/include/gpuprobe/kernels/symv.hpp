@@ -1,0 +1,55 @@
+// SYMV, column-major as BLAS: y = alpha A x + beta y, A symmetric n x n with only the `uplo`
+// triangle stored (the other triangle is never read: it may hold anything, NaN included).
+//
+// BLAS semantics: beta == 0 means y is not read (NaN or garbage in y does not propagate); alpha == 0
+// means A and x are not read and y = beta y; n == 0 returns at once. Negative incx/incy are allowed
+// (element i of x is at x[(incx > 0 ? i : i - (n - 1)) * incx], as in reference BLAS). Every argument
+// is checked before anything is launched; a bad one returns an error Status and nothing runs.
+//
+// Implementations, kept side by side for analysis (docs/perf/symv.md):
+//   kAware      storage-aware, "algorithm 2" of Abdelfattah, Keyes & Ltaief (MAGMA SYMV): the matrix
+//               is cut into 64 x 64 tiles; each thread block reads only a segment of its block row of
+//               the stored triangle and uses every off-diagonal element twice, as A x (row sums) and
+//               A^T x (column dots); column partials of each tile and row partials of each segment go
+//               to the workspace; a second kernel sums them in a fixed order (deterministic).
+//               Reads n(n+1)/2 elements (+ a half diagonal tile per block row).
+//   kOblivious  storage-oblivious, "algorithm 1": each block row is computed whole, the tiles above
+//               (below) the diagonal read as the transposes of the stored ones: reads n^2 elements.
+//               Row partials of each segment go to the workspace and are summed as for kAware.
+//   kAwareAtomic the kAware kernel with partials added straight into y with atomicAdd (y first set to
+//               beta y by a small kernel): no workspace, not deterministic (summation order varies).
+//
+// Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
+// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 4096 (kAware, kOblivious),
+// 0 bytes for kAwareAtomic. The workspace may not be shared by calls running concurrently.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+
+#include "gpuprobe/kernels/blas_types.hpp"
+
+namespace gpuprobe::kernels {
+
+enum class SymvImpl { kAware, kOblivious, kAwareAtomic };
+
+const char* symv_impl_name(SymvImpl impl);  // "aware", "oblivious", "aware_atomic"
+
+// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0.
+template <class T>
+std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAware);
+
+// Checks the arguments only (no CUDA call): kSuccess, kInvalidValue, kNullPointer or
+// kWorkspaceTooSmall, in that order of precedence.
+template <class T>
+Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
+                       const void* workspace, std::size_t workspace_bytes, SymvImpl impl = SymvImpl::kAware);
+
+// Enqueues y = alpha A x + beta y on `stream` (T = float or double). Returns kLaunchFailed if a
+// launch itself failed (asynchronous faults surface at the caller's next synchronizing call).
+template <class T>
+Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
+            void* workspace, std::size_t workspace_bytes, cudaStream_t stream, SymvImpl impl = SymvImpl::kAware);
+
+}  // namespace gpuprobe::kernels

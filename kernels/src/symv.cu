@@ -1,0 +1,375 @@
+// SYMV kernels: storage-aware ("algorithm 2"), storage-oblivious ("algorithm 1") and the atomic
+// variant of the aware one; the plan (tiles, segments, workspace) and the argument checks.
+// Design and measurements: docs/perf/symv.md.
+//
+// Geometry. The n x n matrix is cut into kNB x kNB tiles; block row r holds rows [r kNB, r kNB + kNB).
+// A thread block (a "unit") handles one block row r and a segment of at most `seg_tiles` consecutive
+// tiles of it. Its 256 threads are kRowLanes x kColGroups: a row lane owns kV = 16 / sizeof(T)
+// consecutive rows of the tile (one 16-byte load per column), a column group owns kColsPerThread
+// columns of the tile (g, g + kColGroups, ...). So each thread issues kColsPerThread independent
+// 16-byte loads per tile, and a warp reads whole 256-byte column pieces.
+//
+// Per stored off-diagonal tile (r, j) a thread accumulates, for its kV rows, the row sums
+// A_rj x_j (kept in registers over the segment) and, for its columns, the column dots A_rj^T x_r
+// (reduced over the row lanes at once and written to the tile's slot of the workspace). The
+// diagonal tile is read like the others and its unstored half masked out. The oblivious variant
+// reads the mirror tiles (j, r) of the unstored half and uses only their column dots.
+#include <algorithm>
+#include <cstdint>
+
+#include "gpuprobe/kernels/symv.hpp"
+#include "symv_gemv_common.cuh"
+
+namespace gpuprobe::kernels {
+namespace {
+
+using blas2::Strided;
+using blas2::Vec16;
+
+constexpr int kNB = 64;        // tile edge: the granularity of the workspace partials
+constexpr int kThreads = 256;  // per unit
+
+template <class T>
+struct Shape {
+  static constexpr int kV = Vec16<T>::kCount;               // rows per lane (one 16-byte load)
+  static constexpr int kRowLanes = kNB / kV;                // 16 (float), 32 (double)
+  static constexpr int kColGroups = kThreads / kRowLanes;   // 16, 8
+  static constexpr int kColsPerThread = kNB / kColGroups;   // 4, 8 loads in flight per tile
+  static_assert(kRowLanes * kV == kNB, "row lanes cover the tile's rows");
+  static_assert(kRowLanes * kColGroups == kThreads, "the block is row lanes x column groups");
+  static_assert(kColGroups * kColsPerThread == kNB, "column groups cover the tile's columns");
+  static_assert(32 % kRowLanes == 0, "a column's row lanes lie inside one warp (shuffle reduction)");
+  static_assert(kColsPerThread <= kRowLanes, "transposed reduction: one result per lane group");
+};
+
+enum class Algo { kAware, kOblivious, kAwareAtomic };
+
+// Units and workspace layout, the same on host (sizes) and device (indexing).
+struct Plan {
+  int n = 0;
+  int tiles = 0;         // N = ceil(n / kNB) block rows (and columns)
+  int seg_tiles = 1;     // tiles per unit (segment of a block row)
+  int max_segments = 0;  // segments of the longest block row
+  long long slot_elems = 0;  // column partials: one kNB slot per stored off-diagonal tile (aware)
+  long long row_elems = 0;   // row partials: one kNB slot per (block row, segment)
+
+  long long workspace_elems() const { return slot_elems + row_elems; }
+};
+
+// Enough units to fill the GPU several times over (short tails), at least 4 tiles each so the
+// per-unit prologue and epilogue stay small; fixed, not read off the device, so the workspace size
+// depends on n alone. Then, for n >= kBoundFrom, segments are lengthened until the workspace is
+// within 1 % of the n x n matrix.
+constexpr long long kTargetUnits = 4096;
+constexpr int kMinSegTiles = 4;
+constexpr int kBoundFrom = 1024;
+
+Plan make_plan(int n, Algo algo) {
+  Plan p;
+  p.n = n;
+  if (n <= 0) return p;
+  const long long N = (n + kNB - 1) / kNB;
+  p.tiles = static_cast<int>(N);
+  const bool aware = algo != Algo::kOblivious;
+  const long long total_tiles = aware ? N * (N + 1) / 2 : N * N;
+  long long seg = std::max<long long>(kMinSegTiles, (total_tiles + kTargetUnits - 1) / kTargetUnits);
+  seg = std::min<long long>(seg, N);
+  auto fill = [&](long long s) {
+    p.seg_tiles = static_cast<int>(s);
+    p.max_segments = static_cast<int>((N + s - 1) / s);
+    p.slot_elems = algo == Algo::kAware ? N * (N - 1) / 2 * kNB : 0;
+    p.row_elems = algo == Algo::kAwareAtomic ? 0 : N * p.max_segments * kNB;
+  };
+  fill(seg);
+  if (n >= kBoundFrom)
+    while (static_cast<double>(p.workspace_elems()) > 0.01 * n * static_cast<double>(n) && seg < N) fill(++seg);
+  return p;
+}
+
+Algo algo_of(SymvImpl impl) {
+  switch (impl) {
+    case SymvImpl::kOblivious: return Algo::kOblivious;
+    case SymvImpl::kAwareAtomic: return Algo::kAwareAtomic;
+    default: return Algo::kAware;
+  }
+}
+
+// Slot of the stored off-diagonal tile whose block indices are {hi, lo}, hi > lo (triangular order).
+__device__ __forceinline__ long long slot_of(int hi, int lo) {
+  return (static_cast<long long>(hi) * (hi - 1) / 2 + lo) * kNB;
+}
+
+// Tiles [first, first + count) of block row r that its units walk.
+template <bool kLower, Algo kAlgo>
+__device__ __forceinline__ void row_tiles(int r, int N, int& first, int& count) {
+  if constexpr (kAlgo == Algo::kOblivious) {
+    first = 0;
+    count = N;
+  } else {
+    first = kLower ? 0 : r;
+    count = kLower ? r + 1 : N - r;
+  }
+}
+
+template <class T, bool kLower, Algo kAlgo, bool kVector>
+__global__ void __launch_bounds__(kThreads) symv_tiles_kernel(int n, const T* __restrict__ A, long long lda,
+                                                              Strided<const T> x, Plan plan, T* __restrict__ slots,
+                                                              T* __restrict__ row_parts, T alpha, Strided<T> y) {
+  using S = Shape<T>;
+  constexpr int kV = S::kV, kCG = S::kColGroups, kCPT = S::kColsPerThread, kRL = S::kRowLanes;
+  constexpr bool kAware = kAlgo != Algo::kOblivious;
+
+  const int r = blockIdx.y, seg = blockIdx.x;
+  int first, count;
+  row_tiles<kLower, kAlgo>(r, plan.tiles, first, count);
+  const int j_begin = first + seg * plan.seg_tiles;
+  const int j_end = min(first + count, j_begin + plan.seg_tiles);
+  if (j_begin >= j_end) return;  // uniform over the block: the grid is rectangular, rows are not
+
+  const int lane = threadIdx.x % kRL;  // row lane
+  const int g = threadIdx.x / kRL;     // column group
+  const int row_in_tile = lane * kV;
+  const int my_row = r * kNB + row_in_tile;  // first of this thread's kV rows of block row r
+
+  T xr[kV];  // x at this thread's rows: the column dots of the tiles of block row r use it
+#pragma unroll
+  for (int k = 0; k < kV; ++k) xr[k] = my_row + k < n ? blas2::load_x(x, my_row + k) : T(0);
+
+  T row_acc[kV] = {};    // (A x) for this thread's rows, over the segment
+  T col_acc[kCPT] = {};  // (A^T x) for rows r kNB + g + u kCG: diagonal tile, mirror tiles
+
+  for (int j = j_begin; j < j_end; ++j) {
+    const bool mirror = kAlgo == Algo::kOblivious && (kLower ? j > r : j < r);
+    const int tile_row = mirror ? j : r, tile_col = mirror ? r : j;  // the stored tile read
+    const int row0 = tile_row * kNB + row_in_tile;
+    const int rows_valid = n - row0;
+    const int col0 = tile_col * kNB + g;
+    const T* p = A + static_cast<long long>(col0) * lda + row0;
+
+    T a[kCPT][kV];
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u)
+      blas2::load_rows<T, kVector>(p + static_cast<long long>(u) * kCG * lda, col0 + u * kCG < n ? rows_valid : 0,
+                                   a[u]);
+
+    if (mirror) {  // tile (j, r) stands for (r, j)^T: its column dots are block row r's sums
+      T xs[kV];
+#pragma unroll
+      for (int k = 0; k < kV; ++k) xs[k] = row0 + k < n ? blas2::load_x(x, row0 + k) : T(0);
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+        for (int k = 0; k < kV; ++k) col_acc[u] += a[u][k] * xs[k];
+      continue;
+    }
+
+    T xc[kCPT];
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u) xc[u] = col0 + u * kCG < n ? blas2::load_x(x, col0 + u * kCG) : T(0);
+
+    if (j == r) {  // diagonal tile: the stored half (diagonal included) for row sums, strict half for dots
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+        for (int k = 0; k < kV; ++k) {
+          const int row = row_in_tile + k, col = g + u * kCG;
+          const bool stored = kLower ? row >= col : row <= col;
+          const T v = stored ? a[u][k] : T(0);
+          row_acc[k] += v * xc[u];
+          col_acc[u] += (row != col ? v : T(0)) * xr[k];
+        }
+      continue;
+    }
+
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+      for (int k = 0; k < kV; ++k) row_acc[k] += a[u][k] * xc[u];
+
+    if constexpr (kAware) {  // column dots of an off-diagonal stored tile: partial of y_j
+      T dot[kCPT];
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u) {
+        dot[u] = a[u][0] * xr[0];
+#pragma unroll
+        for (int k = 1; k < kV; ++k) dot[u] += a[u][k] * xr[k];
+      }
+      const T sum = blas2::reduce_transposed<kCPT, kRL>(dot, lane);
+      constexpr int kLanesPerValue = kRL / kCPT;
+      if (lane % kLanesPerValue == 0) {
+        const int col = g + (lane / kLanesPerValue) * kCG;  // column inside tile j
+        if constexpr (kAlgo == Algo::kAwareAtomic) {
+          if (j * kNB + col < n) atomicAdd(&y[j * kNB + col], alpha * sum);
+        } else {
+          slots[slot_of(max(r, j), min(r, j)) + col] = sum;
+        }
+      }
+    }
+  }
+
+  // Epilogue: block row r's partial = row sums over the column groups + column dots over the lanes.
+  __shared__ T row_part[kCG][kNB];
+  __shared__ T col_part[kNB];
+#pragma unroll
+  for (int k = 0; k < kV; ++k) row_part[g][row_in_tile + k] = row_acc[k];
+  const T dot = blas2::reduce_transposed<kCPT, kRL>(col_acc, lane);
+  constexpr int kLanesPerValue = kRL / kCPT;
+  if (lane % kLanesPerValue == 0) col_part[g + (lane / kLanesPerValue) * kCG] = dot;
+  __syncthreads();
+  if (threadIdx.x < kNB) {
+    const int t = threadIdx.x;
+    T sum = col_part[t];
+#pragma unroll
+    for (int q = 0; q < kCG; ++q) sum += row_part[q][t];
+    const int row = r * kNB + t;
+    if constexpr (kAlgo == Algo::kAwareAtomic) {
+      if (row < n) atomicAdd(&y[row], alpha * sum);
+    } else {
+      row_parts[(static_cast<long long>(r) * plan.max_segments + seg) * kNB + t] = sum;
+    }
+  }
+}
+
+// y_c = alpha (sum of the partials of column block c) + beta y_c, summed in a fixed order:
+// the row partials of block row c's segments, then the column partials of the stored tiles of
+// block column c (aware). 32 elements x 8 groups of terms per block; warps read 128-byte rows.
+constexpr int kReduceElems = 32;
+constexpr int kReduceGroups = kThreads / kReduceElems;
+static_assert(kNB % kReduceElems == 0, "reduction blocks tile a column block");
+
+template <class T, bool kLower, Algo kAlgo>
+__global__ void __launch_bounds__(kThreads) symv_reduce_kernel(Plan plan, const T* __restrict__ slots,
+                                                               const T* __restrict__ row_parts, T alpha, T beta,
+                                                               Strided<T> y) {
+  const int cb = blockIdx.x;
+  const int e = blockIdx.y * kReduceElems + threadIdx.x % kReduceElems;  // element inside column block
+  const int q = threadIdx.x / kReduceElems;
+  int first, count;
+  row_tiles<kLower, kAlgo>(cb, plan.tiles, first, count);
+  const int segments = (count + plan.seg_tiles - 1) / plan.seg_tiles;
+  const int slot_terms = kAlgo == Algo::kAware ? (kLower ? plan.tiles - 1 - cb : cb) : 0;
+  T sum = T(0);
+  for (int t = q; t < segments + slot_terms; t += kReduceGroups) {
+    long long at;
+    if (t < segments) {
+      at = (static_cast<long long>(cb) * plan.max_segments + t) * kNB;
+    } else {
+      const int k = t - segments;  // lower: tiles (cb + 1 + k, cb); upper: tiles (k, cb) = slot (cb, k)
+      at = kLower ? slot_of(cb + 1 + k, cb) : slot_of(cb, k);
+    }
+    sum += (t < segments ? row_parts : slots)[at + e];
+  }
+  __shared__ T part[kReduceGroups][kReduceElems];
+  part[q][threadIdx.x % kReduceElems] = sum;
+  __syncthreads();
+  const int c = cb * kNB + e;
+  if (q == 0 && c < plan.n) {
+    T total = part[0][threadIdx.x];
+#pragma unroll
+    for (int i = 1; i < kReduceGroups; ++i) total += part[i][threadIdx.x];
+    y[c] = beta == T(0) ? alpha * total : alpha * total + beta * y[c];
+  }
+}
+
+template <class T, bool kLower, Algo kAlgo, bool kVector>
+void launch_tiles(const Plan& plan, const T* A, int lda, Strided<const T> x, T* slots, T* row_parts, T alpha,
+                  Strided<T> y, cudaStream_t stream) {
+  const dim3 grid(plan.max_segments, plan.tiles);
+  symv_tiles_kernel<T, kLower, kAlgo, kVector>
+      <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts, alpha, y);
+}
+
+template <class T, bool kLower, Algo kAlgo>
+void launch_all(const Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* ws, T alpha, T beta,
+                Strided<T> y, cudaStream_t stream) {
+  T* slots = ws;
+  T* row_parts = ws ? ws + plan.slot_elems : nullptr;
+  if constexpr (kAlgo == Algo::kAwareAtomic) blas2::launch_scale(plan.n, beta, y, stream);
+  if (vector)
+    launch_tiles<T, kLower, kAlgo, true>(plan, A, lda, x, slots, row_parts, alpha, y, stream);
+  else
+    launch_tiles<T, kLower, kAlgo, false>(plan, A, lda, x, slots, row_parts, alpha, y, stream);
+  if constexpr (kAlgo != Algo::kAwareAtomic) {
+    const dim3 grid(plan.tiles, kNB / kReduceElems);
+    symv_reduce_kernel<T, kLower, kAlgo><<<grid, kThreads, 0, stream>>>(plan, slots, row_parts, alpha, beta, y);
+  }
+}
+
+}  // namespace
+
+const char* symv_impl_name(SymvImpl impl) {
+  switch (impl) {
+    case SymvImpl::kAware: return "aware";
+    case SymvImpl::kOblivious: return "oblivious";
+    case SymvImpl::kAwareAtomic: return "aware_atomic";
+  }
+  return "unknown";
+}
+
+template <class T>
+std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
+  return static_cast<std::size_t>(make_plan(n, algo_of(impl)).workspace_elems()) * sizeof(T);
+}
+
+template <class T>
+Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
+                       const void* workspace, std::size_t workspace_bytes, SymvImpl impl) {
+  if (uplo != Uplo::kLower && uplo != Uplo::kUpper) return Status::kInvalidValue;
+  if (impl != SymvImpl::kAware && impl != SymvImpl::kOblivious && impl != SymvImpl::kAwareAtomic)
+    return Status::kInvalidValue;
+  if (n < 0 || lda < std::max(1, n) || incx == 0 || incy == 0) return Status::kInvalidValue;
+  if (n == 0) return Status::kSuccess;  // quick return: nothing is read or written
+  // The grid's y dimension holds the block rows.
+  if ((n + kNB - 1) / kNB > 65535) return Status::kInvalidValue;
+  if (!A || !x || !y) return Status::kNullPointer;
+  const std::size_t needed = symv_workspace_bytes<T>(n, impl);
+  if (workspace_bytes < needed) return Status::kWorkspaceTooSmall;
+  if (needed > 0 && !workspace) return Status::kNullPointer;
+  return Status::kSuccess;
+}
+
+template <class T>
+Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
+            void* workspace, std::size_t workspace_bytes, cudaStream_t stream, SymvImpl impl) {
+  const Status st = symv_check_args<T>(uplo, n, A, lda, x, incx, y, incy, workspace, workspace_bytes, impl);
+  if (st != Status::kSuccess || n == 0) return st;
+  if (alpha == T(0) && beta == T(1)) return Status::kSuccess;
+  const Strided<T> ys = blas2::make_strided(y, n, incy);
+  if (alpha == T(0)) {  // A and x are not read
+    blas2::launch_scale(n, beta, ys, stream);
+    return blas2::launch_status();
+  }
+  const Strided<const T> xs = blas2::make_strided(x, n, incx);
+  const Algo algo = algo_of(impl);
+  const Plan plan = make_plan(n, algo);
+  const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
+  T* ws = static_cast<T*>(workspace);
+  const bool lower = uplo == Uplo::kLower;
+  switch (algo) {
+    case Algo::kAware:
+      lower ? launch_all<T, true, Algo::kAware>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream)
+            : launch_all<T, false, Algo::kAware>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream);
+      break;
+    case Algo::kOblivious:
+      lower ? launch_all<T, true, Algo::kOblivious>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream)
+            : launch_all<T, false, Algo::kOblivious>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream);
+      break;
+    case Algo::kAwareAtomic:
+      lower ? launch_all<T, true, Algo::kAwareAtomic>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream)
+            : launch_all<T, false, Algo::kAwareAtomic>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream);
+      break;
+  }
+  return blas2::launch_status();
+}
+
+#define GPUPROBE_SYMV_INSTANTIATE(T)                                                                          \
+  template std::size_t symv_workspace_bytes<T>(int, SymvImpl);                                                \
+  template Status symv_check_args<T>(Uplo, int, const T*, int, const T*, int, const T*, int, const void*,     \
+                                     std::size_t, SymvImpl);                                                  \
+  template Status symv<T>(Uplo, int, T, const T*, int, const T*, int, T, T*, int, void*, std::size_t,         \
+                          cudaStream_t, SymvImpl);
+GPUPROBE_SYMV_INSTANTIATE(float)
+GPUPROBE_SYMV_INSTANTIATE(double)
+#undef GPUPROBE_SYMV_INSTANTIATE
+
+}  // namespace gpuprobe::kernels

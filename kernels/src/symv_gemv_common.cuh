@@ -1,0 +1,114 @@
+// Device helpers shared by the SYMV and GEMV kernels (symv.cu, gemv.cu): 16-byte row loads with
+// masking, strided vectors with BLAS increments, the multi-value warp reduction, y = beta y.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "gpuprobe/kernels/blas_types.hpp"
+
+namespace gpuprobe::kernels::blas2 {
+
+// The 16-byte vector of T: the widest load a thread can issue, and the unit of a row "lane".
+template <class T>
+struct Vec16;
+template <>
+struct Vec16<float> {
+  using type = float4;
+  static constexpr int kCount = 4;
+};
+template <>
+struct Vec16<double> {
+  using type = double2;
+  static constexpr int kCount = 2;
+};
+
+// A BLAS vector: element i at base[i * inc]; for inc < 0 the base is moved to the far end, as in
+// reference BLAS (element 0 is at x + (n - 1) |inc|).
+template <class T>
+struct Strided {
+  T* base;
+  long long inc;
+  __device__ __forceinline__ T& operator[](long long i) const { return base[i * inc]; }
+};
+
+template <class T>
+Strided<T> make_strided(T* p, int n, int inc) {
+  const long long step = inc;
+  return Strided<T>{inc < 0 ? p - (static_cast<long long>(n) - 1) * step : p, step};
+}
+
+template <class T>
+__device__ __forceinline__ T load_x(const Strided<const T>& x, long long i) {
+  return __ldg(&x[i]);
+}
+
+// Loads kV = 16 / sizeof(T) consecutive elements p[0..kV) of one column, keeping the first `valid`
+// (<= 0: none, nothing read) and zeroing the rest by selection, so that NaN or garbage beyond the
+// matrix (padding rows of lda, the unstored triangle) never enters a sum. kVector: one 16-byte load;
+// the caller guarantees p is 16-byte aligned and that the whole vector lies inside the allocation
+// (lda a multiple of kV, so a vector starting at a row < lda ends at a row < lda).
+template <class T, bool kVector>
+__device__ __forceinline__ void load_rows(const T* p, int valid, T (&out)[Vec16<T>::kCount]) {
+  constexpr int kV = Vec16<T>::kCount;
+  if constexpr (kVector) {
+    using V = typename Vec16<T>::type;
+    V v{};
+    if (valid > 0) v = __ldg(reinterpret_cast<const V*>(p));
+    const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int k = 0; k < kV; ++k) out[k] = k < valid ? e[k] : T(0);
+  } else {
+#pragma unroll
+    for (int k = 0; k < kV; ++k) out[k] = k < valid ? __ldg(p + k) : T(0);
+  }
+}
+
+// Sums kCount values over kLanes consecutive lanes (a power of two <= 32, aligned groups inside a
+// warp) with kCount - 1 + log2(kLanes / kCount) shuffles instead of kCount log2(kLanes): in the first
+// rounds each lane keeps half of its values and sends the other half to its partner (a transposing
+// butterfly), then a plain butterfly finishes. On return, lane l of the group holds the full sum of
+// value index (l / (kLanes / kCount)); every lane of the warp must call it (no divergence).
+template <int kCount, int kLanes, class T>
+__device__ __forceinline__ T reduce_transposed(T (&v)[kCount], int lane_in_group) {
+  static_assert(kLanes >= 1 && kLanes <= 32 && (kLanes & (kLanes - 1)) == 0, "lanes: a power of two <= 32");
+  static_assert(kCount >= 1 && kCount <= kLanes && (kCount & (kCount - 1)) == 0, "count: a power of two <= lanes");
+  int offset = kLanes / 2;
+#pragma unroll
+  for (int half = kCount / 2; half >= 1; half /= 2, offset /= 2) {
+    const bool upper = (lane_in_group & offset) != 0;
+#pragma unroll
+    for (int i = 0; i < half; ++i) {
+      const T keep = upper ? v[i + half] : v[i];
+      const T send = upper ? v[i] : v[i + half];
+      v[i] = keep + __shfl_xor_sync(0xffffffffu, send, offset);
+    }
+  }
+  T s = v[0];
+#pragma unroll
+  for (; offset >= 1; offset /= 2) s += __shfl_xor_sync(0xffffffffu, s, offset);
+  return s;
+}
+
+// y = beta y (beta == 0: y = 0, y not read). For alpha == 0 and for the atomic variants' first step.
+template <class T>
+__global__ void scale_kernel(int n, T beta, Strided<T> y) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < n;
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+    y[i] = beta == T(0) ? T(0) : beta * y[i];
+}
+
+template <class T>
+void launch_scale(int n, T beta, Strided<T> y, cudaStream_t stream) {
+  const int threads = 256;
+  const int blocks = static_cast<int>((static_cast<long long>(n) + threads - 1) / threads);
+  scale_kernel<T><<<blocks < 4096 ? blocks : 4096, threads, 0, stream>>>(n, beta, y);
+}
+
+// kLaunchFailed when any launch since the last check failed.
+inline Status launch_status() { return cudaGetLastError() == cudaSuccess ? Status::kSuccess : Status::kLaunchFailed; }
+
+inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
+
+}  // namespace gpuprobe::kernels::blas2

@@ -1,0 +1,254 @@
+// SYMV and GEMV benchmarks: our kernels against cuBLAS, same run, same inputs, float and double.
+// Families kernels.symv and kernels.gemv; value_* is GB/s on minimal bytes (kernel_descriptors.hpp:
+// the stored triangle for SYMV, whatever the implementation reads), GFLOP/s beside it.
+//
+// SYMV impls: ours_aware (storage-aware, deterministic, the default), ours_oblivious (reads the
+// whole matrix), ours_atomic (aware with atomicAdd partials), cublas (cublasXsymv, atomics off:
+// cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED). GEMV impls: ours, cublas.
+// One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
+//
+// L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
+// every sample (l2=flushed); otherwise the data stays in the L2 between samples and the figure is
+// an L2-resident one (l2=resident). The same rule for every impl at a shape.
+#include <cublas_v2.h>
+
+#include <string>
+#include <vector>
+
+#include "gpuprobe/check_cublas.hpp"
+#include "gpuprobe/device_buffer.hpp"
+#include "gpuprobe/kernels/gemv.hpp"
+#include "gpuprobe/kernels/kernel_descriptors.hpp"
+#include "gpuprobe/kernels/symv.hpp"
+#include "harness/fill.hpp"
+#include "harness/measure.hpp"
+#include "probes/registry.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using kernels::SymvImpl;
+using kernels::Trans;
+using kernels::Uplo;
+
+const ProbeDescriptor kSymvDescriptor{
+    "kernels.symv", Figure::kBandwidth,
+    "one y = alpha A x + beta y (A symmetric, one triangle stored, column-major, lda = n, alpha = 1, beta = 0) per "
+    "sample, timed with CUDA events; bytes = minimal (stored triangle n(n+1)/2 + x + y); flops = 2n^2",
+    "", 10, 2};
+
+const ProbeDescriptor kGemvDescriptor{
+    "kernels.gemv", Figure::kBandwidth,
+    "one y = alpha op(A) x + beta y (column-major, lda = m, alpha = 1, beta = 0) per sample, timed with CUDA "
+    "events; bytes = minimal (A + x + y); flops = 2mn",
+    "", 10, 2};
+
+class CublasHandle {
+ public:
+  CublasHandle() { GP_CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~CublasHandle() { cublasDestroy(handle_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+enum class SymvBench { kOursAware, kOursOblivious, kOursAtomic, kCublas, kCublasAtomics };
+struct SymvBenchInfo {
+  SymvBench impl;
+  const char* name;
+};
+constexpr SymvBenchInfo kSymvImpls[] = {{SymvBench::kOursAware, "ours_aware"},
+                                        {SymvBench::kOursOblivious, "ours_oblivious"},
+                                        {SymvBench::kOursAtomic, "ours_atomic"},
+                                        {SymvBench::kCublas, "cublas"},
+                                        {SymvBench::kCublasAtomics, "cublas_atomics"}};
+
+template <class T>
+constexpr const char* precision_name() {
+  return sizeof(T) == 4 ? "s" : "d";
+}
+
+cublasStatus_t cublas_symv(cublasHandle_t h, cublasFillMode_t uplo, int n, const float* alpha, const float* A, int lda,
+                           const float* x, const float* beta, float* y) {
+  return cublasSsymv(h, uplo, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+cublasStatus_t cublas_symv(cublasHandle_t h, cublasFillMode_t uplo, int n, const double* alpha, const double* A,
+                           int lda, const double* x, const double* beta, double* y) {
+  return cublasDsymv(h, uplo, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+cublasStatus_t cublas_gemv(cublasHandle_t h, cublasOperation_t op, int m, int n, const float* alpha, const float* A,
+                           int lda, const float* x, const float* beta, float* y) {
+  return cublasSgemv(h, op, m, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+cublasStatus_t cublas_gemv(cublasHandle_t h, cublasOperation_t op, int m, int n, const double* alpha,
+                           const double* A, int lda, const double* x, const double* beta, double* y) {
+  return cublasDgemv(h, op, m, n, alpha, A, lda, x, 1, beta, y, 1);
+}
+
+void fill(float* p, std::size_t count, std::uint64_t seed) { fill_uniform(p, count, seed, -1.f, 1.f); }
+void fill(double* p, std::size_t count, std::uint64_t seed) { fill_uniform(p, count, seed, -1.0, 1.0); }
+
+void tag_l2(Measurement& m, double min_bytes) {
+  const bool flush = min_bytes > static_cast<double>(context().device.l2_bytes);
+  m.flush_l2_before_each_sample(flush);
+  m.tag("l2", flush ? "flushed" : "resident");
+}
+
+void add_cublas_tags(Measurement& m, const CublasHandle& handle) {
+  int version = 0;
+  GP_CUBLAS_CHECK(cublasGetVersion(handle.get(), &version));
+  m.param("cublas_version", version);
+}
+
+void check_status(kernels::Status st, const char* what) {
+  if (st != kernels::Status::kSuccess) throw Error(std::string(what) + " returned " + kernels::status_text(st));
+}
+
+template <class T>
+void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, Uplo uplo, int n) {
+  const std::size_t count = std::size_t(n) * n;
+  DeviceBuffer<T> A(count), x(n), y(n);
+  fill(A.data(), count, 11);
+  fill(x.data(), n, 12);
+  fill(y.data(), n, 13);
+  const T alpha = 1, beta = 0;
+  const double bytes = kernels::symv_min_bytes(n, sizeof(T), beta != T(0));
+  Measurement m(state, kSymvDescriptor, Work{bytes, kernels::symv_flops(n), 0});
+  m.param("n", n);
+  m.tag("impl", impl_name);
+  m.tag("precision", precision_name<T>());
+  m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
+  tag_l2(m, bytes);
+
+  if (impl == SymvBench::kCublas || impl == SymvBench::kCublasAtomics) {
+    CublasHandle handle;
+    const bool atomics = impl == SymvBench::kCublasAtomics;
+    GP_CUBLAS_CHECK(cublasSetAtomicsMode(handle.get(), atomics ? CUBLAS_ATOMICS_ALLOWED : CUBLAS_ATOMICS_NOT_ALLOWED));
+    m.tag("atomics", atomics ? "allowed" : "not_allowed");
+    add_cublas_tags(m, handle);
+    const cublasFillMode_t fill_mode = uplo == Uplo::kLower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+    m.time_events([&](cudaStream_t s) {
+      GP_CUBLAS_CHECK(cublasSetStream(handle.get(), s));
+      GP_CUBLAS_CHECK(cublas_symv(handle.get(), fill_mode, n, &alpha, A.data(), n, x.data(), &beta, y.data()));
+    });
+    return;
+  }
+  const SymvImpl ours = impl == SymvBench::kOursOblivious ? SymvImpl::kOblivious
+                        : impl == SymvBench::kOursAtomic  ? SymvImpl::kAwareAtomic
+                                                          : SymvImpl::kAware;
+  const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+  m.param("workspace_bytes", static_cast<double>(ws_bytes));
+  m.tag("atomics", ours == SymvImpl::kAwareAtomic ? "yes" : "no");
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  m.time_events([&](cudaStream_t s) {
+    check_status(kernels::symv<T>(uplo, n, alpha, A.data(), n, x.data(), 1, beta, y.data(), 1, ws.data(), ws_bytes, s,
+                                  ours),
+                 "symv");
+  });
+}
+
+template <class T>
+void gemv_entry(benchmark::State& state, bool cublas, Trans trans, int rows, int cols) {
+  const std::size_t count = std::size_t(rows) * cols;
+  const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
+  DeviceBuffer<T> A(count), x(x_len), y(y_len);
+  fill(A.data(), count, 21);
+  fill(x.data(), x_len, 22);
+  fill(y.data(), y_len, 23);
+  const T alpha = 1, beta = 0;
+  const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), beta != T(0));
+  Measurement m(state, kGemvDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
+  m.param("m", rows);
+  m.param("n", cols);
+  m.tag("impl", cublas ? "cublas" : "ours");
+  m.tag("precision", precision_name<T>());
+  m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
+  tag_l2(m, bytes);
+  if (cublas) {
+    CublasHandle handle;
+    add_cublas_tags(m, handle);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+    m.time_events([&](cudaStream_t s) {
+      GP_CUBLAS_CHECK(cublasSetStream(handle.get(), s));
+      GP_CUBLAS_CHECK(cublas_gemv(handle.get(), trans == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T, rows, cols,
+                                  &alpha, A.data(), rows, x.data(), &beta, y.data()));
+    });
+    return;
+  }
+  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(trans, rows, cols);
+  DeviceBuffer<unsigned char> ws(ws_bytes);
+  m.param("workspace_bytes", static_cast<double>(ws_bytes));
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  m.time_events([&](cudaStream_t s) {
+    check_status(kernels::gemv<T>(trans, rows, cols, alpha, A.data(), rows, x.data(), 1, beta, y.data(), 1, ws.data(),
+                                  ws_bytes, s),
+                 "gemv");
+  });
+}
+
+bool fits(double matrix_bytes) {
+  const Context& ctx = context();
+  return matrix_bytes <= static_cast<double>(ctx.options.max_footprint_bytes) &&
+         matrix_bytes <= 0.8 * static_cast<double>(ctx.device.total_mem_bytes);
+}
+
+template <class T>
+void register_symv(const std::vector<int>& sizes) {
+  for (int n : sizes) {
+    if (!fits(double(n) * n * sizeof(T))) continue;
+    for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
+      for (const SymvBenchInfo& info : kSymvImpls) {
+        const std::string name = entry_name(kSymvDescriptor.family, {{"impl", info.name},
+                                                                     {"precision", precision_name<T>()},
+                                                                     {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
+                                                                     {"n", std::to_string(n)}});
+        register_entry(name, kSymvDescriptor,
+                       [info, uplo, n](benchmark::State& st) { symv_entry<T>(st, info.impl, info.name, uplo, n); });
+      }
+  }
+}
+
+template <class T>
+void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
+  for (const auto& [rows, cols] : shapes) {
+    if (!fits(double(rows) * cols * sizeof(T))) continue;
+    for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
+      for (bool cublas : {false, true}) {
+        const std::string name = entry_name(kGemvDescriptor.family, {{"impl", cublas ? "cublas" : "ours"},
+                                                                     {"precision", precision_name<T>()},
+                                                                     {"trans", trans == Trans::kNoTrans ? "n" : "t"},
+                                                                     {"m", std::to_string(rows)},
+                                                                     {"n", std::to_string(cols)}});
+        register_entry(name, kGemvDescriptor, [cublas, trans, rows = rows, cols = cols](benchmark::State& st) {
+          gemv_entry<T>(st, cublas, trans, rows, cols);
+        });
+      }
+  }
+}
+
+}  // namespace
+
+void register_blas2_benchmarks() {
+  const bool quick = context().options.quick;
+  // Powers of two 512 ... 32768 and the irregular 1000 and 4097 (scalar loads: lda = 4097).
+  const std::vector<int> sizes = quick ? std::vector<int>{1000, 2048}
+                                       : std::vector<int>{512, 1000, 1024, 2048, 4096, 4097, 8192, 16384, 32768};
+  std::vector<std::pair<int, int>> shapes;
+  for (int n : sizes) shapes.push_back({n, n});
+  if (!quick) {  // tall and wide
+    for (auto s : {std::pair<int, int>{1 << 20, 64}, {1 << 18, 512}, {64, 1 << 20}, {512, 1 << 18}, {100000, 1000},
+                   {1000, 100000}})
+      shapes.push_back(s);
+  }
+  register_symv<float>(sizes);
+  register_symv<double>(sizes);
+  register_gemv<float>(shapes);
+  register_gemv<double>(shapes);
+}
+
+}  // namespace gpuprobe

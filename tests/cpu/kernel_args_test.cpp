@@ -1,0 +1,158 @@
+// SYMV and GEMV argument validation and workspace sizes: every invalid argument is reported as an
+// error Status before any CUDA call (the pointers below are never dereferenced), so these tests run,
+// and must pass, on a machine without a GPU. Also the descriptors' arithmetic.
+#include <gtest/gtest.h>
+
+#include "gpuprobe/kernels/gemv.hpp"
+#include "gpuprobe/kernels/kernel_descriptors.hpp"
+#include "gpuprobe/kernels/symv.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using kernels::Status;
+using kernels::SymvImpl;
+using kernels::Trans;
+using kernels::Uplo;
+
+template <class T>
+const T* fake(std::uintptr_t address) {
+  return reinterpret_cast<const T*>(address);
+}
+void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
+constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
+
+template <class T>
+Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
+                 std::size_t ws_bytes, SymvImpl impl = SymvImpl::kAware, T alpha = T(1), T beta = T(0)) {
+  return kernels::symv<T>(uplo, n, alpha, A, lda, x, incx, beta, y, incy, ws, ws_bytes, nullptr, impl);
+}
+
+template <class T>
+class KernelArgs : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(KernelArgs, Types);
+
+TYPED_TEST(KernelArgs, SymvRejectsInvalidValuesBeforeAnyLaunch) {
+  using T = TypeParam;
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  T* y = const_cast<T*>(fake<T>(0x3000));
+  for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic})
+    for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
+      EXPECT_EQ(symv_call<T>(uplo, -1, 1, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
+      EXPECT_EQ(symv_call<T>(uplo, 10, 9, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
+      EXPECT_EQ(symv_call<T>(uplo, 0, 0, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
+      EXPECT_EQ(symv_call<T>(uplo, 10, 10, 0, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
+      EXPECT_EQ(symv_call<T>(uplo, 10, 10, 1, 0, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
+      // Invalid values take precedence over null pointers.
+      EXPECT_EQ(symv_call<T>(uplo, 10, 9, 1, 1, nullptr, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
+      EXPECT_EQ(symv_call<T>(uplo, 10, 10, 1, 1, nullptr, x, y, kFakeWorkspace, kHuge, impl), Status::kNullPointer);
+      EXPECT_EQ(symv_call<T>(uplo, 10, 10, 1, 1, A, nullptr, y, kFakeWorkspace, kHuge, impl), Status::kNullPointer);
+      EXPECT_EQ(symv_call<T>(uplo, 10, 10, 1, 1, A, x, nullptr, kFakeWorkspace, kHuge, impl), Status::kNullPointer);
+    }
+  // An out-of-range enum value.
+  EXPECT_EQ(symv_call<T>(static_cast<Uplo>(7), 10, 10, 1, 1, A, x, y, kFakeWorkspace, kHuge), Status::kInvalidValue);
+  EXPECT_EQ(symv_call<T>(Uplo::kLower, 10, 10, 1, 1, A, x, y, kFakeWorkspace, kHuge, static_cast<SymvImpl>(9)),
+            Status::kInvalidValue);
+}
+
+TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
+  using T = TypeParam;
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  T* y = const_cast<T*>(fake<T>(0x3000));
+  for (int n : {1, 64, 1000, 4097}) {
+    const std::size_t need = kernels::symv_workspace_bytes<T>(n, SymvImpl::kAware);
+    ASSERT_GT(need, 0u) << n;
+    EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need), Status::kSuccess);
+    EXPECT_EQ(symv_call<T>(Uplo::kLower, n, n, 1, 1, A, x, y, kFakeWorkspace, need - 1), Status::kWorkspaceTooSmall);
+    EXPECT_EQ(symv_call<T>(Uplo::kLower, n, n, 1, 1, A, x, y, nullptr, need), Status::kNullPointer);
+    // The atomic variant needs none.
+    EXPECT_EQ(kernels::symv_workspace_bytes<T>(n, SymvImpl::kAwareAtomic), 0u);
+    EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kUpper, n, A, n, x, 1, y, 1, nullptr, 0, SymvImpl::kAwareAtomic),
+              Status::kSuccess);
+  }
+}
+
+TYPED_TEST(KernelArgs, SymvQuickReturnsLaunchNothing) {
+  using T = TypeParam;
+  // n == 0: nothing is read, null pointers are fine; alpha == 0 and beta == 1: y stays as it is.
+  EXPECT_EQ(symv_call<T>(Uplo::kLower, 0, 1, 1, 1, nullptr, nullptr, nullptr, nullptr, 0), Status::kSuccess);
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  T* y = const_cast<T*>(fake<T>(0x3000));
+  EXPECT_EQ(symv_call<T>(Uplo::kUpper, 10, 10, -1, 2, A, x, y, kFakeWorkspace, kHuge, SymvImpl::kAware, T(0), T(1)),
+            Status::kSuccess);
+}
+
+TYPED_TEST(KernelArgs, GemvRejectsInvalidValuesBeforeAnyLaunch) {
+  using T = TypeParam;
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  T* y = const_cast<T*>(fake<T>(0x3000));
+  auto call = [&](Trans t, int m, int n, int lda, int incx, int incy, const T* a, const T* xx, T* yy) {
+    return kernels::gemv<T>(t, m, n, T(1), a, lda, xx, incx, T(0), yy, incy, kFakeWorkspace, kHuge, nullptr);
+  };
+  for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
+    EXPECT_EQ(call(t, -1, 5, 1, 1, 1, A, x, y), Status::kInvalidValue);
+    EXPECT_EQ(call(t, 5, -1, 5, 1, 1, A, x, y), Status::kInvalidValue);
+    EXPECT_EQ(call(t, 10, 5, 9, 1, 1, A, x, y), Status::kInvalidValue);   // lda < m, for either trans
+    EXPECT_EQ(call(t, 0, 5, 0, 1, 1, A, x, y), Status::kInvalidValue);    // lda >= 1
+    EXPECT_EQ(call(t, 10, 5, 10, 0, 1, A, x, y), Status::kInvalidValue);
+    EXPECT_EQ(call(t, 10, 5, 10, 1, 0, A, x, y), Status::kInvalidValue);
+    EXPECT_EQ(call(t, 10, 5, 10, 1, 1, nullptr, x, y), Status::kNullPointer);
+    EXPECT_EQ(call(t, 10, 5, 10, 1, 1, A, nullptr, y), Status::kNullPointer);
+    EXPECT_EQ(call(t, 10, 5, 10, 1, 1, A, x, nullptr), Status::kNullPointer);
+    // Empty problems: quick return, nothing read, null pointers fine.
+    EXPECT_EQ(call(t, 0, 5, 1, 1, 1, nullptr, nullptr, nullptr), Status::kSuccess);
+    EXPECT_EQ(call(t, 5, 0, 5, 1, 1, nullptr, nullptr, nullptr), Status::kSuccess);
+  }
+  EXPECT_EQ(call(static_cast<Trans>(5), 10, 5, 10, 1, 1, A, x, y), Status::kInvalidValue);
+}
+
+TYPED_TEST(KernelArgs, GemvChecksTheWorkspace) {
+  using T = TypeParam;
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  T* y = const_cast<T*>(fake<T>(0x3000));
+  bool some_split = false;
+  for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+    for (int size : {1000, 4096, 16384}) {
+      const std::size_t need = kernels::gemv_workspace_bytes<T>(t, size, size);
+      if (need == 0) continue;
+      some_split = true;
+      EXPECT_EQ(kernels::gemv<T>(t, size, size, T(1), A, size, x, 1, T(0), y, 1, kFakeWorkspace, need - 1, nullptr),
+                Status::kWorkspaceTooSmall);
+      EXPECT_EQ(kernels::gemv<T>(t, size, size, T(1), A, size, x, 1, T(0), y, 1, nullptr, need, nullptr),
+                Status::kNullPointer);
+      EXPECT_EQ(kernels::gemv_check_args<T>(t, size, size, A, size, x, 1, y, 1, kFakeWorkspace, need), Status::kSuccess);
+    }
+  EXPECT_TRUE(some_split) << "square sizes up to 16384 are expected to split (too few row/column units)";
+}
+
+TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {
+  for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536})
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious}) {
+      const double matrix = double(n) * n;
+      EXPECT_LE(kernels::symv_workspace_bytes<float>(n, impl) / 4.0, 0.01 * matrix) << n;
+      EXPECT_LE(kernels::symv_workspace_bytes<double>(n, impl) / 8.0, 0.01 * matrix) << n;
+    }
+}
+
+TEST(KernelDescriptors, CountTheStoredTriangleAndTheVectors) {
+  // SYMV n = 4: triangle 10, x 4, y 4 (+4 read when beta != 0); flops 2 n^2.
+  EXPECT_DOUBLE_EQ(kernels::symv_min_bytes(4, 4, false), (10 + 4 + 4) * 4.0);
+  EXPECT_DOUBLE_EQ(kernels::symv_min_bytes(4, 8, true), (10 + 4 + 8) * 8.0);
+  EXPECT_DOUBLE_EQ(kernels::symv_flops(4), 32.0);
+  // GEMV 3 x 5: A 15; N: x 5, y 3; T: x 3, y 5.
+  EXPECT_DOUBLE_EQ(kernels::gemv_min_bytes(Trans::kNoTrans, 3, 5, 4, false), (15 + 5 + 3) * 4.0);
+  EXPECT_DOUBLE_EQ(kernels::gemv_min_bytes(Trans::kTrans, 3, 5, 4, true), (15 + 3 + 10) * 4.0);
+  EXPECT_DOUBLE_EQ(kernels::gemv_flops(3, 5), 30.0);
+  // No int overflow at the benchmark's largest shapes.
+  EXPECT_DOUBLE_EQ(kernels::symv_flops(65536), 2.0 * 65536.0 * 65536.0);
+  EXPECT_DOUBLE_EQ(kernels::sgemm_flops(2, 3, 4), 48.0);
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -1,0 +1,210 @@
+// GEMV correctness against a higher-precision reference, both transpositions, float and double
+// (blas2_test_util.hpp states the bound):
+//  - padding rows of A (lda > m) hold NaN; y is NaN-poisoned when beta == 0, random otherwise; gap
+//    elements of a strided y hold a sentinel that must survive; the workspace starts as NaN;
+//  - increments 1, >1 and negative; 16-byte-load and scalar paths; alpha == 0 with A and x all NaN;
+//    m == 0 / n == 0 leave y untouched;
+//  - small shapes (GemvSmall, CPU long double reference), square, tall and wide shapes up to 4097
+//    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV).
+#include <cublas_v2.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "blas2_test_util.hpp"
+#include "gpuprobe/check_cublas.hpp"
+#include "gpuprobe/kernels/gemv.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using namespace blas2_test;
+using kernels::Status;
+using kernels::Trans;
+
+const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
+
+struct GemvCase {
+  int m, n;
+  int lda;  // 0: m
+  double alpha, beta;
+  int incx = 1, incy = 1;
+  bool aligned = true;
+};
+
+int round_up(int v, int q) { return (v + q - 1) / q * q; }
+
+std::string describe(const GemvCase& c, Trans t, const char* type) {
+  std::ostringstream s;
+  s << type << (t == Trans::kNoTrans ? " N" : " T") << " m=" << c.m << " n=" << c.n << " lda=" << (c.lda ? c.lda : c.m)
+    << " alpha=" << c.alpha << " beta=" << c.beta << " incx=" << c.incx << " incy=" << c.incy
+    << (c.aligned ? "" : " unaligned");
+  return s.str();
+}
+
+template <class T>
+struct Problem {
+  int m, n, lda;
+  std::vector<T> A;  // lda x n, padding rows NaN
+  HostVector<T> x, y0;
+  Problem(const GemvCase& c, Trans t, std::mt19937_64& rng)
+      : m(c.m), n(c.n), lda(c.lda ? c.lda : std::max(1, c.m)), A(std::size_t(lda) * std::max(1, c.n), kNaN<T>),
+        x(t == Trans::kNoTrans ? c.n : c.m, c.incx, kNaN<T>), y0(t == Trans::kNoTrans ? c.m : c.n, c.incy, T(7.25)) {
+    if (c.alpha != 0) {
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < m; ++i) A[std::size_t(j) * lda + i] = uniform<T>(rng);
+      x.randomize(rng);
+    }
+    if (c.beta != 0) y0.randomize(rng);
+    else for (int i = 0; i < y0.len; ++i) y0[i] = kNaN<T>;
+  }
+  double op(int i, int k, Trans t) const {  // op(A)(i, k)
+    return t == Trans::kNoTrans ? A[std::size_t(k) * lda + i] : A[std::size_t(i) * lda + k];
+  }
+};
+
+template <class T>
+Reference cpu_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
+  const int len = p.y0.len, inner = p.x.len;
+  Reference r{std::vector<double>(len), std::vector<double>(len)};
+  for (int i = 0; i < len; ++i) {
+    long double sum = 0, abs_sum = 0;
+    if (c.alpha != 0)
+      for (int k = 0; k < inner; ++k) {
+        const long double v = static_cast<long double>(p.op(i, k, t)) * p.x[k];
+        sum += v;
+        abs_sum += std::fabs(v);
+      }
+    const double y0 = c.beta != 0 ? double(p.y0[i]) : 0.0;
+    r.value[i] = static_cast<double>(c.alpha * sum + c.beta * static_cast<long double>(y0));
+    r.scale[i] = static_cast<double>(std::fabs(c.alpha) * abs_sum + std::fabs(c.beta * y0));
+  }
+  return r;
+}
+
+template <class T>
+Reference cublas_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
+  cublasHandle_t handle;
+  GP_CUBLAS_CHECK(cublasCreate(&handle));
+  Reference r;
+  for (bool absolute : {false, true}) {
+    std::vector<double> a(p.A.size(), 0.0), x(p.x.len), y(p.y0.len);
+    for (int j = 0; j < c.n; ++j)
+      for (int i = 0; i < c.m; ++i) {
+        const double v = p.A[std::size_t(j) * p.lda + i];
+        a[std::size_t(j) * p.lda + i] = absolute ? std::fabs(v) : v;
+      }
+    for (int i = 0; i < p.x.len; ++i) x[i] = absolute ? std::fabs(double(p.x[i])) : double(p.x[i]);
+    for (int i = 0; i < p.y0.len; ++i) {
+      const double y0 = c.beta != 0 ? double(p.y0[i]) : 0.0;
+      y[i] = absolute ? std::fabs(y0) : y0;
+    }
+    DeviceBuffer<double> da(a.size()), dx(x.size()), dy(y.size());
+    GP_CUDA_CHECK(cudaMemcpy(da.data(), a.data(), da.bytes(), cudaMemcpyHostToDevice));
+    GP_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
+    GP_CUDA_CHECK(cudaMemcpy(dy.data(), y.data(), dy.bytes(), cudaMemcpyHostToDevice));
+    const double alpha = absolute ? std::fabs(c.alpha) : c.alpha, beta = absolute ? std::fabs(c.beta) : c.beta;
+    GP_CUBLAS_CHECK(cublasDgemv(handle, t == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T, c.m, c.n, &alpha, da.data(),
+                                p.lda, dx.data(), 1, &beta, dy.data(), 1));
+    GP_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
+    (absolute ? r.scale : r.value) = std::move(y);
+  }
+  cublasDestroy(handle);
+  return r;
+}
+
+template <class T>
+std::vector<T> run_gemv(const GemvCase& c, Trans t, const Problem<T>& p) {
+  DeviceCopy<T> dA(p.A, c.aligned), dx(p.x.data), dy(p.y0.data);
+  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(t, c.m, c.n);
+  DeviceBuffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 16));
+  GP_CUDA_CHECK(cudaMemset(ws.data(), 0xFF, ws.bytes()));
+  const Status st = kernels::gemv<T>(t, c.m, c.n, T(c.alpha), dA.ptr, p.lda, dx.ptr, c.incx, T(c.beta), dy.ptr,
+                                     c.incy, ws.data(), ws_bytes, nullptr);
+  EXPECT_EQ(st, Status::kSuccess) << kernels::status_text(st);
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  return dy.download(p.y0.data.size());
+}
+
+template <class T>
+void check(const GemvCase& c, bool cublas_ref = false) {
+  const char* type = std::is_same_v<T, float> ? "float" : "double";
+  for (Trans t : kTranses) {
+    SCOPED_TRACE(describe(c, t, type) + (cublas_ref ? " (cuBLAS DGEMV reference)" : ""));
+    std::mt19937_64 rng(fresh_seed());
+    const Problem<T> p(c, t, rng);
+    const Reference ref = cublas_ref ? cublas_reference(c, t, p) : cpu_reference(c, t, p);
+    expect_close(p.y0, run_gemv(c, t, p), ref, p.x.len);
+  }
+}
+
+std::vector<GemvCase> cases_for(int m, int n, bool all_variants) {
+  std::vector<GemvCase> cases;
+  cases.push_back({m, n, 0, 1.0, 0.0});
+  cases.push_back({m, n, round_up(m, 4) + 4, -1.5, 0.5});
+  if (all_variants) {
+    cases.push_back({m, n, m + 3, 0.75, -1.0, 2, 3, false});
+    cases.push_back({m, n, m + 1, 1.0, 1.0, -1, -2});
+  }
+  return cases;
+}
+
+template <class T>
+class GemvSmall : public ::testing::Test {};
+template <class T>
+class GemvLarge : public ::testing::Test {};
+using Types = ::testing::Types<float, double>;
+TYPED_TEST_SUITE(GemvSmall, Types);
+TYPED_TEST_SUITE(GemvLarge, Types);
+
+TYPED_TEST(GemvSmall, MatchesCpuReference) {
+  const int shapes[][2] = {{1, 1}, {2, 3}, {31, 64}, {63, 65}, {64, 127}, {127, 31}, {65, 2}, {3, 300}, {200, 200}};
+  for (const auto& s : shapes)
+    for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
+}
+
+TYPED_TEST(GemvSmall, AlphaZeroReadsNeitherAnorX) {
+  check<TypeParam>({65, 70, 68, 0.0, 2.0});
+  check<TypeParam>({65, 70, 68, 0.0, 0.0});
+  check<TypeParam>({70, 65, 72, 0.0, -1.0, 1, -3});
+}
+
+TYPED_TEST(GemvSmall, EmptyProblemLeavesYUntouched) {
+  // Reference BLAS: m == 0 or n == 0 returns at once, y is not scaled by beta.
+  for (Trans t : kTranses) {
+    const std::vector<TypeParam> host(8, TypeParam(3));
+    DeviceCopy<TypeParam> dy(host), dA(host), dx(host);
+    const int m = t == Trans::kNoTrans ? 8 : 0, n = t == Trans::kNoTrans ? 0 : 8;
+    EXPECT_EQ(kernels::gemv<TypeParam>(t, m, n, TypeParam(1), dA.ptr, 8, dx.ptr, 1, TypeParam(0), dy.ptr, 1, nullptr, 0,
+                                       nullptr),
+              Status::kSuccess);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+    EXPECT_EQ(dy.download(8), host);
+  }
+}
+
+TYPED_TEST(GemvLarge, MatchesCpuReference) {
+  const int shapes[][2] = {{1000, 1000}, {4097, 4097}, {4097, 65}, {65, 4097}, {20000, 40}, {40, 20000}, {1000, 3}};
+  for (const auto& s : shapes)
+    for (const GemvCase& c : cases_for(s[0], s[1], s[0] == 1000 && s[1] == 1000)) check<TypeParam>(c);
+}
+
+TEST(GemvLargeCublas, FloatMatchesCublasDgemv) {
+  check<float>({4097, 4097, 4097, 1.0, 0.0}, true);
+  check<float>({3000, 2000, 3004, -0.5, 2.0}, true);
+}
+
+TEST(GemvLargeDeterminism, RepeatedCallsAreBitIdentical) {
+  const GemvCase c{3000, 3000, 3000, 1.0, 0.0};
+  for (Trans t : kTranses) {
+    std::mt19937_64 rng(fresh_seed());
+    const Problem<float> p(c, t, rng);
+    const std::vector<float> a = run_gemv(c, t, p), b = run_gemv(c, t, p);
+    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << (t == Trans::kNoTrans ? "N" : "T");
+  }
+}
+
+}  // namespace
+}  // namespace gpuprobe
