@@ -22,6 +22,7 @@ NUMERIC = {
     "ilp": ("ilp",),
     "warps_per_sm": ("warps_per_sm", "warps"),
     "blocks": ("blocks", "blocks_total"),
+    "grid": ("grid_blocks", "grid"),
     "n": ("n",),
     "m": ("m",),
     "k": ("k",),
@@ -66,6 +67,7 @@ FAMILY = {
     "exec.launch_sync": dict(group=("mode",), x=None, title="Kernel launch cost"),
     "exec.barrier": dict(group=("kind",), x="blocks", title="Barrier cost"),
     "transfer.host": dict(group=("direction", "memory", "engine"), x="size", title="Host-device transfers"),
+    "transfer.memcpy_baseline": dict(group=("direction",), x="size", title="Blocking cudaMemcpy baseline"),
 }
 KERNEL_PREFIX = "kernels."
 PIPELINE_LATENCY_FAMILIES = ("exec.pipeline_latency", "exec.latency")

@@ -216,7 +216,8 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
                               f"throughput ({thr[0].unit})", outdir, "Peak per op; the knee is the ILP needed to hide latency."))
     lb = p.data.get("launch_barrier") or {}
     if lb.get("launch"):
-        figs.append(bar_figure([f"{r['measure'].replace('exec.', '')}: {r['mode']}" for r in lb["launch"]],
+        figs.append(bar_figure([f"{r['measure'].replace('exec.', '')}: {r['mode']}"
+                                + (f", {r['grid_blocks']:g} blocks" if r.get("grid_blocks") else "") for r in lb["launch"]],
                                [r["value"] for r in lb["launch"]], "launch", "Kernel launch cost",
                                f"per launch ({lb['launch'][0]['unit']})", outdir,
                                "Median per measure (rate, submit, gap, sync) and launch API.",

@@ -412,10 +412,12 @@ class Profile:
     def _launch_barrier(self):
         launch = []
         launch_entries = [e for e in self.rs.entries if e.family.startswith(F.LAUNCH_PREFIX)]
-        for (fam, mode), grp in sorted(F.group(launch_entries, ("family", "mode")).items(), key=lambda t: str(t[0])):
+        for (fam, mode, grid), grp in sorted(F.group(launch_entries, ("family", "mode", "grid")).items(),
+                                             key=lambda t: str(t[0])):
             vals = [e.value for e in grp if math.isfinite(e.value)]
             if vals:
-                launch.append({"measure": fam, "mode": mode, "value": float(np.median(vals)), "unit": grp[0].unit,
+                launch.append({"measure": fam, "mode": mode, "grid_blocks": grid, "value": float(np.median(vals)),
+                               "unit": grp[0].unit,
                                "min": float(np.min(vals)), "max": float(np.max(vals)), "entries": len(grp),
                                "method": grp[0].method, "source": F.provenance(grp)})
         barrier = []
@@ -430,7 +432,7 @@ class Profile:
     # ------------------------------------------------------------------ transfers
     def _transfers(self):
         ents = self.rs.by_family("transfer.host")
-        if not ents:
+        if not ents and not self.rs.by_family("transfer.memcpy_baseline"):
             return
         rows = []
         self.curves["transfers"] = []
@@ -454,7 +456,10 @@ class Profile:
             except ValueError as exc:
                 row["fit"] = f"not fitted: {exc}"
             rows.append(row)
-        self.data["transfers"] = {"fits": rows, "method": (
+        base = [{"entry": e.name, "direction": F.text(e, "direction"), "size_bytes": finite(F.num(e, "size")),
+                 "value": e.value, "unit": e.unit, "cv": finite(e.cv), "method": e.method}
+                for e in self.rs.by_family("transfer.memcpy_baseline")]
+        self.data["transfers"] = {"fits": rows, "baseline": base, "method": (
             "time(s) = alpha + s/beta per (direction, memory, engine), weighted least squares on relative "
             "residuals (weights 1/t^2); fit error = RMS and max relative residual")}
 

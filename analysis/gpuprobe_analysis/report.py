@@ -269,8 +269,9 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     lb = data.get("launch_barrier") or {}
     if lb.get("launch"):
         d.sub("Launch")
-        d.table(["measure", "api / mode", "median", "min", "max", "unit", "entries", "method"],
-                [[r["measure"], r["mode"], r["value"], r["min"], r["max"], r["unit"], r["entries"], r["method"]]
+        d.table(["measure", "api / mode", "grid blocks", "median", "min", "max", "unit", "entries", "method"],
+                [[r["measure"], r["mode"], r["grid_blocks"], r["value"], r["min"], r["max"], r["unit"], r["entries"],
+                  r["method"]]
                  for r in lb["launch"]])
     if lb.get("barrier"):
         d.sub("Barriers")
@@ -290,6 +291,11 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                 [[r["key"].get("direction") or "–", r["key"].get("memory") or "–", r["key"].get("engine") or "–", r["points"],
                   r.get("alpha_us"), r.get("alpha_stderr_us"), r.get("beta_gbps"), r.get("beta_stderr_gbps"),
                   fmt_bytes(r.get("half_bandwidth_bytes")), r.get("rms_rel_error"), r.get("max_rel_error")] for r in tr["fits"]])
+        if tr.get("baseline"):
+            d.sub("Baseline: blocking cudaMemcpy (same run)")
+            d.table(["entry", "direction", "size", "value", "unit", "cv"],
+                    [[r["entry"], r["direction"] or "–", fmt_bytes(r["size_bytes"]), r["value"], r["unit"], r["cv"]]
+                     for r in tr["baseline"]])
     else:
         d.para("No transfer.host entries in the inputs.")
     d.figure(pf.get("transfers"), figs)

@@ -198,6 +198,9 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                       "GB/s", "one transfer timed with CUDA events", size / t / 1e9,
                       {"size_bytes": size, "bytes_per_sample": size, "gbps": size / t / 1e9, "ops_per_sample": 1,
                        "ns_per_op": t * 1e9}, {"memory": memory, "engine": "ce", "direction": direction}, seconds=t)
+        for direction in ("h2d", "d2h"):
+            b.add("transfer.memcpy_baseline", {"direction": direction, "size": str(2**28)}, "GB/s",
+                  "blocking cudaMemcpy", 24.0, {"size_bytes": 2**28}, {"memory": "pinned", "direction": direction})
     if want("kernels"):
         _kernels(b, dev, counters)
     doc = {"context": context(dev), "benchmarks": b.entries}
