@@ -130,7 +130,7 @@ def main():
                 for k, v in b.items():
                     if "__" in k or k.startswith("papi."):
                         merged[b["name"]][k] = v
-        for k, v in result["context"].items():
+        for k, v in list(result["context"].items()):
             if k.startswith("counters_"):
                 context[f"{k}[{label}]"] = v
 

@@ -33,7 +33,7 @@ stamp "GPU tests (Counters.*)"
 timeout 150 "$BUILD_DIR/tests/gpuprobe_gpu_tests" --gtest_filter='Counters.*' > "$OUT/tests.log" 2>&1
 echo "tests exit $?"; grep -E "^\s+(range|kernel|512|axpy|--counters)|OK|FAILED|SKIPPED|Failure|counters:" "$OUT/tests.log" | head -40
 
-ref='^(baseline\.memcpy_d2d/size:1073741824|memory\.occupancy/kernel:copy/vector:16/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:(ours_tuned|cublas_pedantic)/trans:NN/m:2048/n:2048/k:2048|kernels\.(sgemv|ssymv|symv|gemv)[^/]*/.*(n:16384).*)/'
+ref='^(baseline\.memcpy_d2d/size:1073741824|memory\.occupancy/kernel:copy/vector:16/store:default/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:(ours_tuned|cublas_pedantic)/trans:nn/m:2048/n:2048/k:2048|kernels\.(gemv|symv)/impl:[a-z_]*/precision:s/[a-z]*:[a-z]*/(m:16384/)?n:16384)/'
 stamp "roofline, user replay"
 timeout 150 "$G" --counters=roofline --benchmark_filter="$ref" --benchmark_out="$OUT/roofline_user.json" \
   --benchmark_out_format=json 2>&1 | grep -E "^gpuprobe|^[a-z]" | cut -c1-160
@@ -63,5 +63,12 @@ if ((sweep)); then
   timeout 200 bash scripts/counter_sweep.sh --kernels=memory.stride,memory.bandwidth --filter='vector:16|stride' \
     --limit=100 --baseline --sets=roofline --out=/tmp/sweep.json -- --samples=5 2>&1 | grep -vE "\] [0-9]+/" | tail -8
   cp /tmp/sweep.json "$OUT/sweep.json" 2>/dev/null
+  python3 - /tmp/sweep.json <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+secs = json.loads(d["context"]["counter_sweep_seconds"])
+replay = sum(b.get("gpuprobe__counter_replays", 0) * b.get("time_median_s", 0) for b in d["benchmarks"])
+print(f"sweep: {len(d['benchmarks'])} entries; wall {secs}; GPU time of the counter replays ~{replay:.2f} s")
+PY
 fi
 stamp done

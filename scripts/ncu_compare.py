@@ -5,8 +5,9 @@
 
 OURS.json: a gpuprobe result file collected with --counters=...,replay=kernel. NCU.csv: rows of
 `ncu --csv --page raw --print-units base`, with a first column "entry" naming the gpuprobe entry that
-was run under ncu. For each entry, the kernel with the most launches is the entry's kernel (warm-up
-and samples launch it repeatedly); ncu's median over its launches is compared with our value.
+was run under ncu. The entry's kernels are those launched most often (warm-up and samples launch each
+of them once per repetition; input fills run once); the sum over them of ncu's median per kernel is
+compared with our value, which sums the same kernels (replay=kernel) — when the kernel counts agree.
 gpu__time_duration.sum is shown but not judged (time varies run to run; counts do not).
 Exit status 1 if any judged value differs by more than the tolerance.
 """
@@ -55,19 +56,26 @@ def main():
             failures += 1
             continue
         mine = ours[entry]
-        kernel, rows = max(launches[entry].items(), key=lambda kv: len(kv[1]))
+        most = max(len(rows) for rows in launches[entry].values())
+        kernels = {k: rows for k, rows in launches[entry].items() if len(rows) == most}
         ranges = mine.get("gpuprobe__counter_ranges")
-        print(f"{entry}\n  kernel {kernel[:90]} ({len(rows)} launches under ncu; {ranges} range(s) ours)")
-        if ranges != 1:
-            print("  skipped: not a single-kernel entry")
+        names = "; ".join(k[:60] for k in kernels)
+        print(f"{entry}\n  {len(kernels)} kernel(s) x {most} launches under ncu ({names}); {ranges} range(s) ours")
+        if ranges != len(kernels):
+            print("  skipped: our ranges and ncu's kernels do not correspond")
+            failures += 1
             continue
         for m in metrics:
-            values = [v for v in (number(r.get(m)) for r in rows) if v is not None]
-            if m not in mine or not values:
+            medians = []
+            for rows in kernels.values():
+                values = [v for v in (number(r.get(m)) for r in rows) if v is not None]
+                if values:
+                    medians.append(statistics.median(values))
+            if m not in mine or len(medians) != len(kernels):
                 print(f"  {m:68s} missing ({'ours' if m not in mine else 'ncu'})")
                 failures += 1
                 continue
-            theirs = statistics.median(values)
+            theirs = sum(medians)
             diff = (mine[m] - theirs) / theirs if theirs else (0.0 if mine[m] == 0 else float("inf"))
             judged = m not in INFORMATIONAL
             bad = judged and abs(diff) > args.tolerance

@@ -15,6 +15,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <cmath>
 #include <cstdio>
 
 #include "backends.hpp"
@@ -24,6 +25,7 @@
 namespace gpuprobe::profilers {
 namespace {
 
+constexpr const char* kRangeName = "gpuprobe";
 constexpr std::size_t kMaxRanges = 64;  // kernels per entry in kernel-replay mode (more are dropped, and said)
 
 // Throws CounterRefusal when `r` is one of CUPTI's "the system forbids it" answers.
@@ -216,7 +218,10 @@ class CuptiRangeBackend final : public CounterBackend {
       if (replay_ == ReplayMode::kUser) {
         CUpti_RangeProfiler_PushRange_Params push{CUpti_RangeProfiler_PushRange_Params_STRUCT_SIZE};
         push.pRangeProfilerObject = profiler_;
-        push.pRangeName = range.c_str();
+        // Not the entry's name: on GH100 / CUDA 13.0 a user-range name of 60 characters or more is not
+        // matched across passes (the range splits into several, each with NaN for the other pass's
+        // metrics). One range per collect needs no name; the entry name is the result's key anyway.
+        push.pRangeName = kRangeName;
         GP_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
       }
       work();  // enqueues and synchronizes
@@ -246,6 +251,20 @@ class CuptiRangeBackend final : public CounterBackend {
       for (std::size_t k = 0; k < metrics_.size(); ++k) one[metrics_[k]] = v[k];
       ranges.push_back(std::move(one));
     }
+    // A value CUPTI could not complete (NaN: a range missing from one of the passes) is left out and
+    // said, rather than written into the result file as a number.
+    std::string incomplete;
+    for (auto& one : ranges)
+      for (auto it = one.begin(); it != one.end();)
+        if (!std::isfinite(it->second)) {
+          if (incomplete.find(it->first) == std::string::npos) incomplete += (incomplete.empty() ? "" : ", ") + it->first;
+          it = one.erase(it);
+        } else {
+          ++it;
+        }
+    if (!incomplete.empty())
+      std::fprintf(stderr, "gpuprobe: %s: counters: CUPTI returned no value for %s (%zu range(s)); left out\n",
+                   range.c_str(), incomplete.c_str(), static_cast<std::size_t>(info.numTotalRanges));
     MetricValues out = combine_ranges(ranges);
     if (!out.empty()) add_derived_metrics(out);
     // How many ranges the values cover (1 in user replay; kernels in kernel replay), how often the work

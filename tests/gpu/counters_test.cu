@@ -59,6 +59,9 @@ TEST(Counters, RooflineSetOnAxpyUserReplay) {
     axpy.launch(axpy.n);
     GP_CUDA_CHECK(cudaDeviceSynchronize());
   };
+  // As in the harness, the work has run before its counters are read: the L2 then holds this work's
+  // own lines, not the dirty lines of the input fill (whose write-back would add ~4 % DRAM writes).
+  work();
   for (int range = 0; range < 3; ++range) {  // one session, several ranges: each must stand alone
     const auto t0 = std::chrono::steady_clock::now();
     gp::MetricValues v = choice.backend->collect("axpy", work);
@@ -84,6 +87,20 @@ TEST(Counters, RooflineSetOnAxpyUserReplay) {
   }
 }
 
+TEST(Counters, LongRangeNamesStillGiveOneCompleteRange) {
+  // Entry names are long; CUPTI splits user ranges with names of 60+ characters across passes.
+  const Axpy axpy(std::size_t(1) << 22);
+  MAKE_BACKEND_OR_SKIP(choice, "roofline");
+  const std::string name(120, 'x');
+  gp::MetricValues v = choice.backend->collect(name, [&] {
+    axpy.launch(axpy.n);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+  });
+  EXPECT_EQ(v["gpuprobe__counter_ranges"], 1);
+  EXPECT_EQ(v[kFfma], static_cast<double>(axpy.n));
+  EXPECT_EQ(v.count("dram__bytes_read.sum"), 1u);
+}
+
 TEST(Counters, KernelReplaySumsTheKernelsOfOneOperation) {
   const Axpy axpy(std::size_t(1) << 26);
   MAKE_BACKEND_OR_SKIP(choice, std::string("dram__bytes_read.sum,gpu__time_duration.sum,") + kFfma + ",replay=kernel");
@@ -106,10 +123,12 @@ TEST(Counters, DeviceCopyTrafficIsCountedInAUserRange) {
   fill_uniform(src.data(), src.size(), 3, -1.f, 1.f);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   MAKE_BACKEND_OR_SKIP(choice, "dram__bytes_read.sum,dram__bytes_write.sum,gpu__time_duration.sum");
-  gp::MetricValues v = choice.backend->collect("memcpy", [&] {
+  auto copy = [&] {
     GP_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice));
     GP_CUDA_CHECK(cudaDeviceSynchronize());
-  });
+  };
+  copy();  // as in the harness: counters after the work has run
+  gp::MetricValues v = choice.backend->collect("memcpy", copy);
   std::printf("  512 MiB D2D copy: dram read %.5f x size, write %.5f x size, %.0f ns\n",
               v["dram__bytes_read.sum"] / bytes, v["dram__bytes_write.sum"] / bytes, v["gpu__time_duration.sum"]);
   EXPECT_LT(near(v["dram__bytes_read.sum"], bytes), 0.01);
@@ -139,6 +158,7 @@ TEST(Counters, EnabledProfilerDoesNotSlowTimedLaunches) {
     std::sort(t.begin(), t.end());
     return t[t.size() / 2];
   };
+  median_us();  // warm-up: clocks up, code loaded
   const float before = median_us();
   MAKE_BACKEND_OR_SKIP(choice, "roofline");
   choice.backend->collect("axpy", [&] {
@@ -148,7 +168,7 @@ TEST(Counters, EnabledProfilerDoesNotSlowTimedLaunches) {
   const float during = median_us();
   std::printf("  axpy 2^24 median: %.2f us without a session, %.2f us with one enabled (between ranges)\n", before,
               during);
-  EXPECT_LT(near(during, before), 0.05);
+  EXPECT_LT(during, 1.05 * before);  // faster is fine (clock and cache state vary); slower is not
 }
 
 TEST(Counters, UnknownMetricIsRejectedWithTheDevicesNames) {
