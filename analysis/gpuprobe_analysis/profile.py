@@ -30,6 +30,7 @@ class Curve:
     fit: Optional[LevelFit]
     names: List[str] = field(default_factory=list)
     ylabel: str = ""
+    ab: Optional[object] = None  # the alpha-beta fit, for transfer curves
 
 
 def finite(v) -> Optional[float]:
@@ -77,8 +78,6 @@ def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool
             names.append("L2 near partition")
         else:
             names.append(f"L2 sub-level {j}")
-    if names[-1].startswith("L") and edge == k - 1:
-        pass
     return names
 
 
@@ -451,8 +450,7 @@ class Profile:
                             "half_bandwidth_bytes": ab.half_bandwidth_bytes, "rms_rel_error": ab.rms_rel_error,
                             "max_rel_error": ab.max_rel_error})
                 self.curves["transfers"].append(Curve("transfer.host", keyd, used, np.array(sizes), np.array(secs),
-                                                      None, [], "seconds"))
-                self.curves["transfers"][-1].ab = ab
+                                                      None, [], "seconds", ab))
             except ValueError as exc:
                 row["fit"] = f"not fitted: {exc}"
             rows.append(row)

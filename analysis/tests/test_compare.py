@@ -29,3 +29,15 @@ def test_changes_beyond_noise(tmp_path):
     assert ("cuda_driver_version", "13.0", "13.1") in res["context_differences"]
     md = to_markdown(res, "a.json", "b.json")
     assert "Changes beyond noise: 2 of" in md and "+20.0 %" in md and "cuda_driver_version" in md
+
+
+def test_cli_profile_and_compare(tmp_path, capsys):
+    from gpuprobe_analysis.cli import main
+    doc = synth.synth_results(noise=0.01, families=["transfer.host", "exec.latency"])
+    p = synth.write(str(tmp_path / "a.json"), doc)
+    assert main(["profile", p, "-o", str(tmp_path / "prof")]) == 0
+    out = capsys.readouterr().out
+    assert "transfer h2d/pinned/ce: α" in out
+    assert (tmp_path / "prof" / "device-profile.json").exists()
+    assert main(["compare", p, p, "-o", str(tmp_path / "c.md")]) == 0
+    assert "Changes beyond noise: 0 of" in (tmp_path / "c.md").read_text()
