@@ -20,20 +20,23 @@ namespace {
 // ------------------------------------------------------------------------------------------------
 // The stream kernels and their byte accounting (one table drives names, bytes and footprints).
 
-enum class StreamKernel { kRead, kWrite, kCopy, kTriad };
+enum class StreamKernel { kRead, kReadL2Only, kReadNonCoherent, kWrite, kCopy, kTriad };
 
 struct StreamKernelInfo {
   StreamKernel kernel;
   const char* name;
   int arrays;        // distinct arrays touched: the working set is arrays x elements x vector bytes
   int accesses;      // loads + stores per element visit: bytes = accesses x vector bytes
+  bool stores;       // whether it stores (only then does a store cache hint matter)
 };
 
 constexpr StreamKernelInfo kStreamKernels[] = {
-    {StreamKernel::kRead, "read", 1, 1},
-    {StreamKernel::kWrite, "write", 1, 1},
-    {StreamKernel::kCopy, "copy", 2, 2},
-    {StreamKernel::kTriad, "triad", 3, 3},
+    {StreamKernel::kRead, "read", 1, 1, false},
+    {StreamKernel::kReadL2Only, "read_cg", 1, 1, false},       // ld.global.cg: L1 bypassed
+    {StreamKernel::kReadNonCoherent, "read_nc", 1, 1, false},  // ld.global.nc: read-only data path
+    {StreamKernel::kWrite, "write", 1, 1, true},
+    {StreamKernel::kCopy, "copy", 2, 2, true},
+    {StreamKernel::kTriad, "triad", 3, 3, true},
 };
 
 constexpr int kBlockThreads = 256;
@@ -84,6 +87,8 @@ __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a
 #pragma unroll 8
   for (std::uint32_t v = 0; v < visits; ++v) {
     if constexpr (kKernel == StreamKernel::kRead) acc ^= lanes_xor(a[i]);
+    if constexpr (kKernel == StreamKernel::kReadL2Only) acc ^= lanes_xor(__ldcg(a + i));
+    if constexpr (kKernel == StreamKernel::kReadNonCoherent) acc ^= lanes_xor(__ldg(a + i));
     if constexpr (kKernel == StreamKernel::kWrite) store<kStreamingStores>(a + i, splat<V>(1.5f));
     if constexpr (kKernel == StreamKernel::kCopy) store<kStreamingStores>(a + i, b[i]);
     if constexpr (kKernel == StreamKernel::kTriad) store<kStreamingStores>(a + i, axpy(kScale, c[i], b[i]));
@@ -91,7 +96,8 @@ __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a
     i = min(next, next - n);  // next - n wraps to a huge value unless next >= n
   }
   // write_sink is 0 at run time, unknown at compile time: the loads must stay.
-  if constexpr (kKernel == StreamKernel::kRead)
+  if constexpr (kKernel == StreamKernel::kRead || kKernel == StreamKernel::kReadL2Only ||
+                kKernel == StreamKernel::kReadNonCoherent)
     if (write_sink) sink[0] = acc;
 }
 
@@ -101,6 +107,12 @@ void launch_stream(StreamKernel k, unsigned blocks, V* a, const V* b, const V* c
   switch (k) {
     case StreamKernel::kRead:
       stream_kernel<V, StreamKernel::kRead, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
+      break;
+    case StreamKernel::kReadL2Only:
+      stream_kernel<V, StreamKernel::kReadL2Only, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
+      break;
+    case StreamKernel::kReadNonCoherent:
+      stream_kernel<V, StreamKernel::kReadNonCoherent, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
       break;
     case StreamKernel::kWrite:
       stream_kernel<V, StreamKernel::kWrite, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
@@ -275,7 +287,7 @@ void register_memory_bandwidth_probes() {
   for (std::uint64_t ws : {dram_ws, l2_ws}) {
     for (const StreamKernelInfo& k : kStreamKernels) {
       for (bool streaming : {false, true}) {
-        if (streaming && k.kernel == StreamKernel::kRead) continue;  // no stores to hint
+        if (streaming && !k.stores) continue;  // no stores to hint
         for (int bps = 1; bps <= full_occupancy; ++bps) {
           if (quick && bps != 1 && bps != full_occupancy) continue;
           const StreamConfig cfg{k, 16, ws, bps, streaming};
