@@ -28,6 +28,19 @@ __global__ void stamp_kernel(unsigned long long* stamps, unsigned index) {
   if (stamps && blockIdx.x == 0 && threadIdx.x == 0) stamps[index] = exec_global_timer_ns();
 }
 
+// Holds the stream until the host has queued the whole batch (flag in mapped pinned memory), so
+// the kernels behind it start back to back at the GPU's own pace, not the host's. Gives up after
+// `timeout_ns` (counted in *timeouts) so that a full launch queue cannot deadlock the host.
+__global__ void gate_kernel(const volatile int* flag, unsigned long long timeout_ns, unsigned* timeouts) {
+  const std::uint64_t t0 = exec_global_timer_ns();
+  while (*flag == 0) {
+    if (exec_global_timer_ns() - t0 > timeout_ns) {
+      *timeouts += 1;
+      return;
+    }
+  }
+}
+
 // A parameter block of about 4 KB (the classic kernel-parameter limit is 4096 bytes).
 struct BigParams {
   unsigned long long* stamps;
@@ -125,8 +138,9 @@ const ProbeDescriptor kSubmit{"exec.launch_submit", Figure::kTimePerOp,
                               "nodes), synchronized after the timed region / 256",
                               "", 10, 2};
 const ProbeDescriptor kGap{"exec.launch_gap", Figure::kTimePerOp,
-                           "device side: %globaltimer stamped by block 0 of each of 1000 back-to-back kernels; "
-                           "(last - first) / 999 = start-to-start interval",
+                           "device side: 1000 launches queued behind a gate kernel that waits for the host to "
+                           "finish queuing; %globaltimer stamped by block 0 of each; (last - first) / 999 = "
+                           "start-to-start interval at the GPU's pace",
                            "", 10, 2};
 const ProbeDescriptor kSync{"exec.launch_sync", Figure::kTimePerOp,
                             "host std::chrono time of 100 x (one launch + cudaStreamSynchronize) / 100 "
@@ -186,16 +200,29 @@ void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
   LaunchSetup setup;
   std::unique_ptr<LaunchGraph> graph;
   if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kBatch, setup.stamps.data());
+  int* flag = nullptr;
+  GP_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(int), cudaHostAllocMapped));
+  std::unique_ptr<int, cudaError_t (*)(void*)> flag_owner(flag, cudaFreeHost);
+  int* device_flag = nullptr;
+  GP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flag), flag, 0));
+  DeviceBuffer<unsigned> timeouts(1);
+  GP_CUDA_CHECK(cudaMemset(timeouts.data(), 0, sizeof(unsigned)));
+  constexpr unsigned long long kGateTimeoutNs = 1000000000ull;  // the host queues 1000 launches in ~10 ms
+
   Measurement m(state, kGap, Work{0, 0, double(kBatch - 1)});
   tag_entry(m, api, grid);
-  auto replay = [&] {
+  auto gated_batch = [&] {
+    __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
+    gate_kernel<<<1, 1, 0, setup.stream>>>(device_flag, kGateTimeoutNs, timeouts.data());
+    GP_CUDA_CHECK_LAUNCH();
     enqueue_batch(api, grid, kBatch, setup.stream, setup.stamps.data(), graph.get());
+    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
     GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
   };
   m.run(
       [&] {
         GP_CUDA_CHECK(cudaMemsetAsync(setup.stamps.data(), 0, kBatch * sizeof(unsigned long long), setup.stream));
-        replay();
+        gated_batch();
         std::vector<unsigned long long> t(kBatch);
         GP_CUDA_CHECK(cudaMemcpy(t.data(), setup.stamps.data(), kBatch * sizeof t[0], cudaMemcpyDeviceToHost));
         for (unsigned i = 1; i < kBatch; ++i)
@@ -204,7 +231,12 @@ void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
         s.seconds = static_cast<double>(t[kBatch - 1] - t[0]) * 1e-9;
         return s;
       },
-      replay);
+      gated_batch);
+  unsigned gate_timeouts = 0;
+  GP_CUDA_CHECK(cudaMemcpy(&gate_timeouts, timeouts.data(), sizeof gate_timeouts, cudaMemcpyDeviceToHost));
+  // Non-zero: the host could not queue the batch within the timeout (a full launch queue), so
+  // those samples were paced by the host after all.
+  m.param("gate_timeouts", gate_timeouts);
 }
 
 void sync_entry(benchmark::State& state, LaunchApi api, int grid) {

@@ -214,12 +214,12 @@ const ProbeDescriptor kHost{
     "one transfer of size bytes (bidir: one each way at once on two streams) timed with CUDA events; "
     "bytes = size (bidir: 2 x size); copy engine = cudaMemcpyAsync, sm = a kernel copying 16-byte words "
     "through the mapped host pointer",
-    "", 10, 2};
+    "", 15, 2};
 
 const ProbeDescriptor kBaseline{
     "transfer.memcpy_baseline", Figure::kBandwidth,
     "plain blocking cudaMemcpy between pinned host memory and the device, host std::chrono around the call",
-    "", 10, 2};
+    "", 20, 2};
 
 // Medians of the sizes measured so far in each mode, for the fit on the mode's last size.
 std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>& fit_points() {
