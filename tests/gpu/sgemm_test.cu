@@ -1,6 +1,7 @@
 // SGEMM correctness against a higher-precision reference, for every implementation and all four
 // transpositions: double on the CPU for small shapes (suite SgemmSmall, also run under
-// compute-sanitizer), cuBLAS DGEMM on the upcast inputs for large ones (SgemmLarge).
+// compute-sanitizer), cuBLAS DGEMM on the upcast inputs for large ones (SgemmLarge). Full names are
+// Sgemm/SgemmSmall.<test>/<impl>, so --gtest_filter='Sgemm*' selects them all.
 //
 // Every check draws fresh random inputs in [-1, 1) (never zeros) and
 //  - fills the padding rows of A, B and C (ld > rows) with NaN: a kernel that reads A's or B's padding
@@ -250,7 +251,7 @@ std::string impl_param_name(const ::testing::TestParamInfo<SgemmImpl>& info) {
   return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, SgemmSmall, ::testing::ValuesIn(kAllImpls), impl_param_name);
+INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmSmall, ::testing::ValuesIn(kAllImpls), impl_param_name);
 
 class SgemmLarge : public ::testing::TestWithParam<SgemmImpl> {};
 
@@ -265,7 +266,7 @@ TEST_P(SgemmLarge, MatchesCublasDgemmReference) {
     for (const auto& t : kTransPairs) check_case(c, t[0], t[1], GetParam(), fresh_seed(), true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Impls, SgemmLarge, ::testing::ValuesIn(kAllImpls), impl_param_name);
+INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmLarge, ::testing::ValuesIn(kAllImpls), impl_param_name);
 
 // The same inputs twice give bit-identical C: no race, no dependence on scheduling.
 TEST(SgemmLargeDeterminism, RepeatedCallsAreBitIdentical) {
