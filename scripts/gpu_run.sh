@@ -63,6 +63,10 @@ if ((tests)); then
   if ! "$BUILD_DIR/tests/gpuprobe_gpu_tests" --gtest_filter="$tests_filter" > "$OUT/tests.log" 2>&1; then
     status=1; stamp "GPU TESTS FAILED"; grep -E "FAILED|Failure|error" "$OUT/tests.log" | head -40
   fi
+  # The other GPU-labelled CTest entries (probe invariants on a --quick result file).
+  if ! ctest --test-dir "$BUILD_DIR" -L gpu -E '^gpu_tests$' --output-on-failure >> "$OUT/tests.log" 2>&1; then
+    status=1; stamp "GPU CTEST ENTRIES FAILED"; grep -E "FAIL|Failed" "$OUT/tests.log" | head -20
+  fi
   tail -3 "$OUT/tests.log"
 fi
 # Under the sanitizers, tests that assert timings (suites named *Timing*) are left out: the

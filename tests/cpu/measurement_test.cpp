@@ -1,0 +1,87 @@
+// The harness writes every field docs/results-schema.md promises, with the figures derived from the
+// descriptor and the samples (no GPU needed: the samples are synthetic).
+#include <benchmark/benchmark.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <string>
+
+#include "harness/device.hpp"
+#include "harness/measure.hpp"
+
+namespace gpuprobe {
+namespace {
+
+// Captures the runs Google Benchmark reports.
+class CaptureReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>& runs) override {
+    for (const Run& r : runs) captured[r.benchmark_name()] = r;
+  }
+  std::map<std::string, Run> captured;
+};
+
+const ProbeDescriptor kFakeBandwidth{"test.fake_bandwidth", Figure::kBandwidth, "synthetic samples", "", 5, 1};
+const ProbeDescriptor kFakeCycles{"test.fake_cycles", Figure::kCyclesPerOp, "synthetic cycles", "", 4, 0};
+
+TEST(Measurement, WritesSchemaFieldsAndDerivedFigures) {
+  register_entry(entry_name(kFakeBandwidth.family, {{"size", "1000"}}), kFakeBandwidth, [](benchmark::State& st) {
+    Measurement m(st, kFakeBandwidth, Work{2e9, 1e9, 0});
+    m.param("size_bytes", 1000);
+    m.tag("flavour", "x");
+    int i = 0;
+    // Sample durations 1.0, 1.1, 1.2, ... ms (after one warm-up sample).
+    m.run([&] { Sample s; s.seconds = 1e-3 * (1.0 + 0.1 * (i++ - 1)); return s; }, {});
+  });
+  register_entry(entry_name(kFakeCycles.family, {}), kFakeCycles, [](benchmark::State& st) {
+    Measurement m(st, kFakeCycles, Work{0, 0, 100});
+    m.run([] { Sample s; s.seconds = 1e-6; s.cycles = 3000; s.clock_mhz = 1500; return s; }, {});
+  });
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  ASSERT_EQ(reporter.captured.count("test.fake_bandwidth/size:1000/iterations:5/manual_time"), 1u);
+  const auto& bw = reporter.captured["test.fake_bandwidth/size:1000/iterations:5/manual_time"];
+  EXPECT_EQ(bw.iterations, 5);
+  const auto& c = bw.counters;
+  for (const char* key : {"samples", "value_median", "value_min", "value_max", "value_mean", "value_cv",
+                          "time_median_s", "time_cv", "bytes_per_sample", "gbps", "flops_per_sample", "gflops",
+                          "size_bytes"})
+    EXPECT_EQ(c.count(key), 1u) << key;
+  EXPECT_DOUBLE_EQ(c.at("samples").value, 5);
+  EXPECT_NEAR(c.at("time_median_s").value, 1.2e-3, 1e-12);  // samples 1.0 .. 1.4 ms
+  EXPECT_NEAR(c.at("value_median").value, 2e9 / 1.2e-3 / 1e9, 1e-6);
+  EXPECT_NEAR(c.at("value_max").value, 2e9 / 1.0e-3 / 1e9, 1e-6);  // fastest sample = highest bandwidth
+  EXPECT_NEAR(c.at("gflops").value, 1e9 / 1.2e-3 / 1e9, 1e-6);
+  EXPECT_GT(c.at("value_cv").value, 0);
+  EXPECT_EQ(bw.report_label, "probe=test.fake_bandwidth;unit=GB/s;method=synthetic samples;flavour=x");
+
+  const auto& cy = reporter.captured.at("test.fake_cycles/iterations:4/manual_time");
+  EXPECT_DOUBLE_EQ(cy.counters.at("value_median").value, 30);  // 3000 cycles / 100 ops
+  EXPECT_DOUBLE_EQ(cy.counters.at("cycles_per_op").value, 30);
+  EXPECT_DOUBLE_EQ(cy.counters.at("ns_per_op").value, 10);     // 1 us / 100 ops
+  EXPECT_DOUBLE_EQ(cy.counters.at("value_cv").value, 0);
+  EXPECT_DOUBLE_EQ(cy.counters.at("sm_clock_kernel_mhz").value, 1500);
+  EXPECT_EQ(cy.counters.count("gbps"), 0u);
+}
+
+TEST(DeviceContext, FieldsNameTheGpuAndItsLimits) {
+  DeviceInfo d;
+  d.name = "Fake GPU";
+  d.cc_major = 9;
+  d.sm_count = 132;
+  d.driver_version = 13000;
+  std::map<std::string, std::string> fields;
+  for (const auto& [k, v] : context_fields(d)) fields[k] = v;
+  for (const char* key : {"gpu_name", "gpu_compute_capability", "gpu_sm_count", "gpu_sm_clock_max_mhz",
+                          "gpu_mem_clock_max_mhz", "gpu_bus_width_bits", "gpu_theoretical_dram_gbps", "gpu_l2_bytes",
+                          "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version"})
+    EXPECT_EQ(fields.count(key), 1u) << key;
+  EXPECT_EQ(fields["gpu_compute_capability"], "9.0");
+  EXPECT_EQ(fields["cuda_driver_version"], "13.0");
+}
+
+}  // namespace
+}  // namespace gpuprobe

@@ -1,0 +1,84 @@
+#!/usr/bin/env python3
+"""GPU test: every memory probe at a tiny (--quick) size gives sane invariants.
+
+Runs gpuprobe --quick on the memory probes and the memcpy baseline, then checks the result file:
+  - schema: context and per-entry fields of docs/results-schema.md are present;
+  - latency does not fall from L1 to L2 to DRAM (random chains, per load flavour);
+  - no DRAM-sized bandwidth exceeds the theoretical DRAM bandwidth of the context;
+  - shared-memory bytes per clock per SM stay within the 128 B/clock of a 32-bank shared memory
+    (with 2 % tolerance for clock-read skew), and bank-conflict cycles grow with the conflict degree.
+Exit code 77 (CTest: skipped) when gpuprobe reports no usable GPU (its exit code 2).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main() -> int:
+    exe = sys.argv[1]
+    out = os.path.join(tempfile.mkdtemp(prefix="gpuprobe_inv_"), "quick.json")
+    run = subprocess.run([exe, "--quick", "--benchmark_filter=^(memory|baseline)",
+                          f"--benchmark_out={out}", "--benchmark_format=console"],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if run.returncode == 2 and "no usable GPU" in run.stderr:
+        print("SKIPPED:", run.stderr.strip())
+        return 77
+    if run.returncode != 0:
+        print("gpuprobe failed:", run.returncode, run.stderr)
+        return 1
+    with open(out) as f:
+        doc = json.load(f)
+    failures = []
+
+    def check(cond, text):
+        if not cond:
+            failures.append(text)
+
+    ctx = doc["context"]
+    for key in ("gpu_name", "gpu_sm_count", "gpu_l2_bytes", "gpu_theoretical_dram_gbps", "gpuprobe_schema"):
+        check(key in ctx, f"context lacks {key}")
+    entries = doc["benchmarks"]
+    check(len(entries) > 20, f"only {len(entries)} entries")
+    for e in entries:
+        for key in ("value_median", "value_min", "value_max", "value_cv", "samples", "time_median_s", "label"):
+            check(key in e, f"{e['name']} lacks {key}")
+        check(e.get("value_min", 0) <= e.get("value_median", 0) <= e.get("value_max", 0), f"{e['name']}: min<=median<=max")
+        check(e.get("label", "").startswith("probe="), f"{e['name']}: label does not start with probe=")
+
+    def fam(prefix):
+        return [e for e in entries if e["name"].startswith(prefix)]
+
+    l2 = int(ctx["gpu_l2_bytes"])
+    for load in ("ca", "cg"):
+        curve = sorted((e["footprint_bytes"], e["value_median"])
+                       for e in fam(f"memory.latency/pattern:random/load:{load}/"))
+        check(len(curve) >= 5, f"latency {load}: too few points")
+        small = curve[0][1]
+        big = [v for fp, v in curve if fp > 4 * l2]
+        check(all(v >= small for _, v in curve), f"latency {load} falls below its smallest-footprint value: {curve}")
+        check(big and min(big) > 1.5 * small, f"latency {load}: DRAM not slower than the smallest footprint")
+
+    theoretical = float(ctx["gpu_theoretical_dram_gbps"])
+    for e in fam("memory.bandwidth/") + fam("memory.occupancy/") + fam("baseline."):
+        fp = e.get("footprint_bytes", e.get("size_bytes", 0))
+        if fp > 4 * l2:
+            check(e["value_median"] <= theoretical, f"{e['name']}: {e['value_median']:.0f} GB/s > theoretical {theoretical:.0f}")
+
+    for e in fam("memory.shared_bandwidth"):
+        check(0 < e["bytes_per_clock_per_sm"] <= 128 * 1.02, f"shared bytes/clock/SM = {e['bytes_per_clock_per_sm']}")
+    conflicts = {int(e["word_stride"]): e["value_median"] for e in fam("memory.bank_conflicts/word:4/")}
+    if 1 in conflicts and 29 in conflicts:
+        check(abs(conflicts[29] - conflicts[1]) < 0.2 * conflicts[1], f"odd stride 29 should be conflict-free: {conflicts}")
+    if 1 in conflicts and 8 in conflicts:
+        check(conflicts[8] > 4 * conflicts[1], f"stride 8 should be an 8-way conflict: {conflicts}")
+
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(entries)} entries checked, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
