@@ -101,28 +101,27 @@ __global__ void __launch_bounds__(kBlockThreads) stream_kernel(V* __restrict__ a
     if (write_sink) sink[0] = acc;
 }
 
+struct StreamArgs {
+  unsigned blocks;
+  std::uint32_t n, step, visits;
+  unsigned* sink;
+  cudaStream_t stream;
+};
+
+template <class V, StreamKernel kKernel, bool kStreaming>
+void launch_stream(V* a, const V* b, const V* c, const StreamArgs& x) {
+  stream_kernel<V, kKernel, kStreaming><<<x.blocks, kBlockThreads, 0, x.stream>>>(a, b, c, x.n, x.step, x.visits, x.sink, 0);
+}
+
 template <class V, bool kStreaming>
-void launch_stream(StreamKernel k, unsigned blocks, V* a, const V* b, const V* c, std::uint32_t n,
-                   std::uint32_t step, std::uint32_t visits, unsigned* sink, cudaStream_t s) {
+void launch_stream(StreamKernel k, V* a, const V* b, const V* c, const StreamArgs& x) {
   switch (k) {
-    case StreamKernel::kRead:
-      stream_kernel<V, StreamKernel::kRead, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
-      break;
-    case StreamKernel::kReadL2Only:
-      stream_kernel<V, StreamKernel::kReadL2Only, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
-      break;
-    case StreamKernel::kReadNonCoherent:
-      stream_kernel<V, StreamKernel::kReadNonCoherent, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
-      break;
-    case StreamKernel::kWrite:
-      stream_kernel<V, StreamKernel::kWrite, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
-      break;
-    case StreamKernel::kCopy:
-      stream_kernel<V, StreamKernel::kCopy, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
-      break;
-    case StreamKernel::kTriad:
-      stream_kernel<V, StreamKernel::kTriad, kStreaming><<<blocks, kBlockThreads, 0, s>>>(a, b, c, n, step, visits, sink, 0);
-      break;
+    case StreamKernel::kRead: return launch_stream<V, StreamKernel::kRead, kStreaming>(a, b, c, x);
+    case StreamKernel::kReadL2Only: return launch_stream<V, StreamKernel::kReadL2Only, kStreaming>(a, b, c, x);
+    case StreamKernel::kReadNonCoherent: return launch_stream<V, StreamKernel::kReadNonCoherent, kStreaming>(a, b, c, x);
+    case StreamKernel::kWrite: return launch_stream<V, StreamKernel::kWrite, kStreaming>(a, b, c, x);
+    case StreamKernel::kCopy: return launch_stream<V, StreamKernel::kCopy, kStreaming>(a, b, c, x);
+    case StreamKernel::kTriad: return launch_stream<V, StreamKernel::kTriad, kStreaming>(a, b, c, x);
   }
 }
 
@@ -217,12 +216,12 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   m.tag("store", cfg.streaming_stores ? "cs" : "default");
   unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
-    const auto n32 = static_cast<std::uint32_t>(elements);
-    const auto step32 = static_cast<std::uint32_t>(step);
+    const StreamArgs args{blocks, static_cast<std::uint32_t>(elements), static_cast<std::uint32_t>(step), visits,
+                          sink, s};
     if (cfg.streaming_stores)
-      launch_stream<V, true>(cfg.kernel.kernel, blocks, a, b, c, n32, step32, visits, sink, s);
+      launch_stream<V, true>(cfg.kernel.kernel, a, b, c, args);
     else
-      launch_stream<V, false>(cfg.kernel.kernel, blocks, a, b, c, n32, step32, visits, sink, s);
+      launch_stream<V, false>(cfg.kernel.kernel, a, b, c, args);
   });
 }
 
