@@ -12,11 +12,14 @@ Method (documented in docs/analysis.md):
 3. Physical model, fitted per k: the figure is a mixture of level values weighted by the fraction
    of accesses each level serves. For a level of capacity C and footprint F,
    - "gradual" (random access, LRU-like): the levels up to C serve min(1, C/F) of the accesses;
-   - "step" (cyclic access): all or nothing, F <= C.
+   - "step" (cyclic access, fully associative LRU): all or nothing, F <= C;
+   - "smoothB" (cyclic access over a set-associative, hashed cache: the sets overflow one by one):
+     1 / (1 + (F/C)^B), C is where half the accesses hit; B = 10 by default (2.5 ... 20 available);
+   - "mixed" (optional): one shape per knee (one more parameter per knee in the criterion).
    Given the knees the level values are a (weighted) linear least-squares solution; the knees
    are refined by coordinate search in log x.
 4. Model choice: BIC, RSS/sigma^2 + (parameters) * ln(n), over k and both shapes; a fit is
-   admissible only if every level serves >= 30 % of the accesses at some point and each level exceeds
+   admissible only if every level serves >= 30 % of the accesses at two measured points or more and each level exceeds
    the one before by more than 3 sigma (deeper levels are slower: y must be latency or time per byte).
 """
 from __future__ import annotations
@@ -34,16 +37,17 @@ NOISE_FLOOR = 1e-3  # relative; below timer resolution a curve is treated as thi
 class LevelFit:
     x: np.ndarray
     y: np.ndarray
-    model: str  # "gradual" | "step" | "flat"
+    model: str  # "gradual" | "step" | "smoothB" | "flat"
     knees: List[float]  # capacity of level i (i < len(levels)-1), in x units
     levels: List[float]  # value of each level, in y units
     brackets: List[tuple]  # per knee: (last x on the lower side, first x beyond), from the data
     noise: float  # relative sigma used
     bic: float
     candidates: list = field(default_factory=list)  # (k, model, bic, admissible) tried
+    shapes: List[str] = field(default_factory=list)  # transition shape per knee
 
     def predict(self, x) -> np.ndarray:
-        return _basis(np.asarray(x, float), self.knees, self.model) @ np.asarray(self.levels)
+        return _basis(np.asarray(x, float), self.knees, self.shapes) @ np.asarray(self.levels)
 
     @property
     def n_levels(self) -> int:
@@ -93,16 +97,38 @@ def _segment_dp(z: np.ndarray, k_max: int):
     return out
 
 
-def _basis(x: np.ndarray, knees: Sequence[float], model: str) -> np.ndarray:
+def _served(x, c, model: str):
+    """Fraction of the accesses served by the levels up to capacity c, at footprint x (broadcasts)."""
+    if model == "step":
+        return (x <= c * (1 + 1e-12)).astype(float)
+    if model.startswith("smooth"):
+        steep = float(model[len("smooth"):])
+        return 1.0 / (1.0 + (x / c) ** steep)
+    return np.minimum(1.0, c / x)
+
+
+def _shapes(model, n_knees: int) -> List[str]:
+    """One transition shape per knee: `model` is one shape for all, or a list (mixed)."""
+    return [model] * n_knees if isinstance(model, str) else list(model)
+
+
+def _cum(x: np.ndarray, knees: Sequence[float], model) -> np.ndarray:
+    """cum[:, j] = fraction of accesses served by levels < j (nested)."""
+    k = len(knees) + 1
+    cum = np.ones((len(x), k + 1))
+    cum[:, 0] = 0.0
+    for j, (c, shape) in enumerate(zip(knees, _shapes(model, len(knees))), start=1):
+        cum[:, j] = _served(x, c, shape)
+    return np.maximum.accumulate(cum, axis=1)
+
+
+def _basis(x: np.ndarray, knees: Sequence[float], model) -> np.ndarray:
     """Fraction of accesses served by each level (columns) at each x (rows)."""
     k = len(knees) + 1
     cum = np.ones((len(x), k + 1))  # cum[:, j] = fraction served by levels < j
     cum[:, 0] = 0.0
-    for j, c in enumerate(knees, start=1):
-        if model == "step":
-            cum[:, j] = (x <= c * (1 + 1e-12)).astype(float)
-        else:
-            cum[:, j] = np.minimum(1.0, c / x)
+    for j, (c, shape) in enumerate(zip(knees, _shapes(model, len(knees))), start=1):
+        cum[:, j] = _served(x, c, shape)
     cum[:, k] = 1.0
     # Nested levels: what is served by levels < j includes levels < j-1.
     cum = np.maximum.accumulate(cum, axis=1)
@@ -128,10 +154,7 @@ def _rss_many(x, y, knee_sets, model):
     m, kk = ks.shape
     cum = np.ones((m, len(x), kk + 2))
     cum[:, :, 0] = 0.0
-    if model == "step":
-        cum[:, :, 1:kk + 1] = (x[None, :, None] <= ks[:, None, :] * (1 + 1e-12)).astype(float)
-    else:
-        cum[:, :, 1:kk + 1] = np.minimum(1.0, ks[:, None, :] / x[None, :, None])
+    cum[:, :, 1:kk + 1] = _served(x[None, :, None], ks[:, None, :], model)
     # Knee sets are sorted (callers keep them ordered), so cum is already nested.
     a = np.diff(cum, axis=2) / y[None, :, None]  # (m, n, k)
     ata = np.matmul(a.transpose(0, 2, 1), a)
@@ -145,7 +168,69 @@ def _rss_many(x, y, knee_sets, model):
     return out
 
 
-def _refine(x, y, knees, model, sweeps=4, grid=40):
+def _rss_columns(y, cum_batch):
+    """Residuals for a batch of cum matrices (m, n, k+1)."""
+    cum_batch = np.maximum.accumulate(cum_batch, axis=2)
+    a = np.diff(cum_batch, axis=2) / y[None, :, None]
+    ata = np.matmul(a.transpose(0, 2, 1), a)
+    atb = a.sum(axis=1)
+    out = np.full(len(a), np.inf)
+    ok = np.abs(np.linalg.det(ata)) > 1e-300
+    if np.any(ok):
+        lv = np.linalg.solve(ata[ok], atb[ok][..., None])[..., 0]
+        r = np.matmul(a[ok], lv[..., None])[..., 0] - 1.0
+        out[ok] = (r * r).sum(axis=1)
+    return out
+
+
+def _refine_mixed(x, y, knees, shapes, sweeps=3, grid=24):
+    """Coordinate search of each knee's position *and* transition shape (levels of one curve may
+    differ: a sharp L1 edge beside a smeared, set-associative L2 edge)."""
+    knees, shapes = list(knees), list(shapes)
+    lx = np.log(x)
+    _, rss, _ = _solve(x, y, knees, shapes)
+    for _ in range(sweeps):
+        moved = False
+        for i in range(len(knees)):
+            lo = math.log(knees[i - 1]) if i > 0 else lx[0]
+            hi = math.log(knees[i + 1]) if i + 1 < len(knees) else lx[-1]
+            if hi - lo <= 1e-9:
+                continue
+            cum = _cum(x, knees, shapes)
+            cands = []
+            for shape in SHAPES:
+                if shape == "step":
+                    pos = [v for v in lx if lo <= v < hi] or [lo]
+                else:
+                    pos = list(np.linspace(lo, hi, grid + 2)[1:-1]) + [math.log(knees[i])]
+                cands += [(v, shape) for v in pos]
+            batch = np.repeat(cum[None], len(cands), axis=0)
+            for m, (v, shape) in enumerate(cands):
+                batch[m, :, i + 1] = _served(x, math.exp(v), shape)
+            r = _rss_columns(y, batch)
+            j = int(np.argmin(r))
+            if r[j] < rss - 1e-15:
+                v, shape = cands[j]
+                if shape != "step":  # finer pass around the best coarse position
+                    step = (hi - lo) / (grid + 1)
+                    fine = [u for u in np.linspace(v - step, v + step, 13) if lo < u < hi]
+                    if fine:
+                        fb = np.repeat(cum[None], len(fine), axis=0)
+                        for m, u in enumerate(fine):
+                            fb[m, :, i + 1] = _served(x, math.exp(u), shape)
+                        fr = _rss_columns(y, fb)
+                        fj = int(np.argmin(fr))
+                        if fr[fj] < r[j]:
+                            v = fine[fj]
+                knees[i], shapes[i] = math.exp(v), shape
+                _, rss, _ = _solve(x, y, knees, shapes)
+                moved = True
+        if not moved:
+            break
+    return knees, shapes, rss
+
+
+def _refine(x, y, knees, model, sweeps=4, grid=24):
     """Coordinate search of each knee in log x between its neighbours."""
     knees = list(knees)
     lx = np.log(x)
@@ -174,7 +259,7 @@ def _refine(x, y, knees, model, sweeps=4, grid=40):
                 best_v, best_rss = float(cands[j]), float(r[j])
             if model != "step":
                 step = (hi - lo) / (grid + 1)
-                fine = np.linspace(best_v - step, best_v + step, 21)
+                fine = np.linspace(best_v - step, best_v + step, 13)
                 fine = fine[(fine > lo) & (fine < hi)]
                 if len(fine):
                     r = _rss_many(x, y, [knees[:i] + [math.exp(v)] + knees[i + 1:] for v in fine], model)
@@ -195,14 +280,23 @@ def _admissible(x, levels, a, sigma):
         return False
     # Every level must serve a good share of the accesses somewhere (a gradual level of capacity
     # r x the previous one serves at most 1 - 1/r of them; r = 1.5 -> 0.33).
-    if np.any(a.max(axis=0) < 0.3):
+    # ... at two measured footprints at least: a level seen at one point only cannot be told
+    # from a point on a transition.
+    if np.any((a >= 0.3).sum(axis=0) < 2):
         return False
     # Deeper levels are slower (latency, time per byte): each step up must exceed 3 sigma.
     rel = np.diff(np.log(levels))
     return bool(np.all(rel > 3 * sigma))
 
 
-def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, models=("gradual", "step")) -> LevelFit:
+SHAPES = ("gradual", "step", "smooth2.5", "smooth5", "smooth10", "smooth20")
+# Default candidates. On synthetic curves (exact mixtures, and set-associative caches simulated
+# with Poisson-distributed set loads) this set scored best; "mixed" (a shape per knee, searched over
+# SHAPES) and the other smooth shapes did not detect more levels correctly and cost 2-5x the time.
+MODELS = ("gradual", "step", "smooth10")
+
+
+def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, models=MODELS) -> LevelFit:
     """Levels of a curve y(x) (x > 0, y > 0). Duplicated x are merged by the median."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
@@ -231,7 +325,10 @@ def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, models=("gradual"
     worse_in_a_row = 0
     for k in range(2, k_max + 1):
         bic_before = best.bic
+        uniform_fits = []
         for model in models:
+            if model == "mixed":
+                continue
             # Seeds: the exact k-segment partition, and the (k-1)-level fit with one knee inserted
             # at the data point that lowers the residual most (greedy; catches short plateaus
             # that a piecewise-constant partition spends on ramps).
@@ -255,24 +352,37 @@ def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, models=("gradual"
                 continue
             rss, knees, levels, a = min(fits, key=lambda t: t[0])
             previous[model] = list(knees)
-            params = 2 * k - 1
-            bic = rss / sigma**2 + params * math.log(n)
-            adm = _admissible(x, levels, a, sigma)
-            best.candidates.append((k, model, bic, adm))
-            if adm and bic < best.bic:
-                brackets = []
-                for c in knees:
-                    below = x[x <= c * (1 + 1e-9)]
-                    above = x[x > c * (1 + 1e-9)]
-                    brackets.append((float(below[-1]) if len(below) else math.nan,
-                                     float(above[0]) if len(above) else math.nan))
-                best = LevelFit(x, y, model, [float(c) for c in knees], [float(v) for v in levels],
-                                brackets, sigma, bic, best.candidates)
+            uniform_fits.append((rss, model, knees))
+            best = _consider(best, x, y, k, model, knees, _shapes(model, k - 1), 2 * k - 1, sigma, n)
+        if "mixed" in models and uniform_fits:
+            # Per-knee shapes, seeded by each uniform fit: one more parameter per knee.
+            mixed = [_refine_mixed(x, y, knees, _shapes(model, k - 1)) for _, model, knees in uniform_fits]
+            knees, shapes, _ = min(mixed, key=lambda t: t[2])
+            if len(set(shapes)) > 1:
+                best = _consider(best, x, y, k, "mixed", knees, shapes, 3 * k - 2, sigma, n)
         # Stop once two more levels in a row did not improve the criterion.
         worse_in_a_row = 0 if best.bic < bic_before else worse_in_a_row + 1
         if worse_in_a_row >= 2:
             break
     return best
+
+
+def _consider(best: LevelFit, x, y, k, model, knees, shapes, params, sigma, n) -> LevelFit:
+    """BIC of one candidate; returns the better of it and `best` (admissible candidates only)."""
+    levels, rss, a = _solve(x, y, knees, shapes)
+    bic = rss / sigma**2 + params * math.log(n)
+    adm = _admissible(x, levels, a, sigma)
+    name = model if model != "mixed" else "mixed(" + ",".join(shapes) + ")"
+    best.candidates.append((k, name, bic, adm))
+    if not (adm and bic < best.bic):
+        return best
+    brackets = []
+    for c in knees:
+        below = x[x <= c * (1 + 1e-9)]
+        above = x[x > c * (1 + 1e-9)]
+        brackets.append((float(below[-1]) if len(below) else math.nan, float(above[0]) if len(above) else math.nan))
+    return LevelFit(x, y, name, [float(c) for c in knees], [float(v) for v in levels], brackets, sigma, bic,
+                    best.candidates, list(shapes))
 
 
 def detect_knee_saturation(x, y, recorded_cv=None):

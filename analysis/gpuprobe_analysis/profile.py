@@ -189,7 +189,7 @@ class Profile:
         ns = np.array([e.num("ns_per_op") for e in c.entries])
         if not np.all(np.isfinite(ns)) or np.any(ns <= 0):
             return None
-        levels, _, _ = _solve(c.x, ns, c.fit.knees, c.fit.model if c.fit.model != "flat" else "step")
+        levels, _, _ = _solve(c.x, ns, c.fit.knees, c.fit.shapes)
         return [float(v) for v in levels]
 
     def _granularity(self):

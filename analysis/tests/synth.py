@@ -49,6 +49,25 @@ def mixture(f, caps, levels, model):
     return out
 
 
+def set_associative(f, caps, ways, levels, line=128):
+    """Latency of a cyclic random chase over nested set-associative LRU caches with hashed sets:
+    a set that receives more lines than its ways misses on every access (cyclic), and the lines per
+    set are Poisson-distributed, so a level serves P(N <= ways - 1) of the accesses
+    (N ~ Poisson(ways * f / capacity)): a smeared edge around the capacity."""
+    served_before, out = 0.0, 0.0
+    for i, lv in enumerate(levels):
+        if i < len(caps):
+            lam = ways[i] * f / caps[i]
+            k = np.arange(ways[i])
+            logp = -lam + k * math.log(lam) - np.array([math.lgamma(j + 1) for j in k])
+            cum = max(float(np.exp(logp).sum()), served_before)
+        else:
+            cum = 1.0
+        out += (cum - served_before) * lv
+        served_before = cum
+    return out
+
+
 class Builder:
     def __init__(self, dev: Device, noise: float, seed: int):
         self.dev = dev

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gpuprobe_analysis.levels import detect_knee_saturation, detect_levels, estimate_noise
-from synth import mixture
+from synth import mixture, set_associative
 
 
 def grid(per_octave, lo=1024, hi=8 * 2**30):
@@ -38,6 +38,21 @@ def test_detects_known_levels(caps, levels, shape, ppo, noise):
     y = np.array([mixture(f, caps, levels, shape) for f in x]) * np.exp(rng.normal(0, noise, len(x)))
     fit = detect_levels(x, y)
     assert fit.n_levels == len(levels), (fit.knees, fit.levels, fit.candidates)
+    for got, want in zip(fit.knees, caps):
+        assert abs(got / want - 1) < 0.10, (fit.knees, caps)
+    for got, want in zip(fit.levels, levels):
+        assert abs(got / want - 1) < 0.05, (fit.levels, levels)
+
+
+@pytest.mark.parametrize("noise", [0.005, 0.01])
+def test_smeared_set_associative_edges(noise):
+    """A curve the models do not contain exactly: edges smeared by set overflow (64/32/32 ways)."""
+    rng = np.random.default_rng(301)
+    caps, levels = (256 * 1024, 25e6, 50e6), (33.0, 260.0, 330.0, 700.0)
+    x = grid(4)
+    y = np.array([set_associative(f, caps, (64, 32, 32), levels) for f in x]) * np.exp(rng.normal(0, noise, len(x)))
+    fit = detect_levels(x, y)
+    assert fit.n_levels == 4, (fit.model, fit.knees, fit.levels)
     for got, want in zip(fit.knees, caps):
         assert abs(got / want - 1) < 0.10, (fit.knees, caps)
     for got, want in zip(fit.levels, levels):
