@@ -1,7 +1,8 @@
 // Kernel launch overhead (V&D SC08 §3.8 measured it at 3-7 us on G80-class GPUs):
 //   exec.launch_rate    K back-to-back launches of a near-empty kernel, CUDA events / K
 //   exec.launch_submit  host time of the K launch calls alone (std::chrono), / K
-//   exec.launch_gap     device side: %globaltimer at the start of each kernel; (last - first) / (K-1)
+//   exec.launch_gap     device side: launches queued behind a gate kernel (so the GPU, not the host,
+//                       sets the pace); %globaltimer at the start of each; (last - first) / (K-1)
 //   exec.launch_sync    one launch + cudaStreamSynchronize, host time per round trip
 // for <<<>>>, cudaLaunchKernelEx, cooperative launch, a ~4 KB parameter block, and CUDA graphs
 // (K kernel nodes launched as one graph), at several grid sizes. docs/probes.md#launch-overhead.
@@ -19,9 +20,12 @@ namespace gpuprobe {
 namespace {
 
 constexpr int kLaunchBlock = 128;     // threads per block of the launched kernel
-constexpr unsigned kBatch = 1000;     // launches per sample (rate, gap)
+constexpr unsigned kBatch = 1000;     // launches per sample (rate)
 constexpr unsigned kSubmitBatch = 256;  // launches per sample (submit): below the launch queue's depth
 constexpr unsigned kSyncBatch = 100;  // round trips per sample (sync)
+// Launches queued behind the gate per sample (gap): few enough that the launch queue holds them
+// all, 4 KB parameter blocks included (1000 of those filled it on the H100 machine).
+constexpr unsigned kGapBatch = 256;
 
 // Block 0 of launch `index` stamps its start time; nothing else runs.
 __global__ void stamp_kernel(unsigned long long* stamps, unsigned index) {
@@ -138,8 +142,8 @@ const ProbeDescriptor kSubmit{"exec.launch_submit", Figure::kTimePerOp,
                               "nodes), synchronized after the timed region / 256",
                               "", 10, 2};
 const ProbeDescriptor kGap{"exec.launch_gap", Figure::kTimePerOp,
-                           "device side: 1000 launches queued behind a gate kernel that waits for the host to "
-                           "finish queuing; %globaltimer stamped by block 0 of each; (last - first) / 999 = "
+                           "device side: 256 launches queued behind a gate kernel that waits for the host to "
+                           "finish queuing; %globaltimer stamped by block 0 of each; (last - first) / 255 = "
                            "start-to-start interval at the GPU's pace",
                            "", 10, 2};
 const ProbeDescriptor kSync{"exec.launch_sync", Figure::kTimePerOp,
@@ -199,7 +203,7 @@ void submit_entry(benchmark::State& state, LaunchApi api, int grid) {
 void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
   LaunchSetup setup;
   std::unique_ptr<LaunchGraph> graph;
-  if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kBatch, setup.stamps.data());
+  if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kGapBatch, setup.stamps.data());
   int* flag = nullptr;
   GP_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(int), cudaHostAllocMapped));
   std::unique_ptr<int, cudaError_t (*)(void*)> flag_owner(flag, cudaFreeHost);
@@ -207,28 +211,28 @@ void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
   GP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flag), flag, 0));
   DeviceBuffer<unsigned> timeouts(1);
   GP_CUDA_CHECK(cudaMemset(timeouts.data(), 0, sizeof(unsigned)));
-  constexpr unsigned long long kGateTimeoutNs = 1000000000ull;  // the host queues 1000 launches in ~10 ms
+  constexpr unsigned long long kGateTimeoutNs = 100000000ull;  // the host queues 256 launches in ~2 ms
 
-  Measurement m(state, kGap, Work{0, 0, double(kBatch - 1)});
+  Measurement m(state, kGap, Work{0, 0, double(kGapBatch - 1)});
   tag_entry(m, api, grid);
   auto gated_batch = [&] {
     __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
     gate_kernel<<<1, 1, 0, setup.stream>>>(device_flag, kGateTimeoutNs, timeouts.data());
     GP_CUDA_CHECK_LAUNCH();
-    enqueue_batch(api, grid, kBatch, setup.stream, setup.stamps.data(), graph.get());
+    enqueue_batch(api, grid, kGapBatch, setup.stream, setup.stamps.data(), graph.get());
     __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
     GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
   };
   m.run(
       [&] {
-        GP_CUDA_CHECK(cudaMemsetAsync(setup.stamps.data(), 0, kBatch * sizeof(unsigned long long), setup.stream));
+        GP_CUDA_CHECK(cudaMemsetAsync(setup.stamps.data(), 0, kGapBatch * sizeof(unsigned long long), setup.stream));
         gated_batch();
-        std::vector<unsigned long long> t(kBatch);
-        GP_CUDA_CHECK(cudaMemcpy(t.data(), setup.stamps.data(), kBatch * sizeof t[0], cudaMemcpyDeviceToHost));
-        for (unsigned i = 1; i < kBatch; ++i)
+        std::vector<unsigned long long> t(kGapBatch);
+        GP_CUDA_CHECK(cudaMemcpy(t.data(), setup.stamps.data(), kGapBatch * sizeof t[0], cudaMemcpyDeviceToHost));
+        for (unsigned i = 1; i < kGapBatch; ++i)
           if (t[i] < t[i - 1] || t[0] == 0) throw Error("launch gap: kernel start stamps are missing or out of order");
         Sample s;
-        s.seconds = static_cast<double>(t[kBatch - 1] - t[0]) * 1e-9;
+        s.seconds = static_cast<double>(t[kGapBatch - 1] - t[0]) * 1e-9;
         return s;
       },
       gated_batch);
