@@ -309,7 +309,7 @@ def kernel_figures(points: List[KernelPoint], outdir: str) -> List[Figure]:
         pts = [p for p in points if p.kernel == kernel]
         fig, ax = plt.subplots(figsize=(8, 4.6))
         def series_key(p):  # impl and the textual shape parameters (precision, uplo, trans)
-            return (p.impl,) + tuple(f"{k}={v}" for k, v in p.size_key if isinstance(v, str))
+            return (p.impl,) + tuple(f"{k}={v}" for k, v in p.size_key if isinstance(v, str) and k != "l2")
 
         for key in sorted({series_key(p) for p in pts}):
             ps = sorted([p for p in pts if series_key(p) == key], key=_size_scalar)
