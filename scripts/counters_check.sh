@@ -68,7 +68,13 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 secs = json.loads(d["context"]["counter_sweep_seconds"])
 replay = sum(b.get("gpuprobe__counter_replays", 0) * b.get("time_median_s", 0) for b in d["benchmarks"])
-print(f"sweep: {len(d['benchmarks'])} entries; wall {secs}; GPU time of the counter replays ~{replay:.2f} s")
+collect = sum(b.get("gpuprobe__counter_seconds", 0) for b in d["benchmarks"])
+added = secs["roofline"] - secs["none"]
+allowance = 2 * secs["none"] + replay
+print(f"sweep: {len(d['benchmarks'])} entries; wall {secs}; GPU time of the counter replays ~{replay:.2f} s; "
+      f"sum of collect wall times {collect:.2f} s")
+print(f"sweep: counters added {added:.2f} s; allowance 2 x uninstrumented + replays = {allowance:.2f} s: "
+      f"{'met' if added <= allowance else 'NOT met'}")
 PY
 fi
 stamp done

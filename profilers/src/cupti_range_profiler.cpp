@@ -15,6 +15,7 @@
 #include <cupti_range_profiler.h>
 #include <cupti_target.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 
@@ -152,6 +153,7 @@ class CuptiRangeBackend final : public CounterBackend {
   }
 
  private:
+  std::size_t range_capacity() const { return replay_ == ReplayMode::kUser ? 1 : kMaxRanges; }
   const char* replay_name() const { return replay_ == ReplayMode::kUser ? "user" : "kernel"; }
 
   void enable() {
@@ -168,8 +170,10 @@ class CuptiRangeBackend final : public CounterBackend {
     size.pRangeProfilerObject = profiler_;
     size.pMetricNames = names.data();
     size.numMetrics = names.size();
-    size.maxNumOfRanges = kMaxRanges;
-    size.maxNumRangeTreeNodes = kMaxRanges;
+    // User replay has exactly one range per collect; a larger image costs time at every
+    // initialize/decode (the per-entry overhead is what a sweep of many small entries pays).
+    size.maxNumOfRanges = range_capacity();
+    size.maxNumRangeTreeNodes = static_cast<std::uint32_t>(range_capacity());
     GP_CUPTI_CHECK(cuptiRangeProfilerGetCounterDataSize(&size));
     counter_data_.assign(size.counterDataSize, 0);
   }
@@ -183,6 +187,7 @@ class CuptiRangeBackend final : public CounterBackend {
   }
 
   MetricValues collect_once(const std::string& range, const std::function<void()>& work) {
+    const auto started = std::chrono::steady_clock::now();
     // A fresh counter-data image per entry: the previous entry's ranges must not be read again.
     CUpti_RangeProfiler_CounterDataImage_Initialize_Params init{
         CUpti_RangeProfiler_CounterDataImage_Initialize_Params_STRUCT_SIZE};
@@ -199,7 +204,7 @@ class CuptiRangeBackend final : public CounterBackend {
     config.pCounterDataImage = counter_data_.data();
     config.range = replay_ == ReplayMode::kUser ? CUPTI_UserRange : CUPTI_AutoRange;
     config.replayMode = replay_ == ReplayMode::kUser ? CUPTI_UserReplay : CUPTI_KernelReplay;
-    config.maxRangesPerPass = replay_ == ReplayMode::kUser ? 1 : kMaxRanges;
+    config.maxRangesPerPass = range_capacity();
     config.numNestingLevels = 1;
     config.minNestingLevel = 1;
     config.passIndex = 0;
@@ -271,6 +276,8 @@ class CuptiRangeBackend final : public CounterBackend {
     // ran for them (passes in user replay; 1 in kernel replay, where CUPTI replays inside), drops.
     out["gpuprobe__counter_ranges"] = static_cast<double>(info.numTotalRanges);
     out["gpuprobe__counter_replays"] = static_cast<double>(iterations);
+    // Wall time of this collect (passes + CUPTI's own work): what counters cost per entry.
+    out["gpuprobe__counter_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     if (decode.numOfRangeDropped > 0) out["gpuprobe__counter_ranges_dropped"] = static_cast<double>(decode.numOfRangeDropped);
     return out;
   }
