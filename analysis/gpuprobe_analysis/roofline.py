@@ -11,6 +11,7 @@ from . import families as F
 from .results import Entry, ResultSet
 
 LEVELS = ("L1", "L2", "DRAM")
+COMPUTE = ("FP32", "FP64")  # the roofline's compute ceilings (other pipes stay in the profile tables)
 
 
 @dataclass
@@ -59,9 +60,11 @@ def ceilings_from(profile_data: dict, rs: ResultSet) -> List[Ceiling]:
         if name in LEVELS:
             out.append(Ceiling(name, c["gbps"], True, c.get("how", ""), c.get("source", {})))
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
-        out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
+        if name in COMPUTE:
+            out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
     for name, c in (profile_data.get("pipelines", {}).get("compute_theoretical") or {}).items():
-        out.append(Ceiling(name, c["gflops"], False, c.get("how", "")))
+        if name in COMPUTE:
+            out.append(Ceiling(name, c["gflops"], False, c.get("how", "")))
     ctx = rs.context
     for name, key in F.PEAK_CONTEXT.items():
         v = _num(ctx.get(key))
