@@ -86,7 +86,7 @@ def _print_profile(d: dict) -> None:
     print(f"Device: {dev.get('gpu_name', 'unknown')} (cc {dev.get('gpu_compute_capability', '?')}, "
           f"{dev.get('gpu_sm_count', '?')} SMs, driver {dev.get('cuda_driver_version', '?')})")
     h = d.get("hierarchy")
-    if h:
+    if h and h.get("levels"):
         print(f"\n{'level':<20}{'capacity':>14}{'cycles':>10}{'ns':>10}  model")
         for lv in h["levels"]:
             print(f"{lv['name']:<20}{fmt_bytes(lv['capacity_bytes']):>14}{fmt(lv['latency_cycles']):>10}"

@@ -136,7 +136,7 @@ class Profile:
         self.curves["latency"] = curves
         out = {"curves": [], "levels": [], "method": (
             "change-point detection on latency vs footprint (levels.detect_levels: exact segmentation "
-            "seeds, mixture model 'gradual'/'step', BIC with the curve's own noise)")}
+            "seeds, level-mixture model with gradual/step/smooth edges, BIC with the curve's own noise)")}
         for c in curves:
             f = c.fit
             ns = self._ns_levels(c)

@@ -168,7 +168,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     # Hierarchy
     d.section("hierarchy")
     h = data.get("hierarchy")
-    if h:
+    if h and h.get("levels"):
         d.para("Method: " + h["method"] + ".")
         d.table(["level", "capacity", "bracket (last point below, first above)", "latency (cycles)", "latency (ns)", "model", "curve"],
                 [[lv["name"], fmt_bytes(lv["capacity_bytes"]),
@@ -217,7 +217,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
 
     d.section("bandwidth")
     b = data.get("bandwidth")
-    if b:
+    if b and (b.get("ceilings") or b.get("curves")):
         d.para("Method: " + b["method"] + ".")
         d.table(["level", "ceiling (GB/s)", "how"], [[k, v["gbps"], v["how"]] for k, v in b["ceilings"].items()])
         d.table(["curve", "model", "levels (name: plateau GB/s, best point, up to)"],
@@ -339,7 +339,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.section("provenance")
     d.para("Three hops from any figure to its origin: the figure → the result entries named here (in the listed file) "
            "→ the probe descriptor: the ProbeDescriptor whose family is the entry's first name component, under "
-           "microbench/probes/ (its method text is quoted here and in each entry's label; docs/probes.md explains it).")
+           "microbench/probes/ (its method text is quoted here and in each entry's label; docs/probes*.md explain it).")
     for i, f in enumerate(figs, start=1):
         d.h.append(f'<h3 id="prov-{f.id}">Figure {i}: {html.escape(f.title)}</h3>')
         d.m.append(f'\n<a id="prov-{f.id}"></a>\n### Figure {i}: {f.title}\n')
