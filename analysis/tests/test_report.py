@@ -107,3 +107,19 @@ def test_another_gpu_works_unchanged(tmp_path):
     assert within(caps["l2_bytes"], other.l2_bytes, 0.10)
     for name, gbps in zip(("L1", "L2", "DRAM"), other.bw_gbps):
         assert within(d["bandwidth"]["ceilings"][name]["gbps"], gbps, 0.05), name
+
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+H100 = sorted(p for p in __import__("glob").glob(os.path.join(REPO, "reports", "h100", "*.json"))
+              if os.path.basename(p) != "device-profile.json")
+
+
+@pytest.mark.skipif(not H100, reason="no committed H100 result files under reports/h100/")
+def test_report_from_committed_h100_results(tmp_path):
+    """The committed H100 results: the report builds, has every section, loads nothing external."""
+    out = build_report(results.load(H100), str(tmp_path / "h100"))
+    html = open(out["html"], encoding="utf-8").read()
+    for sid, _ in SECTIONS:
+        assert f'<h2 id="{sid}">' in html, sid
+    assert not re.search(r"https?://", html)
+    assert all(s.startswith("data:image/png;base64,") for s in re.findall(r'<img[^>]*src="([^"]*)"', html))
