@@ -74,7 +74,7 @@ class CuptiRangeBackend final : public CounterBackend {
     if (r != CUPTI_SUCCESS)  // e.g. CUPTI_ERROR_UNKNOWN without a driver: nothing we did wrong
       throw CounterRefusal("CUPTI's profiler did not initialize (CUPTI " + std::to_string(static_cast<int>(r)) + " " +
                            cupti_result_name(r) + "); is the NVIDIA driver loaded and the GPU visible?");
-    initialized_ = true;
+    initialized_.on = true;  // from here on, a throw below still de-initializes (member destructor)
 
     CUpti_Profiler_DeviceSupported_Params supported{CUpti_Profiler_DeviceSupported_Params_STRUCT_SIZE};
     supported.cuDevice = device;
@@ -118,13 +118,7 @@ class CuptiRangeBackend final : public CounterBackend {
     enable();
   }
 
-  ~CuptiRangeBackend() override {
-    disable();
-    if (initialized_) {
-      CUpti_Profiler_DeInitialize_Params p{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
-      cuptiProfilerDeInitialize(&p);
-    }
-  }
+  ~CuptiRangeBackend() override { disable(); }
 
   std::string name() const override { return "cupti"; }
 
@@ -163,7 +157,15 @@ class CuptiRangeBackend final : public CounterBackend {
     refuse_if_system(r);
     GP_CUPTI_CHECK(r);
     profiler_ = p.pRangeProfilerObject;
+    try {
+      size_counter_data();
+    } catch (...) {
+      disable();  // the destructor does not run for a constructor that throws
+      throw;
+    }
+  }
 
+  void size_counter_data() {
     std::vector<const char*> names;
     for (const auto& m : metrics_) names.push_back(m.c_str());
     CUpti_RangeProfiler_GetCounterDataSize_Params size{CUpti_RangeProfiler_GetCounterDataSize_Params_STRUCT_SIZE};
@@ -282,8 +284,18 @@ class CuptiRangeBackend final : public CounterBackend {
     return out;
   }
 
+  // De-initializes CUPTI's profiler when the backend goes, or when its constructor throws after
+  // initializing (a refusal found later, e.g. at enable, falls back to timing only cleanly).
+  struct ProfilerInitialized {
+    bool on = false;
+    ~ProfilerInitialized() {
+      if (!on) return;
+      CUpti_Profiler_DeInitialize_Params p{CUpti_Profiler_DeInitialize_Params_STRUCT_SIZE};
+      cuptiProfilerDeInitialize(&p);
+    }
+  };
+  ProfilerInitialized initialized_;  // first member: destroyed last
   ReplayMode replay_;
-  bool initialized_ = false;
   bool reopened_ = false;
   std::string chip_;
   CUcontext ctx_ = nullptr;
