@@ -57,13 +57,17 @@ def main() -> int:
         check(len(curve) >= 5, f"latency {load}: too few points")
         small = curve[0][1]
         big = [v for fp, v in curve if fp > 4 * l2]
-        check(all(v >= small for _, v in curve), f"latency {load} falls below its smallest-footprint value: {curve}")
+        # 3 % tolerance: L2 latency differs slightly between slices/partitions, so tiny chains
+        # may land a few cycles above larger ones; a cache level cannot be faster than L1, though.
+        check(all(v >= 0.97 * small for _, v in curve), f"latency {load} falls below its smallest-footprint value: {curve}")
         check(big and min(big) > 1.5 * small, f"latency {load}: DRAM not slower than the smallest footprint")
 
+    # Only working sets far beyond the L2 are pure DRAM: nearer to it, rewrites of lines still in L2
+    # (and the L2's dirty residue at kernel end) can lift a write figure above the DRAM rate.
     theoretical = float(ctx["gpu_theoretical_dram_gbps"])
     for e in fam("memory.bandwidth/") + fam("memory.occupancy/") + fam("baseline."):
         fp = e.get("footprint_bytes", e.get("size_bytes", 0))
-        if fp > 4 * l2:
+        if fp >= 16 * l2:
             check(e["value_median"] <= theoretical, f"{e['name']}: {e['value_median']:.0f} GB/s > theoretical {theoretical:.0f}")
 
     for e in fam("memory.shared_bandwidth"):

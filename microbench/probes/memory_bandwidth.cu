@@ -193,7 +193,12 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   const std::uint64_t elements = cfg.working_set / (cfg.kernel.arrays * sizeof(V));
   const unsigned blocks = static_cast<unsigned>(dev.sm_count * cfg.blocks_per_sm);
   const std::uint64_t threads = std::uint64_t(blocks) * kBlockThreads;
-  const double visits_wanted = std::max(kMinBytesPerSample / (cfg.kernel.accesses * sizeof(V)), double(elements));
+  // Working sets far beyond the L2 (DRAM) are swept exactly once per sample, so no line is
+  // rewritten or re-read from the L2 within a sample; smaller ones are swept repeatedly until the
+  // sample has moved kMinBytesPerSample.
+  const bool dram_sized = cfg.working_set > 4 * dev.l2_bytes;
+  const double visits_wanted =
+      dram_sized ? double(elements) : std::max(kMinBytesPerSample / (cfg.kernel.accesses * sizeof(V)), double(elements));
   const auto visits = static_cast<std::uint32_t>(std::max(1.0, std::ceil(visits_wanted / threads)));
   if (elements >= (std::uint64_t(1) << 32) || threads >= (std::uint64_t(1) << 31))
     throw UsageError("memory.bandwidth: working set or grid too large for 32-bit indices");
@@ -262,7 +267,10 @@ void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t 
 void register_memory_bandwidth_probes() {
   const Context& ctx = context();
   const bool quick = ctx.options.quick;
-  const std::uint64_t limit = quick ? std::uint64_t(256) << 20 : memory_sweep_limit();
+  // --quick still reaches a DRAM-sized working set (16 x L2), so its DRAM figures mean DRAM.
+  const std::uint64_t limit =
+      quick ? std::min(memory_sweep_limit(), std::max<std::uint64_t>(std::uint64_t(1) << 30, 16 * ctx.device.l2_bytes))
+            : memory_sweep_limit();
   const int full_occupancy = std::max(1, ctx.device.max_threads_per_sm / kBlockThreads);
 
   // Bandwidth vs working set: two points per octave from 16 KiB.

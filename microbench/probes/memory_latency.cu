@@ -238,7 +238,12 @@ Sample timing_to_sample(const ChaseTiming& t) {
 }
 
 void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, ChainSpec spec, ChaseLoad load) {
-  PointerChase chase(chain_memory(chain_span_bytes(spec)), spec);
+  // Footprints past the sweep limit (TLB chains only) get their own allocation, freed with the entry,
+  // so the shared pool never holds tens of GiB while other probes need memory.
+  const std::uint64_t span = chain_span_bytes(spec);
+  DeviceBuffer<char> own;
+  if (span > memory_sweep_limit()) own = DeviceBuffer<char>(span);
+  PointerChase chase(own.size() ? own.data() : chain_memory(span), spec);
   const std::uint64_t footprint = spec.elements * spec.spacing;
   chase.warm(load, warm_loads(footprint, spec.elements));
 

@@ -11,9 +11,9 @@ void register_memory_shared_probes();     // memory_shared.cu: memory.shared_ban
 
 // Largest footprint the memory sweeps reach: --max-footprint, capped at a quarter of device memory.
 std::uint64_t memory_sweep_limit();
-// Largest footprint of the TLB sweep: at least memory_sweep_limit(), and up to 16 GiB (capped at a
-// quarter of device memory) because its chains are short (one element per stride) yet must reach
-// past the last TLB level.
+// Largest footprint of the TLB sweep: at least memory_sweep_limit(), and up to 64 GiB (capped at 60 %
+// of device memory) because its chains are short (one element per stride) yet must reach past the
+// last TLB level. Chains beyond memory_sweep_limit() get their own allocation, freed after the entry.
 std::uint64_t tlb_sweep_limit();
 
 }  // namespace gpuprobe

@@ -12,8 +12,8 @@ std::uint64_t memory_sweep_limit() {
 }
 
 std::uint64_t tlb_sweep_limit() {
-  const std::uint64_t quarter = context().device.total_mem_bytes / 4;
-  return std::max(memory_sweep_limit(), std::min<std::uint64_t>(std::uint64_t(16) << 30, quarter));
+  const std::uint64_t most = context().device.total_mem_bytes / 10 * 6;
+  return std::max(memory_sweep_limit(), std::min<std::uint64_t>(std::uint64_t(64) << 30, most));
 }
 
 void register_memory_probes() {
