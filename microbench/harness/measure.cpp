@@ -115,6 +115,18 @@ void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
   run(one_sample, replay);
 }
 
+void Measurement::time_host(const std::function<void()>& work) {
+  run(
+      [&] {
+        const HostTime t0 = host_now();
+        work();
+        Sample s;
+        s.seconds = host_seconds_since(t0);
+        return s;
+      },
+      work);
+}
+
 void Measurement::run(const std::function<Sample()>& sample, const std::function<void()>& replay) {
   for (int i = 0; i < descriptor_.warmup; ++i) sample();
 

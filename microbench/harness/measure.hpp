@@ -7,6 +7,7 @@
 #include <benchmark/benchmark.h>
 #include <cuda_runtime.h>
 
+#include <chrono>
 #include <cmath>
 #include <functional>
 #include <initializer_list>
@@ -95,6 +96,10 @@ class Measurement {
   // measured (Sample::cycles, ::value, ::clock_mhz).
   void time_events(const std::function<void(cudaStream_t)>& enqueue,
                    const std::function<void(Sample&)>& annotate = {});
+  // Times synchronous host work (it must have completed, GPU work included, when it returns) with
+  // the host's steady clock: for figures that are host-side by definition (pageable copies, submit
+  // cost). `work` is also the counter replay.
+  void time_host(const std::function<void()>& work);
   // General form: `sample()` runs and measures one sample itself (in-kernel clocks, host timers);
   // `replay()` re-runs the GPU work, synchronized, for the counter backend (may be empty).
   void run(const std::function<Sample()>& sample, const std::function<void()>& replay);
@@ -112,6 +117,11 @@ class Measurement {
   std::string label_;
   bool flush_l2_ = false;
 };
+
+// Host wall-clock time (std::chrono::steady_clock), for probes whose figure is host-side.
+using HostTime = std::chrono::steady_clock::time_point;
+inline HostTime host_now() { return std::chrono::steady_clock::now(); }
+inline double host_seconds_since(HostTime t0) { return std::chrono::duration<double>(host_now() - t0).count(); }
 
 // Registers a probe entry with its descriptor's sample count (or --samples). The body runs inside
 // an error guard: an exception prints one line naming the entry and ends the process (exit 1,

@@ -6,7 +6,6 @@
 //   exec.launch_sync    one launch + cudaStreamSynchronize, host time per round trip
 // for <<<>>>, cudaLaunchKernelEx, cooperative launch, a ~4 KB parameter block, and CUDA graphs
 // (K kernel nodes launched as one graph), at several grid sizes. docs/probes.md#launch-overhead.
-#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -151,10 +150,6 @@ const ProbeDescriptor kSync{"exec.launch_sync", Figure::kTimePerOp,
                             "(graph: a one-node graph)",
                             "", 10, 2};
 
-double host_seconds_since(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 struct LaunchSetup {
   cudaStream_t stream = nullptr;
   DeviceBuffer<unsigned long long> stamps{kBatch};
@@ -190,7 +185,7 @@ void submit_entry(benchmark::State& state, LaunchApi api, int grid) {
   };
   m.run(
       [&] {
-        const auto t0 = std::chrono::steady_clock::now();
+        const HostTime t0 = host_now();
         enqueue_batch(api, grid, kSubmitBatch, setup.stream, nullptr, graph.get());
         Sample s;
         s.seconds = host_seconds_since(t0);
@@ -255,7 +250,7 @@ void sync_entry(benchmark::State& state, LaunchApi api, int grid) {
   };
   m.run(
       [&] {
-        const auto t0 = std::chrono::steady_clock::now();
+        const HostTime t0 = host_now();
         for (unsigned i = 0; i < kSyncBatch; ++i) one();
         Sample s;
         s.seconds = host_seconds_since(t0);

@@ -11,7 +11,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -273,15 +272,7 @@ void baseline_entry(benchmark::State& state, Direction direction, std::size_t by
     else
       GP_CUDA_CHECK(cudaMemcpy(b.host_dst->data(), b.dev_src.data(), bytes, cudaMemcpyDeviceToHost));
   };
-  m.run(
-      [&] {
-        const auto t0 = std::chrono::steady_clock::now();
-        copy();
-        Sample s;
-        s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        return s;
-      },
-      copy);
+  m.time_host(copy);
   record_link(m);
 }
 
