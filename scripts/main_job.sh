@@ -26,6 +26,8 @@ start=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - start ))s] $*"; }
 BUILD_DIR=${BUILD_DIR:-build}
 GPUPROBE="$BUILD_DIR/gpuprobe"
+# The analysis package, installed (scripts/setup.sh) or straight from the tree (no pip needed).
+python3 -c "import gpuprobe_analysis" 2>/dev/null || export PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
 
 step "build ($BUILD_DIR)"
 if ! BUILD_DIR=$BUILD_DIR bash scripts/build.sh > "$OUT/build.log" 2>&1; then
