@@ -24,7 +24,7 @@ for line in sys.stdin:
         funcs[name][m.group(1)] += 1
 
 KEYS = ["FFMA", "LDS.128", "LDS.64", "LDS", "LDGSTS.E.BYPASS.128", "LDGSTS.E", "LDG.E", "LDG.E.128",
-        "STG.E", "STG.E.128", "LDL", "STL", "BAR.SYNC.DEFER_BLOCKING"]
+        "STG.E", "STG.E.128", "STS.128", "LDL", "STL", "BAR.SYNC.DEFER_BLOCKING"]
 bad = 0
 for fname, counts in sorted(funcs.items()):
     if "sgemm" not in fname:
@@ -32,6 +32,6 @@ for fname, counts in sorted(funcs.items()):
     local = sum(v for k, v in counts.items() if k.startswith(("LDL", "STL")))
     bad += local > 0
     shown = ", ".join(f"{k} {counts[k]}" for k in KEYS if counts.get(k))
-    others = ", ".join(f"{k} {v}" for k, v in counts.items() if k.startswith(("LDS", "LDG", "STG")) and k not in KEYS)
+    others = ", ".join(f"{k} {v}" for k, v in counts.items() if k.startswith(("LDS", "LDG", "STG", "STS")) and k not in KEYS)
     print(f"{fname[:110]}\n    {shown}" + (f"; other: {others}" if others else "") + f"; local memory ops: {local}")
 sys.exit(1 if bad else 0)

@@ -13,6 +13,7 @@ const char* sgemm_impl_name(SgemmImpl impl) {
     case SgemmImpl::kTuned128x128w64x32: return "tuned_128x128_w64x32";
     case SgemmImpl::kTuned128x256w64x64: return "tuned_128x256_w64x64";
     case SgemmImpl::kTuned128x128w64x64: return "tuned_128x128_w64x64";
+    case SgemmImpl::kTuned128x128w64x32KCpAsync: return "tuned_128x128_w64x32_kcpasync";
   }
   return "unknown";
 }
@@ -44,6 +45,9 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
     case SgemmImpl::kTuned128x128w64x32: err = detail::launch_sgemm_tuned_128x128w64x32(args, stream); break;
     case SgemmImpl::kTuned128x256w64x64: err = detail::launch_sgemm_tuned_128x256w64x64(args, stream); break;
     case SgemmImpl::kTuned128x128w64x64: err = detail::launch_sgemm_tuned_128x128w64x64(args, stream); break;
+    case SgemmImpl::kTuned128x128w64x32KCpAsync:
+      err = detail::launch_sgemm_tuned_128x128w64x32_kcpasync(args, stream);
+      break;
     default: return Status::kInvalidValue;
   }
   if (err == cudaErrorInvalidValue) return Status::kInvalidValue;  // a grid dimension over its limit

@@ -29,5 +29,7 @@ cudaError_t launch_sgemm_volkov_demmel(const SgemmArgs& args, cudaStream_t strea
 cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream);  // 8x8, 3
 cudaError_t launch_sgemm_tuned_128x256w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 3
 cudaError_t launch_sgemm_tuned_128x128w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 4
+// 128x128w64x32 with K-contiguous operands by 4-byte cp.async (v3) instead of register staging.
+cudaError_t launch_sgemm_tuned_128x128w64x32_kcpasync(const SgemmArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels::detail

@@ -6,8 +6,8 @@
 //   C block       (kBlockM, kBlockN) : (1, ldc)         m contiguous in global memory
 //   op(A) slice   (kBlockM, kBlockK)                    one k-tile of the block row of op(A)
 //   op(B) slice   (kBlockK, kBlockN)                    one k-tile of the block column of op(B)
-//   As (shared)   (kBlockK, kBlockM) : (kBlockM + 4, 1) per stage: rows of m, padded by 16 bytes
-//   Bs (shared)   (kBlockK, kBlockN) : (kBlockN + 4, 1) per stage: rows of n, padded by 16 bytes
+//   As (shared)   (kBlockK, kBlockM) : (kBlockM + pad, 1) per stage: rows of m, padded by 16 or 32 bytes
+//   Bs (shared)   (kBlockK, kBlockN) : (kBlockN + pad, 1) per stage: rows of n (pad: see smem_pad)
 //   warps         (kWarpsM, kWarpsN) : (1, kWarpsM)     each owns a kWarpM x kWarpN tile of C
 //   lanes         (8, 4) : (1, 8)                       lane_m = lane % 8, lane_n = lane / 8
 //   thread tile   (kThreadM, kThreadN) = (kThreadM/4 x kThreadN/4) sub-tiles of 4 x 4; sub-tile
@@ -19,17 +19,21 @@
 // its B load 4 distinct vectors (lane_n), each shared by the other lanes as a broadcast: one
 // shared-memory wavefront each.
 //
-// Global -> shared copies are cp.async, kStages deep (one barrier per k-tile):
+// Global -> shared copies, kStages deep (one barrier per k-tile):
 //   operand stored MN-contiguous (A with kNoTrans, B with kTrans), ld % 4 == 0 and 16-byte aligned
 //       -> kMnVector: 16-byte cp.async.cg, a warp moves 512 contiguous bytes of one k row;
 //   same, but unaligned -> kMnScalar: 4-byte cp.async.ca, a warp moves 128 contiguous bytes;
-//   operand stored K-contiguous (A with kTrans, B with kNoTrans) -> kKScalar: 4-byte cp.async that
+//   operand stored K-contiguous (A with kTrans, B with kNoTrans), ld even and 8-byte aligned
+//       -> kKRegister: register staging. 8-byte loads (LDG.64, 2 consecutive k of 4 columns per
+//       thread) for the k-tile kStages - 1 ahead are issued at the top of an iteration and stored
+//       transposed (STS.128, 4 columns x 1 k) halfway through its inner product. v4, docs/perf/sgemm.md;
+//   same, otherwise (or by request, SgemmImpl::kTuned128x128w64x32KCpAsync) -> kKScalar: 4-byte cp.async that
 //       transposes on the way: a warp reads 4 columns x 8 consecutive k (four full 32-byte sectors)
 //       and writes them as 8 shared rows x 4 elements; the row stride kBlockM + 4 = 4 (mod 32) banks
 //       puts those 32 words in 32 distinct banks.
 //       Whole tiles take an unpredicated form of that copy (one pointer per column pass).
-// Out-of-range elements (edge tiles, the k remainder) are zero-filled by cp.async's src-size
-// operand, so the inner loop has no bounds checks and edge blocks stay correct.
+// Out-of-range elements (edge tiles, the k remainder) are zero-filled (cp.async's src-size operand,
+// or zeros in the staging registers), so the inner loop has no bounds checks and edge blocks stay correct.
 //
 // Tried and dropped (docs/perf/sgemm.md, v2, commit d9c5b88): K-contiguous operands by 16-byte
 // cp.async into a K-major shared layout read with LDS.64; NN fell from 43.0 to 36.7 TFLOP/s.
@@ -72,10 +76,14 @@ __device__ __forceinline__ float component(const float4& v, int c) {
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
 
-enum class OperandCopy { kMnVector, kMnScalar, kKScalar };
+enum class OperandCopy { kMnVector, kMnScalar, kKScalar, kKRegister };
 
-constexpr int kVec = 4;      // floats per 128-bit access
-constexpr int kSmemPad = 4;  // floats added to every shared row (16 bytes: keeps rows 16-byte aligned)
+constexpr int kVec = 4;  // floats per 128-bit access
+// Floats added to every shared row (a multiple of 4 keeps rows 16-byte aligned). The transposing
+// 4-byte cp.async (kKScalar) needs a row stride of 4 (mod 32) banks, the register-staged transpose
+// (kKRegister, STS.128 of 4 columns x 1 k) one of 8 (mod 32): see TileCopier.
+constexpr int smem_pad(OperandCopy copy) { return copy == OperandCopy::kKRegister ? 8 : 4; }
+constexpr int kMaxSmemPad = 8;
 
 template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpsM_, int kWarpsN_, int kThreadM_, int kThreadN_,
           int kStages_, int kMinBlocksPerSm_>
@@ -92,9 +100,10 @@ struct TunedTiling {
   static constexpr int kSubStrideN = kLanesN * kVec;
   static constexpr int kThreads = 32 * kWarpsM * kWarpsN;
 
-  static constexpr int kStrideA = kBlockM + kSmemPad;  // shared row strides, in floats
-  static constexpr int kStrideB = kBlockN + kSmemPad;
-  static constexpr int kStageFloats = kBlockK * (kStrideA + kStrideB);
+  // Shared row strides depend on each operand's copy path (TileCopier::kStride); a stage is sized
+  // for the widest padding so that every path of a tiling uses one shared-memory size.
+  static constexpr int kStageOffsetB = kBlockK * (kBlockM + kMaxSmemPad);  // floats, from the stage start
+  static constexpr int kStageFloats = kBlockK * (kBlockM + kBlockN + 2 * kMaxSmemPad);
   static constexpr std::size_t kSmemBytes = std::size_t(kStages) * kStageFloats * sizeof(float);
 
   static_assert(kLanesM * kLanesN == 32, "lane grid is one warp");
@@ -103,25 +112,44 @@ struct TunedTiling {
   static_assert(kThreadM % kVec == 0 && kThreadN % kVec == 0, "thread tile is made of 4x4 sub-tiles");
   static_assert(kBlockK % 8 == 0, "K-contiguous copies move groups of 8 consecutive k (one 32-byte sector)");
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
-  static_assert(kStrideA % kVec == 0 && kStrideB % kVec == 0, "shared rows must stay 16-byte aligned");
-  static_assert(kStrideA % 32 == 4 && kStrideB % 32 == 4,
-                "transposing 4-byte copies (8 k rows x 4 columns per warp) need row stride = 4 (mod 32) banks");
+  static_assert(kBlockM % 32 == 0 && kBlockN % 32 == 0, "row strides mod 32 banks are set by the padding");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block exceeds sm_90's 227 KB");
 };
 
 // Copies the k-tile [k0, k0 + kBlockK) of one operand, seen as X(mn, k) with mn in [0, kTileMn) of
-// this block, into a shared tile (kBlockK, kTileMn) : (kTileMn + 4, 1).
+// this block, into a shared tile (kBlockK, kTileMn) : (kStride, 1), kStride = kTileMn + smem_pad(kCopy).
 //   MN-contiguous source: X(mn, k) = src[mn + k * ld];   K-contiguous: X(mn, k) = src[k + mn * ld].
 // `src` points at X(0, 0) of this block; mn_valid = rows of this block inside the matrix.
+// Two steps: fetch() starts the copy of a k-tile, store() completes it into shared memory. The
+// cp.async paths do everything in fetch() (store() is empty); kKRegister loads into registers
+// (Staging) in fetch() and writes shared memory in store(), so the kernel calls fetch() before the
+// current tile's inner product and store() halfway through it, hiding the global latency behind the
+// FFMAs.
 template <int kTileMn, int kBlockK, int kThreads, OperandCopy kCopy>
 struct TileCopier {
-  static constexpr int kStride = kTileMn + kSmemPad;
+  static constexpr int kStride = kTileMn + smem_pad(kCopy);
+  static_assert(kStride % kVec == 0, "shared rows must stay 16-byte aligned");
+
+  // kKRegister: a warp moves 16 columns x 16 k; lane (g, kp) = (lane % 4, lane / 4) loads k pair
+  // [2 kp, 2 kp + 2) of columns 4 g .. 4 g + 3 (4 LDG.64; per instruction the warp reads 4 columns
+  // x 64 contiguous bytes = 8 full sectors) and stores them as 2 k rows x 4 columns (2 STS.128).
+  // An STS.128 is served 8 lanes at a time: lanes 0-7 are g = 0..3, kp = 0..1, i.e. banks
+  // 4 g + (2 kp) x kStride = 4 g + 16 kp (mod 32) with kStride = 8 (mod 32): 32 distinct banks.
+  static constexpr int kRegColumnsPerWarp = 16;
+  static constexpr int kRegColumnsPerPass = kRegColumnsPerWarp * (kThreads / 32);
+  static constexpr int kRegPasses = kCopy == OperandCopy::kKRegister ? kTileMn / kRegColumnsPerPass : 0;
+  struct Empty {};
+  struct Registers {
+    float2 v[kRegPasses > 0 ? kRegPasses : 1][kVec];  // [pass][column]: (k, k + 1) of one column
+  };
+  using Staging = std::conditional_t<kCopy == OperandCopy::kKRegister, Registers, Empty>;
+
   const float* src;
   int ld;
   int mn_valid;
   int k_total;
 
-  __device__ __forceinline__ void operator()(float* tile, int k0, int tid) const {
+  __device__ __forceinline__ void fetch(float* tile, int k0, int tid, Staging& staging) const {
     if constexpr (kCopy == OperandCopy::kMnVector) {
       constexpr int kChunksPerRow = kTileMn / kVec;
       static_assert(kTileMn % kVec == 0 && kThreads % kChunksPerRow == 0, "threads must cover whole k rows");
@@ -152,9 +180,14 @@ struct TileCopier {
         const float* g = in ? src + mn + static_cast<std::ptrdiff_t>(k0 + kk) * ld : src;
         cp_async_4(tile + kk * kStride + mn, g, in ? 4 : 0);
       }
-    } else {  // kKScalar: lane groups of 8 walk 8 consecutive k of one column
+    } else if constexpr (kCopy == OperandCopy::kKScalar) {
+      // Lane groups of 8 walk 8 consecutive k of one column: a warp reads 4 columns x 8 k (four full
+      // 32-byte sectors) and writes 8 shared rows x 4 elements; kStride = 4 (mod 32) banks puts
+      // those 32 words in 32 distinct banks.
+      static_assert(kStride % 32 == 4, "transposing 4-byte copies need row stride = 4 (mod 32) banks");
       constexpr int kKGroup = 8;
       constexpr int kColumnsPerPass = kThreads / kKGroup;
+      static_assert(kBlockK % kKGroup == 0, "K-contiguous copies move groups of 8 consecutive k");
       static_assert(kThreads % kKGroup == 0 && kTileMn % kColumnsPerPass == 0, "passes must cover the tile");
       const int kk_lo = tid % kKGroup;
       const int mn0 = tid / kKGroup;
@@ -185,6 +218,49 @@ struct TileCopier {
           cp_async_4(tile + kk * kStride + mn, g, in ? 4 : 0);
         }
       }
+    } else {  // kKRegister: needs ld even and src 8-byte aligned (launch_tuned checks)
+      static_assert(kBlockK == 2 * 8, "a warp's 8 k pairs (lane / 4) cover the k-tile");
+      static_assert(kStride % 32 == 8, "STS.128 of 2 k rows x 16 columns per 8 lanes need stride = 8 (mod 32)");
+      static_assert(kRegPasses >= 1 && kTileMn % kRegColumnsPerPass == 0, "passes must cover the tile");
+      const int lane = tid % 32;
+      const int k_pair = 2 * (lane / 4);
+      const int column0 = (tid / 32) * kRegColumnsPerWarp + (lane % 4) * kVec;
+      if (mn_valid >= kTileMn && k0 + kBlockK <= k_total) {
+        const float* p = src + (k0 + k_pair) + static_cast<std::ptrdiff_t>(column0) * ld;
+#pragma unroll
+        for (int pass = 0; pass < kRegPasses; ++pass)
+#pragma unroll
+          for (int c = 0; c < kVec; ++c)
+            staging.v[pass][c] = *reinterpret_cast<const float2*>(
+                p + static_cast<std::ptrdiff_t>(pass * kRegColumnsPerPass + c) * ld);
+        return;
+      }
+      // Edge tile: element by element, zeros outside the matrix (as cp.async's zero fill).
+#pragma unroll
+      for (int pass = 0; pass < kRegPasses; ++pass)
+#pragma unroll
+        for (int c = 0; c < kVec; ++c) {
+          const int mn = column0 + pass * kRegColumnsPerPass + c;
+          const float* p = src + (k0 + k_pair) + static_cast<std::ptrdiff_t>(mn) * ld;
+          const bool mn_in = mn < mn_valid;
+          staging.v[pass][c].x = (mn_in && k0 + k_pair < k_total) ? p[0] : 0.f;
+          staging.v[pass][c].y = (mn_in && k0 + k_pair + 1 < k_total) ? p[1] : 0.f;
+        }
+    }
+  }
+
+  __device__ __forceinline__ void store(float* tile, int tid, const Staging& staging) const {
+    if constexpr (kCopy == OperandCopy::kKRegister) {
+      const int lane = tid % 32;
+      const int k_pair = 2 * (lane / 4);
+      const int column0 = (tid / 32) * kRegColumnsPerWarp + (lane % 4) * kVec;
+#pragma unroll
+      for (int pass = 0; pass < kRegPasses; ++pass) {
+        const float2* v = staging.v[pass];
+        float* row = tile + k_pair * kStride + column0 + pass * kRegColumnsPerPass;
+        *reinterpret_cast<float4*>(row) = make_float4(v[0].x, v[1].x, v[2].x, v[3].x);
+        *reinterpret_cast<float4*>(row + kStride) = make_float4(v[0].y, v[1].y, v[2].y, v[3].y);
+      }
     }
   }
 };
@@ -201,15 +277,21 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 
   // op(A)(mn, k): kNoTrans -> A[mn + k lda] (MN-contiguous), kTrans -> A[k + mn lda] (K-contiguous).
   // op(B)(k, mn): kNoTrans -> B[k + mn ldb] (K-contiguous),  kTrans -> B[mn + k ldb] (MN-contiguous).
-  constexpr bool kAKContiguous = kCopyA == OperandCopy::kKScalar;
-  constexpr bool kBKContiguous = kCopyB == OperandCopy::kKScalar;
-  const TileCopier<T::kBlockM, T::kBlockK, T::kThreads, kCopyA> copy_a{
-      A + (kAKContiguous ? static_cast<std::ptrdiff_t>(block_m0) * lda : block_m0), lda, m - block_m0, k};
-  const TileCopier<T::kBlockN, T::kBlockK, T::kThreads, kCopyB> copy_b{
-      B + (kBKContiguous ? static_cast<std::ptrdiff_t>(block_n0) * ldb : block_n0), ldb, n - block_n0, k};
+  constexpr bool kAKContiguous = kCopyA == OperandCopy::kKScalar || kCopyA == OperandCopy::kKRegister;
+  constexpr bool kBKContiguous = kCopyB == OperandCopy::kKScalar || kCopyB == OperandCopy::kKRegister;
+  using CopierA = TileCopier<T::kBlockM, T::kBlockK, T::kThreads, kCopyA>;
+  using CopierB = TileCopier<T::kBlockN, T::kBlockK, T::kThreads, kCopyB>;
+  const CopierA copy_a{A + (kAKContiguous ? static_cast<std::ptrdiff_t>(block_m0) * lda : block_m0), lda,
+                       m - block_m0, k};
+  const CopierB copy_b{B + (kBKContiguous ? static_cast<std::ptrdiff_t>(block_n0) * ldb : block_n0), ldb,
+                       n - block_n0, k};
+  static_assert(T::kBlockK * CopierA::kStride <= T::kStageOffsetB, "op(A) tile overlaps op(B)'s");
+  static_assert(T::kStageOffsetB + T::kBlockK * CopierB::kStride <= T::kStageFloats, "op(B) tile overflows a stage");
+  typename CopierA::Staging staging_a;  // registers of the next k-tile (kKRegister only; else empty)
+  typename CopierB::Staging staging_b;
 
   auto stage_a = [&](int stage) { return smem + stage * T::kStageFloats; };
-  auto stage_b = [&](int stage) { return smem + stage * T::kStageFloats + T::kBlockK * T::kStrideA; };
+  auto stage_b = [&](int stage) { return smem + stage * T::kStageFloats + T::kStageOffsetB; };
 
   const int k_tiles = (k + T::kBlockK - 1) / T::kBlockK;
 
@@ -217,8 +299,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 #pragma unroll
   for (int s = 0; s < T::kStages - 1; ++s) {
     if (s < k_tiles) {
-      copy_a(stage_a(s), s * T::kBlockK, tid);
-      copy_b(stage_b(s), s * T::kBlockK, tid);
+      copy_a.fetch(stage_a(s), s * T::kBlockK, tid, staging_a);
+      copy_b.fetch(stage_b(s), s * T::kBlockK, tid, staging_b);
+      copy_a.store(stage_a(s), tid, staging_a);
+      copy_b.store(stage_b(s), tid, staging_b);
     }
     cp_async_commit();
   }
@@ -234,6 +318,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 #pragma unroll
     for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = 0.f;
 
+  constexpr int kStagedStoreStep = T::kBlockK / 2;
   int read_stage = 0;
   int write_stage = T::kStages - 1;
   for (int kt = 0; kt < k_tiles; ++kt) {
@@ -242,9 +327,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     cp_async_wait<T::kStages - 2>();
     __syncthreads();
     const int next = kt + T::kStages - 1;
-    if (next < k_tiles) {
-      copy_a(stage_a(write_stage), next * T::kBlockK, tid);
-      copy_b(stage_b(write_stage), next * T::kBlockK, tid);
+    const bool has_next = next < k_tiles;
+    if (has_next) {
+      copy_a.fetch(stage_a(write_stage), next * T::kBlockK, tid, staging_a);
+      copy_b.fetch(stage_b(write_stage), next * T::kBlockK, tid, staging_b);
     }
     cp_async_commit();
 
@@ -252,13 +338,23 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     const float* bs = stage_b(read_stage) + b_frag;
 #pragma unroll
     for (int kk = 0; kk < T::kBlockK; ++kk) {
+      // Register-staged operands (fetched into registers above) are written to shared memory
+      // halfway through the inner product: 8 k steps (about 2000 issue slots per SMSP) cover the
+      // load latency, and the staging registers are not live over the second half, which keeps the
+      // 8 x 8 tiling within 128 registers without spills. The stage written was last read in
+      // iteration kt - 1 (every thread passed this iteration's barrier since) and is read in
+      // iteration `next`, after at least one more barrier.
+      if (kk == kStagedStoreStep && has_next) {
+        copy_a.store(stage_a(write_stage), tid, staging_a);
+        copy_b.store(stage_b(write_stage), tid, staging_b);
+      }
       float4 a4[T::kThreadM / kVec], b4[T::kThreadN / kVec];
 #pragma unroll
       for (int i = 0; i < T::kThreadM / kVec; ++i)
-        a4[i] = *reinterpret_cast<const float4*>(as + kk * T::kStrideA + i * T::kSubStrideM);
+        a4[i] = *reinterpret_cast<const float4*>(as + kk * CopierA::kStride + i * T::kSubStrideM);
 #pragma unroll
       for (int j = 0; j < T::kThreadN / kVec; ++j)
-        b4[j] = *reinterpret_cast<const float4*>(bs + kk * T::kStrideB + j * T::kSubStrideN);
+        b4[j] = *reinterpret_cast<const float4*>(bs + kk * CopierB::kStride + j * T::kSubStrideN);
 #pragma unroll
       for (int i = 0; i < T::kThreadM; ++i) {
         const float a = component(a4[i / kVec], i % kVec);
@@ -328,22 +424,31 @@ cudaError_t launch_tuned_with(const SgemmArgs& a, cudaStream_t stream) {
   return cudaGetLastError();
 }
 
+inline bool aligned8(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 8 == 0; }
+
+// Which path moves a K-contiguous operand (A with kTrans, B with kNoTrans) when its storage allows
+// 8-byte loads (ld even, pointer 8-byte aligned); otherwise it always takes kKScalar.
+enum class KContiguousPath { kRegisterStaged, kCpAsyncScalar };
+
 // Picks the copy path of each operand from the transposition and the alignment of its storage.
-template <class T>
+template <class T, KContiguousPath kKPath = KContiguousPath::kRegisterStaged>
 cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
   if (a.n > 65535 * T::kBlockN) return cudaErrorInvalidValue;  // grid.y limit
-  const OperandCopy copy_a = a.transa == Trans::kTrans ? OperandCopy::kKScalar
-                             : (aligned16(a.A) && a.lda % kVec == 0) ? OperandCopy::kMnVector
-                                                                   : OperandCopy::kMnScalar;
-  const OperandCopy copy_b = a.transb == Trans::kNoTrans ? OperandCopy::kKScalar
-                             : (aligned16(a.B) && a.ldb % kVec == 0) ? OperandCopy::kMnVector
-                                                                   : OperandCopy::kMnScalar;
+  auto pick = [](bool k_contiguous, const float* p, int ld) {
+    if (k_contiguous)
+      return (kKPath == KContiguousPath::kRegisterStaged && aligned8(p) && ld % 2 == 0) ? OperandCopy::kKRegister
+                                                                                        : OperandCopy::kKScalar;
+    return (aligned16(p) && ld % kVec == 0) ? OperandCopy::kMnVector : OperandCopy::kMnScalar;
+  };
+  const OperandCopy copy_a = pick(a.transa == Trans::kTrans, a.A, a.lda);
+  const OperandCopy copy_b = pick(a.transb == Trans::kNoTrans, a.B, a.ldb);
   auto with_b = [&](auto copy_a_tag) -> cudaError_t {
     constexpr OperandCopy ca = decltype(copy_a_tag)::value;
     switch (copy_b) {
       case OperandCopy::kMnVector: return launch_tuned_with<T, ca, OperandCopy::kMnVector>(a, stream);
       case OperandCopy::kMnScalar: return launch_tuned_with<T, ca, OperandCopy::kMnScalar>(a, stream);
       case OperandCopy::kKScalar: return launch_tuned_with<T, ca, OperandCopy::kKScalar>(a, stream);
+      case OperandCopy::kKRegister: return launch_tuned_with<T, ca, OperandCopy::kKRegister>(a, stream);
     }
     return cudaErrorInvalidValue;
   };
@@ -351,6 +456,7 @@ cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
     case OperandCopy::kMnVector: return with_b(std::integral_constant<OperandCopy, OperandCopy::kMnVector>{});
     case OperandCopy::kMnScalar: return with_b(std::integral_constant<OperandCopy, OperandCopy::kMnScalar>{});
     case OperandCopy::kKScalar: return with_b(std::integral_constant<OperandCopy, OperandCopy::kKScalar>{});
+    case OperandCopy::kKRegister: return with_b(std::integral_constant<OperandCopy, OperandCopy::kKRegister>{});
   }
   return cudaErrorInvalidValue;
 }

@@ -4,9 +4,16 @@
 
 namespace gpuprobe::kernels::detail {
 
+using Tiling128x128w64x32 =
+    TunedTiling</*block*/ 128, 128, 16, /*warps*/ 2, 4, /*thread*/ 8, 8, /*stages*/ 3, /*blocks/SM*/ 2>;
+
 cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream) {
-  using Tiling = TunedTiling</*block*/ 128, 128, 16, /*warps*/ 2, 4, /*thread*/ 8, 8, /*stages*/ 3, /*blocks/SM*/ 2>;
-  return launch_tuned<Tiling>(args, stream);
+  return launch_tuned<Tiling128x128w64x32, KContiguousPath::kRegisterStaged>(args, stream);
+}
+
+// The same kernels (one instantiation per copy-path pair serves both launchers).
+cudaError_t launch_sgemm_tuned_128x128w64x32_kcpasync(const SgemmArgs& args, cudaStream_t stream) {
+  return launch_tuned<Tiling128x128w64x32, KContiguousPath::kCpAsyncScalar>(args, stream);
 }
 
 }  // namespace gpuprobe::kernels::detail

@@ -32,7 +32,15 @@ const ProbeDescriptor kSgemmDescriptor{
     "CUDA events; flops = 2mnk; bytes = minimal (A and B read once, C written once)",
     "", 10, 2};
 
-enum class Impl { kOursVd, kOursTuned, kOursTuned128x256, kOursTuned128x128w64x64, kCublasPedantic, kCublasDefault };
+enum class Impl {
+  kOursVd,
+  kOursTuned,
+  kOursTuned128x256,
+  kOursTuned128x128w64x64,
+  kOursTunedKCpAsync,
+  kCublasPedantic,
+  kCublasDefault
+};
 
 struct ImplInfo {
   Impl impl;
@@ -43,6 +51,7 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTuned, "ours_tuned"},
     {Impl::kOursTuned128x256, "ours_tuned_128x256_w64x64"},
     {Impl::kOursTuned128x128w64x64, "ours_tuned_128x128_w64x64"},
+    {Impl::kOursTunedKCpAsync, "ours_tuned_kcpasync"},
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
 };
@@ -52,6 +61,7 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursVd: return SgemmImpl::kVolkovDemmel;
     case Impl::kOursTuned128x256: return SgemmImpl::kTuned128x256w64x64;
     case Impl::kOursTuned128x128w64x64: return SgemmImpl::kTuned128x128w64x64;
+    case Impl::kOursTunedKCpAsync: return SgemmImpl::kTuned128x128w64x32KCpAsync;
     default: return SgemmImpl::kTuned;
   }
 }
@@ -144,8 +154,8 @@ void register_sgemm_benchmarks() {
     shapes.push_back({1000, 1000, 1000});
     shapes.push_back({4097, 4097, 4097});
     shapes.push_back({3000, 5000, 700});
-    // All transpositions at one large size.
-    shapes.push_back({4096, 4096, 4096, Trans::kNoTrans, Trans::kTrans});
+    // All transpositions at one large size; NT (both operands MN-contiguous) at the issue's sizes.
+    for (int size : {4096, 8192, 16384}) shapes.push_back({size, size, size, Trans::kNoTrans, Trans::kTrans});
     shapes.push_back({4096, 4096, 4096, Trans::kTrans, Trans::kNoTrans});
     shapes.push_back({4096, 4096, 4096, Trans::kTrans, Trans::kTrans});
     tuning_shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {16384, 16384, 16384}};
@@ -164,12 +174,16 @@ void register_sgemm_benchmarks() {
     register_entry(name, kSgemmDescriptor,
                    [info, s](benchmark::State& st) { sgemm_entry(st, info.impl, info.name, s); });
   };
+  auto tuning_only = [](Impl impl) {
+    return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
+           impl == Impl::kOursTunedKCpAsync;
+  };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)
-      if (info.impl != Impl::kOursTuned128x256 && info.impl != Impl::kOursTuned128x128w64x64) add(s, info);
+      if (!tuning_only(info.impl)) add(s, info);
   for (const Shape& s : tuning_shapes)
     for (const ImplInfo& info : kImpls)
-      if (info.impl == Impl::kOursTuned128x256 || info.impl == Impl::kOursTuned128x128w64x64) add(s, info);
+      if (tuning_only(info.impl)) add(s, info);
 }
 
 }  // namespace gpuprobe
