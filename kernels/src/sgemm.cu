@@ -13,7 +13,9 @@ const char* sgemm_impl_name(SgemmImpl impl) {
     case SgemmImpl::kTuned128x128w64x32: return "tuned_128x128_w64x32";
     case SgemmImpl::kTuned128x256w64x64: return "tuned_128x256_w64x64";
     case SgemmImpl::kTuned128x128w64x64: return "tuned_128x128_w64x64";
-    case SgemmImpl::kTuned128x128w64x32KCpAsync: return "tuned_128x128_w64x32_kcpasync";
+    case SgemmImpl::kTuned128x128w64x32KRegister: return "tuned_128x128_w64x32_kregister";
+    case SgemmImpl::kTuned128x128x32w64x32: return "tuned_128x128x32_w64x32";
+    case SgemmImpl::kTuned128x128w64x32Stages4: return "tuned_128x128_w64x32_4stages";
   }
   return "unknown";
 }
@@ -45,8 +47,12 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
     case SgemmImpl::kTuned128x128w64x32: err = detail::launch_sgemm_tuned_128x128w64x32(args, stream); break;
     case SgemmImpl::kTuned128x256w64x64: err = detail::launch_sgemm_tuned_128x256w64x64(args, stream); break;
     case SgemmImpl::kTuned128x128w64x64: err = detail::launch_sgemm_tuned_128x128w64x64(args, stream); break;
-    case SgemmImpl::kTuned128x128w64x32KCpAsync:
-      err = detail::launch_sgemm_tuned_128x128w64x32_kcpasync(args, stream);
+    case SgemmImpl::kTuned128x128w64x32KRegister:
+      err = detail::launch_sgemm_tuned_128x128w64x32_kregister(args, stream);
+      break;
+    case SgemmImpl::kTuned128x128x32w64x32: err = detail::launch_sgemm_tuned_128x128x32w64x32(args, stream); break;
+    case SgemmImpl::kTuned128x128w64x32Stages4:
+      err = detail::launch_sgemm_tuned_128x128w64x32_4stages(args, stream);
       break;
     default: return Status::kInvalidValue;
   }

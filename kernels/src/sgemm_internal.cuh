@@ -29,7 +29,10 @@ cudaError_t launch_sgemm_volkov_demmel(const SgemmArgs& args, cudaStream_t strea
 cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream);  // 8x8, 3
 cudaError_t launch_sgemm_tuned_128x256w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 3
 cudaError_t launch_sgemm_tuned_128x128w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 4
-// 128x128w64x32 with K-contiguous operands by 4-byte cp.async (v3) instead of register staging.
-cudaError_t launch_sgemm_tuned_128x128w64x32_kcpasync(const SgemmArgs& args, cudaStream_t stream);
+// 128x128w64x32 with K-contiguous operands by register staging (v4) instead of 4-byte cp.async.
+cudaError_t launch_sgemm_tuned_128x128w64x32_kregister(const SgemmArgs& args, cudaStream_t stream);
+// 128x128w64x32 variants with 4-byte cp.async for K-contiguous operands: k-tile 32; 4 stages.
+cudaError_t launch_sgemm_tuned_128x128x32w64x32(const SgemmArgs& args, cudaStream_t stream);
+cudaError_t launch_sgemm_tuned_128x128w64x32_4stages(const SgemmArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels::detail

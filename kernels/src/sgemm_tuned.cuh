@@ -26,8 +26,10 @@
 //   operand stored K-contiguous (A with kTrans, B with kNoTrans), ld even and 8-byte aligned
 //       -> kKRegister: register staging. 8-byte loads (LDG.64, 2 consecutive k of 4 columns per
 //       thread) for the k-tile kStages - 1 ahead are issued at the top of an iteration and stored
-//       transposed (STS.128, 4 columns x 1 k) halfway through its inner product. v4, docs/perf/sgemm.md;
-//   same, otherwise (or by request, SgemmImpl::kTuned128x128w64x32KCpAsync) -> kKScalar: 4-byte cp.async that
+//       transposed (STS.128, 4 columns x 1 k) halfway through its inner product (v4, docs/perf/sgemm.md;
+//       used by the 8 x 16 tilings and SgemmImpl::kTuned128x128w64x32KRegister);
+//   same, otherwise (and always where launch_tuned is asked for KContiguousPath::kCpAsyncScalar, as
+//       the default 8 x 8 tiling is) -> kKScalar: 4-byte cp.async that
 //       transposes on the way: a warp reads 4 columns x 8 consecutive k (four full 32-byte sectors)
 //       and writes them as 8 shared rows x 4 elements; the row stride kBlockM + 4 = 4 (mod 32) banks
 //       puts those 32 words in 32 distinct banks.
@@ -434,6 +436,8 @@ enum class KContiguousPath { kRegisterStaged, kCpAsyncScalar };
 template <class T, KContiguousPath kKPath = KContiguousPath::kRegisterStaged>
 cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
   if (a.n > 65535 * T::kBlockN) return cudaErrorInvalidValue;  // grid.y limit
+  // Register-staged kernels are instantiated only where asked for (their copier needs kBlockK = 16).
+  constexpr bool kRegisterPath = kKPath == KContiguousPath::kRegisterStaged;
   auto pick = [](bool k_contiguous, const float* p, int ld) {
     if (k_contiguous)
       return (kKPath == KContiguousPath::kRegisterStaged && aligned8(p) && ld % 2 == 0) ? OperandCopy::kKRegister
@@ -448,7 +452,9 @@ cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
       case OperandCopy::kMnVector: return launch_tuned_with<T, ca, OperandCopy::kMnVector>(a, stream);
       case OperandCopy::kMnScalar: return launch_tuned_with<T, ca, OperandCopy::kMnScalar>(a, stream);
       case OperandCopy::kKScalar: return launch_tuned_with<T, ca, OperandCopy::kKScalar>(a, stream);
-      case OperandCopy::kKRegister: return launch_tuned_with<T, ca, OperandCopy::kKRegister>(a, stream);
+      case OperandCopy::kKRegister:
+        if constexpr (kRegisterPath) return launch_tuned_with<T, ca, OperandCopy::kKRegister>(a, stream);
+        break;
     }
     return cudaErrorInvalidValue;
   };
@@ -456,7 +462,9 @@ cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
     case OperandCopy::kMnVector: return with_b(std::integral_constant<OperandCopy, OperandCopy::kMnVector>{});
     case OperandCopy::kMnScalar: return with_b(std::integral_constant<OperandCopy, OperandCopy::kMnScalar>{});
     case OperandCopy::kKScalar: return with_b(std::integral_constant<OperandCopy, OperandCopy::kKScalar>{});
-    case OperandCopy::kKRegister: return with_b(std::integral_constant<OperandCopy, OperandCopy::kKRegister>{});
+    case OperandCopy::kKRegister:
+      if constexpr (kRegisterPath) return with_b(std::integral_constant<OperandCopy, OperandCopy::kKRegister>{});
+      break;
   }
   return cudaErrorInvalidValue;
 }

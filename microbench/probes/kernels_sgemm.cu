@@ -37,7 +37,9 @@ enum class Impl {
   kOursTuned,
   kOursTuned128x256,
   kOursTuned128x128w64x64,
-  kOursTunedKCpAsync,
+  kOursTunedKRegister,
+  kOursTunedK32,
+  kOursTunedStages4,
   kCublasPedantic,
   kCublasDefault
 };
@@ -51,7 +53,9 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTuned, "ours_tuned"},
     {Impl::kOursTuned128x256, "ours_tuned_128x256_w64x64"},
     {Impl::kOursTuned128x128w64x64, "ours_tuned_128x128_w64x64"},
-    {Impl::kOursTunedKCpAsync, "ours_tuned_kcpasync"},
+    {Impl::kOursTunedKRegister, "ours_tuned_kregister"},
+    {Impl::kOursTunedK32, "ours_tuned_128x128x32_w64x32"},
+    {Impl::kOursTunedStages4, "ours_tuned_4stages"},
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
 };
@@ -61,7 +65,9 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursVd: return SgemmImpl::kVolkovDemmel;
     case Impl::kOursTuned128x256: return SgemmImpl::kTuned128x256w64x64;
     case Impl::kOursTuned128x128w64x64: return SgemmImpl::kTuned128x128w64x64;
-    case Impl::kOursTunedKCpAsync: return SgemmImpl::kTuned128x128w64x32KCpAsync;
+    case Impl::kOursTunedKRegister: return SgemmImpl::kTuned128x128w64x32KRegister;
+    case Impl::kOursTunedK32: return SgemmImpl::kTuned128x128x32w64x32;
+    case Impl::kOursTunedStages4: return SgemmImpl::kTuned128x128w64x32Stages4;
     default: return SgemmImpl::kTuned;
   }
 }
@@ -176,7 +182,7 @@ void register_sgemm_benchmarks() {
   };
   auto tuning_only = [](Impl impl) {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
-           impl == Impl::kOursTunedKCpAsync;
+           impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK32 || impl == Impl::kOursTunedStages4;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)

@@ -19,9 +19,9 @@
 //   kTuned         the sm_90 variant: 128 x 128 x 16 block tiles, warp tiling (64 x 32 per warp,
 //                  8 x 8 per thread), a 3-stage cp.async pipeline, padded (bank-conflict-free) shared
 //                  tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32). K-contiguous
-//                  operands (A transposed, B not) are loaded into registers a k-tile ahead (8-byte
-//                  loads) and stored transposed into shared memory (STS.128).
-//   kTuned128x128w64x32KCpAsync  the same, K-contiguous operands transposed by 4-byte cp.async.
+//                  operands (A transposed, B not) are transposed into shared memory by 4-byte cp.async.
+//   kTuned128x128w64x32KRegister  the same, K-contiguous operands loaded into registers a k-tile
+//                  ahead (8-byte loads) and stored transposed (STS.128); the 8 x 16 tilings use it.
 //   kTuned*        other tilings of the same kernel template, kept for the tuning record.
 #pragma once
 
@@ -37,7 +37,9 @@ enum class SgemmImpl {
   kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, 3 stages
   kTuned128x256w64x64,   // 256 threads, 8 x 16 per thread, 3 stages
   kTuned128x128w64x64,   // 128 threads, 8 x 16 per thread, 4 stages
-  kTuned128x128w64x32KCpAsync,  // as kTuned128x128w64x32, K-contiguous operands by 4-byte cp.async (v3)
+  kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging (v4)
+  kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA)
+  kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
 };
 
 const char* sgemm_impl_name(SgemmImpl impl);
