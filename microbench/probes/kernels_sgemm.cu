@@ -38,7 +38,7 @@ enum class Impl {
   kOursTuned128x256,
   kOursTuned128x128w64x64,
   kOursTunedKRegister,
-  kOursTunedK32,
+  kOursTunedK16,
   kOursTunedStages4,
   kCublasPedantic,
   kCublasDefault
@@ -54,7 +54,7 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTuned128x256, "ours_tuned_128x256_w64x64"},
     {Impl::kOursTuned128x128w64x64, "ours_tuned_128x128_w64x64"},
     {Impl::kOursTunedKRegister, "ours_tuned_kregister"},
-    {Impl::kOursTunedK32, "ours_tuned_128x128x32_w64x32"},
+    {Impl::kOursTunedK16, "ours_tuned_128x128_w64x32"},
     {Impl::kOursTunedStages4, "ours_tuned_4stages"},
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
@@ -66,7 +66,7 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursTuned128x256: return SgemmImpl::kTuned128x256w64x64;
     case Impl::kOursTuned128x128w64x64: return SgemmImpl::kTuned128x128w64x64;
     case Impl::kOursTunedKRegister: return SgemmImpl::kTuned128x128w64x32KRegister;
-    case Impl::kOursTunedK32: return SgemmImpl::kTuned128x128x32w64x32;
+    case Impl::kOursTunedK16: return SgemmImpl::kTuned128x128w64x32;
     case Impl::kOursTunedStages4: return SgemmImpl::kTuned128x128w64x32Stages4;
     default: return SgemmImpl::kTuned;
   }
@@ -182,7 +182,7 @@ void register_sgemm_benchmarks() {
   };
   auto tuning_only = [](Impl impl) {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
-           impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK32 || impl == Impl::kOursTunedStages4;
+           impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)

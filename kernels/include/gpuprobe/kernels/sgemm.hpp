@@ -16,7 +16,7 @@
 //                  64 x 16 blocks of C, 64 threads, each thread a 1 x 16 strip of C in registers,
 //                  op(A) streamed from global memory into registers, a 16 x 16 tile of op(B) in shared
 //                  memory read as broadcasts.
-//   kTuned         the sm_90 variant: 128 x 128 x 16 block tiles, warp tiling (64 x 32 per warp,
+//   kTuned         the sm_90 variant: 128 x 128 x 32 block tiles, warp tiling (64 x 32 per warp,
 //                  8 x 8 per thread), a 3-stage cp.async pipeline, padded (bank-conflict-free) shared
 //                  tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32). K-contiguous
 //                  operands (A transposed, B not) are transposed into shared memory by 4-byte cp.async.
@@ -32,9 +32,9 @@
 namespace gpuprobe::kernels {
 
 enum class SgemmImpl {
-  kTuned,            // the default: the best measured tiling (see docs/perf/sgemm.md)
+  kTuned,            // the default: the best measured tiling (see docs/perf/sgemm.md), = kTuned128x128x32w64x32
   kVolkovDemmel,     // SC08 baseline
-  kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, 3 stages
+  kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, k-tile 16, 3 stages
   kTuned128x256w64x64,   // 256 threads, 8 x 16 per thread, 3 stages
   kTuned128x128w64x64,   // 128 threads, 8 x 16 per thread, 4 stages
   kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging (v4)
