@@ -33,9 +33,9 @@ template <class T>
 constexpr int rows_per_unit() { return kRowLanes * Vec16<T>::kCount; }  // kNoTrans: 128 (float), 64 (double)
 constexpr int kColsPerUnit = kColGroups * kUnroll;                        // kTrans: 32 columns
 
-// Units of whole rows (columns) are split when fewer than this; segments are never shorter than
+// Units of whole rows (columns) are split when fewer than this (many small units: a short tail); segments are never shorter than
 // kMinSteps steps of a thread (so the epilogue stays small against the streaming).
-constexpr long long kTargetUnits = 2048;
+constexpr long long kTargetUnits = 8192;
 constexpr int kMinSteps = 4;
 
 struct Plan {
@@ -88,6 +88,7 @@ __global__ void __launch_bounds__(kThreads) gemv_n_kernel(Plan plan, const T* __
   const int rows_valid = plan.m - row0;
   const int s = blockIdx.y;
   const int c_begin = s * plan.seg_len, c_end = min(plan.n, c_begin + plan.seg_len);
+  blas2::allow_dependent_launch();
 
   T acc[kV] = {};
   for (int c = c_begin + g; c < c_end; c += kColsPerUnit) {
@@ -126,6 +127,7 @@ __global__ void __launch_bounds__(kThreads) gemv_t_kernel(Plan plan, const T* __
   const int col0 = blockIdx.x * kColsPerUnit + g;
   const int s = blockIdx.y;
   const int r_begin = s * plan.seg_len, r_end = min(plan.m, r_begin + plan.seg_len);
+  blas2::allow_dependent_launch();
 
   T acc[kUnroll] = {};
   for (int row = r_begin + lane * kV; row - lane * kV < r_end; row += kRows) {
@@ -162,6 +164,7 @@ __global__ void __launch_bounds__(kThreads) gemv_reduce_kernel(Plan plan, const 
                                                                T beta, Strided<T> y) {
   const long long i = static_cast<long long>(blockIdx.x) * kReduceElems + threadIdx.x % kReduceElems;
   const int q = threadIdx.x / kReduceElems;
+  blas2::grid_dependency_wait();  // launched early (PDL): the partials are complete only after this
   T sum = T(0);
   if (i < plan.out_len)
     for (int s = q; s < plan.segments; s += kReduceGroups) sum += part[static_cast<long long>(s) * plan.out_len + i];
@@ -231,7 +234,8 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     launch_main<T, false>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
   if (part) {
     const int blocks = (plan.out_len + kReduceElems - 1) / kReduceElems;
-    gemv_reduce_kernel<T><<<blocks, kThreads, 0, stream>>>(plan, part, alpha, beta, ys);
+    blas2::launch_dependent(gemv_reduce_kernel<T>, dim3(blocks), dim3(kThreads), stream, plan,
+                            static_cast<const T*>(part), alpha, beta, ys);
   }
   return blas2::launch_status();
 }

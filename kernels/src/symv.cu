@@ -125,6 +125,7 @@ __global__ void __launch_bounds__(kThreads) symv_tiles_kernel(int n, const T* __
   const int j_begin = first + seg * plan.seg_tiles;
   const int j_end = min(first + count, j_begin + plan.seg_tiles);
   if (j_begin >= j_end) return;  // uniform over the block: the grid is rectangular, rows are not
+  blas2::allow_dependent_launch();
 
   const int lane = threadIdx.x % kRL;  // row lane
   const int g = threadIdx.x / kRL;     // column group
@@ -244,6 +245,7 @@ __global__ void __launch_bounds__(kThreads) symv_reduce_kernel(Plan plan, const 
   const int cb = blockIdx.x;
   const int e = blockIdx.y * kReduceElems + threadIdx.x % kReduceElems;  // element inside column block
   const int q = threadIdx.x / kReduceElems;
+  blas2::grid_dependency_wait();  // launched early (PDL): the partials are complete only after this
   int first, count;
   row_tiles<kLower, kAlgo>(cb, plan.tiles, first, count);
   const int segments = (count + plan.seg_tiles - 1) / plan.seg_tiles;
@@ -291,7 +293,8 @@ void launch_all(const Plan& plan, bool vector, const T* A, int lda, Strided<cons
     launch_tiles<T, kLower, kAlgo, false>(plan, A, lda, x, slots, row_parts, alpha, y, stream);
   if constexpr (kAlgo != Algo::kAwareAtomic) {
     const dim3 grid(plan.tiles, kNB / kReduceElems);
-    symv_reduce_kernel<T, kLower, kAlgo><<<grid, kThreads, 0, stream>>>(plan, slots, row_parts, alpha, beta, y);
+    blas2::launch_dependent(symv_reduce_kernel<T, kLower, kAlgo>, grid, dim3(kThreads), stream, plan,
+                            static_cast<const T*>(slots), static_cast<const T*>(row_parts), alpha, beta, y);
   }
 }
 
