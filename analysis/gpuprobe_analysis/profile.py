@@ -17,6 +17,10 @@ MIN_CURVE_POINTS = 6
 # Line/sector sizes are searched among strides below the smallest page size of any CUDA GPU
 # (4 KiB), so that page (TLB) effects at larger strides do not masquerade as a line.
 LINE_SEARCH_MAX_STRIDE = 4096
+# DRAM-served bandwidth: footprints well beyond the L2 (a few x its capacity) so hits are negligible.
+DRAM_FOOTPRINT_FACTOR = 4.0
+# L1 hit rate decays gradually past the L1 capacity; L2-only plateau from this multiple on.
+L1_CLEAR_FACTOR = 8.0
 
 
 @dataclass
@@ -147,21 +151,45 @@ class Profile:
                             "capacity_bracket_bytes": list(f.brackets[i]) if i < len(f.brackets) else None}
                            for i, (n, v) in enumerate(zip(c.names, f.levels))],
                 "source": F.provenance(c.entries)})
-        # Summary: prefer random chains (one access per line, no prefetch help), then the smallest stride.
+        # The device hierarchy comes from ONE primary curve only: a random pointer chase with the
+        # default (L1-allocating) load at the smallest stride >= a cache line seen (one access per
+        # line, no prefetch help); other curves (cg/volatile, fixed-stride chains) are reported per
+        # curve and as cross-checks, never mixed into the level table.
         def rank(c: Curve):
-            return (c.key.get("pattern") != "random", finite(c.key.get("stride")) or 0)
+            stride = finite(c.key.get("stride")) or 0
+            return (c.key.get("load") in ("cg", "cv", "volatile"), c.key.get("pattern") != "random",
+                    stride < 128, stride)
 
         summary: Dict[str, dict] = {}
-        for c in sorted(curves, key=rank):
-            for i, name in enumerate(c.names):
-                if name in summary:
-                    continue
-                ns = self._ns_levels(c)
+        primary = min(curves, key=rank) if curves else None
+        if primary is not None:
+            ns = self._ns_levels(primary)
+            for i, name in enumerate(primary.names):
                 summary[name] = {
-                    "name": name, "latency_cycles": c.fit.levels[i], "latency_ns": ns[i] if ns else None,
-                    "capacity_bytes": c.fit.knees[i] if i < len(c.fit.knees) else None,
-                    "capacity_bracket_bytes": list(c.fit.brackets[i]) if i < len(c.fit.brackets) else None,
-                    "model": c.fit.model, "curve": c.key, "source": F.provenance(c.entries)}
+                    "name": name, "latency_cycles": primary.fit.levels[i], "latency_ns": ns[i] if ns else None,
+                    "capacity_bytes": primary.fit.knees[i] if i < len(primary.fit.knees) else None,
+                    "capacity_bracket_bytes": list(primary.fit.brackets[i]) if i < len(primary.fit.brackets) else None,
+                    "model": primary.fit.model, "curve": primary.key, "source": F.provenance(primary.entries)}
+            out["primary_curve"] = primary.key
+            # Cross-check with the L1-bypassing chain of the same pattern/stride: its on-chip levels
+            # must match the primary's L2 levels (L1 absent).
+            cg = [c for c in curves if c.key.get("load") == "cg" and c.key.get("pattern") == primary.key.get("pattern")
+                  and c.key.get("stride") == primary.key.get("stride")]
+            if cg:
+                c = cg[0]
+                # Levels of the cg curve that differ by < 10 % from their neighbour are one level
+                # split by noise (e.g. a tiny-footprint knee): merge them for the comparison.
+                lv, kn = [c.fit.levels[0]], []
+                for i in range(1, len(c.fit.levels)):
+                    if abs(c.fit.levels[i] / lv[-1] - 1) < 0.10:
+                        continue
+                    kn.append(c.fit.knees[i - 1]); lv.append(c.fit.levels[i])
+                prim_l2 = [(n, d) for n, d in summary.items() if n.startswith("L2") or n == "DRAM"]
+                out["cross_check_cg"] = {
+                    "curve": c.key, "levels_cycles": lv, "capacities_bytes": kn,
+                    "primary_l2_dram_cycles": {n: d["latency_cycles"] for n, d in prim_l2},
+                    "l1_absent": bool(lv and "L1" in summary and lv[0] > 2 * summary["L1"]["latency_cycles"]),
+                    "source": F.provenance(c.entries)}
         shared = [e for e in self.rs.by_family("memory.latency") if F.text(e, "load") == "shared"]
         if shared:
             cyc = [e.num("cycles_per_op", "value_median") for e in shared]
@@ -178,7 +206,13 @@ class Profile:
             if name in summary and summary[name]["capacity_bytes"]:
                 caps[key] = summary[name]["capacity_bytes"]
         carve = sorted({F.text(e, "carveout") for e in self.rs.by_family("memory.latency") if F.text(e, "carveout")})
-        caps["l1_carveout"] = ", ".join(carve) if carve else "not recorded by the probe (driver default)"
+        caps["l1_carveout"] = ", ".join(carve) if carve else (
+            "not recorded: the latency probe uses no shared memory, so the driver's default carveout applies and "
+            "L1 gets the unified L1/shared SRAM minus the (small) default shared-memory reservation; the measured "
+            "L1 capacity is that carveout's L1 part, not the SRAM size")
+        smem = self.ctxnum("gpu_smem_per_sm_bytes")
+        if smem:
+            caps["shared_per_sm_bytes_reported_by_driver"] = smem
         if self.ctxnum("gpu_l2_bytes"):
             caps["l2_bytes_reported_by_driver"] = self.ctxnum("gpu_l2_bytes")
         out["capacities"] = caps
@@ -282,22 +316,8 @@ class Profile:
             names = name_levels(fit.knees, l2, True)
             curves.append(Curve("memory.bandwidth", dict(zip(spec["group"], key)), used, x, y, fit, names, "GB/s"))
         self.curves["bandwidth"] = curves
-        ceilings: Dict[str, dict] = {}
-        rows = []
-        for c in curves:
-            lv = []
-            for i, name in enumerate(c.names):
-                gbps = 1.0 / c.fit.levels[i]
-                lo = c.fit.knees[i - 1] if i > 0 else 0
-                hi = c.fit.knees[i] if i < len(c.fit.knees) else math.inf
-                pts = c.y[(c.x > lo) & (c.x <= hi)]
-                peak = float(pts.max()) if len(pts) else None
-                lv.append({"name": name, "gbps_plateau": gbps, "gbps_max_point": peak,
-                           "capacity_bytes": c.fit.knees[i] if i < len(c.fit.knees) else None})
-                if name in ("L1", "L2", "DRAM") and (name not in ceilings or gbps > ceilings[name]["gbps"]):
-                    ceilings[name] = {"gbps": gbps, "how": f"plateau of memory.bandwidth {c.key}",
-                                      "source": F.provenance(c.entries)}
-            rows.append({"key": c.key, "model": c.fit.model, "levels": lv, "source": F.provenance(c.entries)})
+        ceilings, rows, errors = self._bandwidth_ceilings(curves)
+        self.data["bandwidth_errors"] = errors
         sh = self.rs.by_family("memory.shared_bandwidth")
         if sh:
             best = max(sh, key=lambda e: e.value if math.isfinite(e.value) else -1)
@@ -307,11 +327,80 @@ class Profile:
                 if "L1" not in ceilings:
                     ceilings["L1"] = dict(ceilings["shared"], how="shared-memory bandwidth (same SRAM as L1; no L1 "
                                           "plateau found in memory.bandwidth)")
-        self.data["bandwidth"] = {"curves": rows, "ceilings": ceilings, "method": (
-            "levels of 1/bandwidth vs footprint (same detector), from the fastest footprint on (smaller ones are "
-            "overhead-bound); ceiling of a level = the best plateau over kernels/vector widths/blocks per SM")}
+        self.data["bandwidth"] = {"curves": rows, "ceilings": ceilings, "errors": errors, "method": (
+            "each point is assigned to the level that serves it by its footprint relative to the capacities "
+            "detected by the latency hierarchy: L1 = footprint <= L1 capacity (L1-allocating kernels), L2 = "
+            "between L1 and L2 capacity (full-capacity plateau) or read_cg/read_nc-bypassing kernels at <= L1 "
+            "capacity (hot set), DRAM = footprint >= %g x L2 capacity; plateau of a curve (kernel, vector, blocks "
+            "per SM, store hint; memory.bandwidth and memory.occupancy) in a level = median of "
+            "its points there; ceiling = best plateau over curves; a plateau above the theoretical value is an error "
+            "and is not used; full-capacity L2 starts at %g x L1 capacity" % (DRAM_FOOTPRINT_FACTOR, L1_CLEAR_FACTOR))}
 
     # ------------------------------------------------------------------ access penalties
+    def _bandwidth_ceilings(self, curves: List[Curve]):
+        caps = self.data.get("hierarchy", {}).get("capacities", {})
+        l1 = caps.get("l1_bytes")
+        l2 = caps.get("l2_bytes") or self.ctxnum("gpu_l2_bytes")
+        theo = {"DRAM": self.ctxnum("gpu_theoretical_dram_gbps")}
+        errors: List[str] = []
+        # memory.bandwidth curves plus memory.occupancy curves (store hint, blocks per SM).
+        allc = []
+        for c in curves:  # untruncated: small footprints count here (the L2 hot set of read_cg)
+            x, y, used = _curve_xy(self.rs.by_family("memory.bandwidth"), "footprint")
+            keep = [i for i, e in enumerate(used) if all(F.param(e, k) == v for k, v in c.key.items())]
+            allc.append(Curve(c.family, c.key, [used[i] for i in keep], x[keep], y[keep], c.fit, c.names, c.ylabel))
+        for key, ents in F.group(self.rs.by_family("memory.occupancy"),
+                                 ("kernel", "vector", "blocks_per_sm", "store")).items():
+            x, y, used = _curve_xy(ents, "footprint")
+            if len(x):
+                allc.append(Curve("memory.occupancy", dict(zip(("kernel", "vector", "blocks_per_sm", "store"), key)),
+                                  used, x, y, None, [], "GB/s"))
+        cands: Dict[str, List[dict]] = {}
+        rows = []
+        for c in allc:
+            kernel = str(c.key.get("kernel") or "")
+            bypass = kernel.endswith("_cg")  # ld.global.cg caches in L2 only (read_nc goes through L1 tex)
+            regions = {}
+            if l2:
+                regions["DRAM"] = c.x >= DRAM_FOOTPRINT_FACTOR * l2
+            if l1 and l2:
+                # Past L1 the rate falls gradually (misses mix in); full-capacity L2 = clear of both edges.
+                regions["L2"] = (c.x > L1_CLEAR_FACTOR * l1) & (c.x <= 0.5 * l2)
+                if bypass:
+                    regions["L2 hot set"] = c.x <= l1
+                else:
+                    regions["L1"] = c.x <= l1
+            lv = []
+            for name, m in regions.items():
+                pts = c.y[m]
+                if len(pts) == 0:
+                    continue
+                plateau = float(np.median(pts))
+                lv.append({"name": name, "gbps_plateau": plateau, "points": int(m.sum())})
+                theo_v = theo.get(name.split()[0])
+                if theo_v and plateau > theo_v:
+                    errors.append(f"{c.family} {c.key}: {name} plateau {plateau:.0f} GB/s exceeds the theoretical "
+                                  f"{theo_v:.0f} GB/s; not used (footprint classification or timing error)")
+                    continue
+                cands.setdefault(name, []).append({"gbps": plateau, "how": f"plateau of {c.family} {c.key} "
+                                                   f"(median of its {len(pts)} points in the level)",
+                                                   "source": F.provenance([e for e, k in zip(c.entries, m) if k])})
+            if c.family == "memory.bandwidth":
+                rows.append({"key": c.key, "model": c.fit.model if c.fit else None, "levels": lv,
+                             "source": F.provenance(c.entries)})
+        best = {n: max(v, key=lambda d: d["gbps"]) for n, v in cands.items()}
+        ceilings: Dict[str, dict] = {}
+        for n in ("L1", "DRAM"):
+            if n in best:
+                ceilings[n] = best[n]
+        l2c = [best[n] for n in ("L2", "L2 hot set") if n in best]
+        if l2c:
+            top = max(l2c, key=lambda d: d["gbps"])
+            ceilings["L2"] = dict(top, how=top["how"] + "; the roofline L2 ceiling is the best L2-served plateau of: "
+                                  + ", ".join(f"{n} {best[n]['gbps']:.0f} GB/s" for n in ("L2", "L2 hot set") if n in best))
+        self.data["bandwidth_l2"] = {n: best[n] for n in ("L2", "L2 hot set") if n in best}
+        return ceilings, rows, errors
+
     def _stride(self):
         ents = self.rs.by_family("memory.stride")
         if not ents:

@@ -220,9 +220,10 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if b and (b.get("ceilings") or b.get("curves")):
         d.para("Method: " + b["method"] + ".")
         d.table(["level", "ceiling (GB/s)", "how"], [[k, v["gbps"], v["how"]] for k, v in b["ceilings"].items()])
-        d.table(["curve", "model", "levels (name: plateau GB/s, best point, up to)"],
-                [[_key(c["key"]), c["model"], "; ".join(f"{lv['name']}: {fmt(lv['gbps_plateau'])}, {fmt(lv['gbps_max_point'])}, "
-                                                        f"{fmt_bytes(lv['capacity_bytes'])}" for lv in c["levels"])]
+        for err in b.get("errors") or []:
+            d.para("ERROR: " + err)
+        d.table(["curve", "levels (name: plateau GB/s, points in level)"],
+                [[_key(c["key"]), "; ".join(f"{lv['name']}: {fmt(lv['gbps_plateau'])} ({lv['points']})" for lv in c["levels"])]
                  for c in b["curves"]])
     else:
         d.para("No memory.bandwidth or memory.shared_bandwidth entries in the inputs.")

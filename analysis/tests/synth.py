@@ -25,7 +25,9 @@ class Device:
     tlb_reach: tuple = (64 * 2**20, 2 * 2**30)  # bytes covered by each TLB level
     tlb_penalty_cycles: tuple = (60.0, 250.0)
     bw_gbps: tuple = (60000.0, 9000.0, 2500.0)  # L1 (aggregate), L2, DRAM
-    bw_caps: tuple = (100 * 192 * 1024, 40e6)  # aggregate L1 footprint, L2
+    # Edges of the bandwidth curve: the probe gives every SM a reuse distance = the working set, so L1
+    # serves working sets up to ~its capacity (as on real data), not SM count x L1.
+    bw_caps: tuple = (192 * 1024, 40e6)
     theoretical_dram_gbps: float = 3000.0
     fp32_ops_per_clk_sm: float = 128.0  # FFMA per clock per SM
     fp64_ops_per_clk_sm: float = 64.0
