@@ -85,6 +85,29 @@ def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool
     return names
 
 
+# Two adjacent levels of one curve closer than this (relative) are one level split by a drift:
+# cache levels differ by far more than that in latency.
+MERGE_LEVELS_REL = 0.10
+
+
+def merge_close_levels(fit: LevelFit, rel: float = MERGE_LEVELS_REL) -> LevelFit:
+    """The fit with adjacent levels within `rel` of each other merged (knee dropped); a merged
+    level's value is the median of the curve's points between its remaining knees."""
+    keep = [i for i in range(1, len(fit.levels)) if abs(fit.levels[i] / fit.levels[i - 1] - 1) >= rel]
+    if len(keep) == len(fit.levels) - 1:
+        return fit
+    knees = [fit.knees[i - 1] for i in keep]
+    brackets = [fit.brackets[i - 1] for i in keep]
+    shapes = [fit.shapes[i - 1] for i in keep] if fit.shapes else []
+    edges = [0.0] + knees + [math.inf]
+    levels = []
+    for lo, hi in zip(edges, edges[1:]):
+        m = (fit.x > lo) & (fit.x <= hi)
+        levels.append(float(np.median(fit.y[m])) if m.any() else float(fit.predict([max(lo, fit.x.min())])[0]))
+    return LevelFit(fit.x, fit.y, fit.model + " (merged)", knees, levels, brackets, fit.noise, fit.bic,
+                    fit.candidates, shapes)
+
+
 class Profile:
     def __init__(self, rs: ResultSet):
         self.rs = rs
@@ -130,8 +153,15 @@ class Profile:
             fit = detect_levels(x, y, [e.cv for e in used])
             keyd = dict(zip(spec["group"], key))
             load = keyd.get("load") or ""
+            if family == "memory.latency" and keyd.get("load") in ("cg", "cv", "volatile"):
+                fit = merge_close_levels(fit)  # a slow drift split into sub-levels is one level
             first_l1 = load not in ("cg", "cv", "volatile", "shared") and family == "memory.latency"
-            names = name_levels(fit.knees, self.ctxnum("gpu_l2_bytes"), first_l1)
+            if family == "memory.latency" and keyd.get("pattern") == "random":
+                names = name_levels(fit.knees, self.ctxnum("gpu_l2_bytes"), first_l1)
+            else:
+                # Fixed-stride chains mix hits and misses (several loads per line, or one per page):
+                # their levels are not device levels; numbered, not named.
+                names = [f"level {i + 1}" for i in range(len(fit.levels))]
             curves.append(Curve(family, keyd, used, x, y, fit, names, ylabel))
         return curves
 
