@@ -174,9 +174,26 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                 [[lv["name"], fmt_bytes(lv["capacity_bytes"]),
                   " – ".join(fmt_bytes(b) for b in lv["capacity_bracket_bytes"]) if lv["capacity_bracket_bytes"] else "–",
                   lv["latency_cycles"], lv["latency_ns"], lv["model"], _key(lv["curve"])] for lv in h["levels"]])
+        if h.get("primary_curve"):
+            dev = data.get("device") or {}
+            d.para("The device levels above come from one primary curve only (" + _key(h["primary_curve"]) +
+                   ": random chain, L1-allocating load, one access per line); ns = the same level model fitted to "
+                   "ns_per_op (globaltimer), cycles = clock64 at the SM clock recorded in the entries "
+                   f"(max {dev.get('gpu_sm_clock_max_mhz', '?')} MHz). \"L2\" is the whole L2 (far partition "
+                   "included); \"L2 near partition\" the part served at the lower latency. Other curves are listed "
+                   "per curve below and never add rows to this table.")
+        x = h.get("cross_check_cg")
+        if x:
+            d.sub("Cross-check: L1-bypassing chain (" + _key(x["curve"]) + ")")
+            d.para("ld.global.cg caches in L2 only, so its first level must be an L2 level, not L1 "
+                   f"(L1 absent: {'yes' if x['l1_absent'] else 'NO - check the probe'}). Levels closer than 10 % are merged.")
+            d.table(["cg chain level", "latency (cycles)", "up to", "primary curve, same level (cycles)"],
+                    [[f"level {i + 1}", v, fmt_bytes(x["capacities_bytes"][i]) if i < len(x["capacities_bytes"]) else "–",
+                      list(x["primary_l2_dram_cycles"].values())[i] if i < len(x["primary_l2_dram_cycles"]) else "–"]
+                     for i, v in enumerate(x["levels_cycles"])])
         caps = h.get("capacities", {})
         d.items([f"{k}: {fmt_bytes(v) if isinstance(v, (int, float)) else v}" for k, v in caps.items()])
-        d.sub("Every curve")
+        d.sub("Every curve (fixed-stride chains mix hits and misses: their levels are numbered, not device levels)")
         d.table(["curve", "model", "noise σ (rel.)", "points", "levels (name: cycles @ capacity)"],
                 [[_key(c["key"]), c["model"], c["noise_rel"], c["points"],
                   "; ".join(f"{lv['name']}: {fmt(lv['cycles'])} @ {fmt_bytes(lv['capacity_bytes'])}" for lv in c["levels"])]
