@@ -8,6 +8,11 @@ from typing import Sequence
 import numpy as np
 
 
+HUBER_K = 1.345  # Huber's constant (95 % efficiency under Gaussian residuals)
+IRLS_ITERATIONS = 20
+OUTLIER_SCALES = 3.0
+
+
 @dataclass
 class AlphaBeta:
     alpha_s: float  # fixed cost per transfer, seconds
@@ -17,6 +22,9 @@ class AlphaBeta:
     rms_rel_error: float  # root mean square of (model - measured) / measured
     max_rel_error: float
     n: int
+    outliers: int = 0  # points whose relative residual exceeds OUTLIER_SCALES robust scales
+    robust_rel_scale: float = math.nan  # 1.4826 x MAD of the relative residuals (robust sigma)
+    outlier_sizes: tuple = ()
 
     @property
     def half_bandwidth_bytes(self) -> float:
@@ -37,9 +45,21 @@ def fit_alpha_beta(size_bytes: Sequence[float], seconds: Sequence[float]) -> Alp
     if len(s) < 2 or len(np.unique(s)) < 2:
         raise ValueError("alpha-beta fit needs at least two distinct sizes")
     a = np.column_stack([np.ones_like(s), s]) / t[:, None]
-    coef, *_ = np.linalg.lstsq(a, np.ones_like(t), rcond=None)
+    # Iteratively reweighted least squares with Huber weights on the relative residuals: a few
+    # transfers that hit a slow path (e.g. a bimodal per-call cost) must not drag alpha and beta.
+    w = np.ones_like(t)
+    for _ in range(IRLS_ITERATIONS):
+        coef, *_ = np.linalg.lstsq(a * w[:, None], w, rcond=None)
+        rel = (a @ coef) - 1.0
+        scale = 1.4826 * float(np.median(np.abs(rel - np.median(rel))))
+        if not scale > 0:
+            break
+        u = np.abs(rel) / (HUBER_K * scale)
+        w = np.sqrt(np.where(u <= 1.0, 1.0, 1.0 / u))
     alpha, gamma = float(coef[0]), float(coef[1])
     rel = (a @ coef) - 1.0
+    scale = 1.4826 * float(np.median(np.abs(rel - np.median(rel))))
+    out = np.abs(rel) > OUTLIER_SCALES * scale if scale > 0 else np.zeros(len(rel), bool)
     dof = max(len(s) - 2, 1)
     sigma2 = float(rel @ rel) / dof
     try:
@@ -50,4 +70,5 @@ def fit_alpha_beta(size_bytes: Sequence[float], seconds: Sequence[float]) -> Alp
     beta = 1.0 / gamma if gamma > 0 else math.inf
     se_beta = se_gamma / gamma**2 if gamma > 0 else math.nan
     return AlphaBeta(alpha, beta, se_alpha, se_beta, float(math.sqrt(np.mean(rel**2))),
-                     float(np.max(np.abs(rel))), int(len(s)))
+                     float(np.max(np.abs(rel))), int(len(s)), int(out.sum()), scale,
+                     tuple(float(v) for v in s[out]))

@@ -305,10 +305,13 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if tr:
         d.para("Method: " + tr["method"] + ".")
         d.table(["direction", "memory", "engine", "points", "α (µs)", "± (µs)", "β (GB/s)", "± (GB/s)", "n½ (bytes)",
-                 "rms rel. error", "max rel. error"],
+                 "rms rel. error", "max rel. error", "robust σ", "median CV of points", "outliers (sizes)", "verdict"],
                 [[r["key"].get("direction") or "–", r["key"].get("memory") or "–", r["key"].get("engine") or "–", r["points"],
                   r.get("alpha_us"), r.get("alpha_stderr_us"), r.get("beta_gbps"), r.get("beta_stderr_gbps"),
-                  fmt_bytes(r.get("half_bandwidth_bytes")), r.get("rms_rel_error"), r.get("max_rel_error")] for r in tr["fits"]])
+                  fmt_bytes(r.get("half_bandwidth_bytes")), r.get("rms_rel_error"), r.get("max_rel_error"),
+                  r.get("robust_rel_scale"), r.get("median_point_cv"),
+                  f"{r.get('outliers', 0)}" + (" (" + ", ".join(fmt_bytes(v) for v in r.get("outlier_sizes_bytes") or []) + ")"
+                                               if r.get("outliers") else ""), r.get("verdict") or "–"] for r in tr["fits"]])
         if tr.get("baseline"):
             d.sub("Baseline: blocking cudaMemcpy (same run)")
             d.table(["entry", "direction", "size", "value", "unit", "cv"],
