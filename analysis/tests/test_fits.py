@@ -31,3 +31,16 @@ def test_noisy_data_recovers_parameters(alpha, beta, noise):
 def test_needs_two_sizes():
     with pytest.raises(ValueError):
         fit_alpha_beta([4096, 4096], [1e-5, 1.1e-5])
+
+
+def test_alpha_beta_robust_to_a_few_slow_points():
+    rng = np.random.default_rng(5)
+    s = 2.0 ** np.arange(0, 31)
+    t = 5e-6 + s / 50e9
+    t = t * (1 + 0.01 * rng.standard_normal(len(s)))
+    slow = [3, 9, 20]  # a slow path on a few calls: 3x the time
+    t[slow] *= 3.0
+    ab = fit_alpha_beta(s, t)
+    assert abs(ab.alpha_s / 5e-6 - 1) < 0.05
+    assert abs(ab.beta_bps / 50e9 - 1) < 0.05
+    assert ab.outliers == len(slow) and set(ab.outlier_sizes) == set(s[slow])
