@@ -159,29 +159,52 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
                           "cycles per load", outdir, "Latency saturates at the unit a miss brings in.", bytes_x=True))
     figs.append(latency_figure(p.curves.get("tlb", []), "tlb", "TLB: latency vs footprint per stride", outdir,
                                "Knees: TLB reach per level; the stride where latency saturates is the page size."))
-    bw = p.curves.get("bandwidth", [])
+    bw = p.curves.get("bandwidth_all") or p.curves.get("bandwidth", [])
     if bw:
-        fig, ax = plt.subplots(figsize=(9, 5.2))
+        fig, ax = plt.subplots(figsize=(11, 5.6))
+        cmap = plt.get_cmap("tab20")
         for i, c in enumerate(bw):
-            color = f"C{i % 10}"
             label = ", ".join(f"{k}={_fmt_key(v)}" for k, v in c.key.items() if v is not None)
-            ax.plot(c.x, c.y, "o-", ms=3, lw=0.8, color=color, label=label)
-            for k, knee in enumerate(c.fit.knees):
-                ax.axvline(knee, color=color, ls=":", lw=0.8)
+            ax.plot(c.x, c.y, "o-", ms=2.5, lw=0.8, color=cmap(i % 20), label=label)
+        # Level edges: the capacities detected by the latency hierarchy (what the ceilings use).
+        caps = (p.data.get("hierarchy") or {}).get("capacities") or {}
+        for key, text in (("l1_bytes", "L1 capacity"), ("l2_near_partition_bytes", "L2 near"), ("l2_bytes", "L2 capacity")):
+            if isinstance(caps.get(key), (int, float)):
+                ax.axvline(caps[key], color="0.4", ls=":", lw=1.0)
+                ax.annotate(text, (caps[key], 1.0), xycoords=("data", "axes fraction"), fontsize=7, rotation=90,
+                            ha="right", va="top", color="0.3")
         for name, cl in (p.data.get("bandwidth", {}).get("ceilings") or {}).items():
-            ax.axhline(cl["gbps"], color=LEVEL_COLORS.get(name, "k"), ls="--", lw=0.8)
-            ax.annotate(f"{name} {cl['gbps']:.0f} GB/s", (bw[0].x.min(), cl["gbps"]), fontsize=7, va="bottom")
+            ax.axhline(cl["gbps"], color=LEVEL_COLORS.get(name, "k"), ls="--", lw=0.9)
+            ax.annotate(f"{name} ceiling {cl['gbps']:.0f} GB/s", (1.0, cl["gbps"]), xycoords=("axes fraction", "data"),
+                        fontsize=7, ha="right", va="bottom", color=LEVEL_COLORS.get(name, "k"))
         _bytes_axis(ax)
         _thin_ticks(ax)
         ax.set_yscale("log")
-        ax.set_xlabel("working set (bytes, log scale)")
+        ax.set_xlabel("working set, all arrays (bytes, log scale)")
         ax.set_ylabel("bandwidth (GB/s, log scale)")
-        ax.set_title("Bandwidth vs working set")
+        ax.set_title("Bandwidth vs working set (memory.bandwidth)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7, ncol=2)
+        ax.legend(fontsize=6.5, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        fig.tight_layout()
         figs.append(Figure("bandwidth", "Bandwidth vs working set",
-                           "Dotted: detected level edges; dashed: the ceiling of each level used by the roofline.",
+                           "Dotted: L1/L2 capacities from the latency hierarchy (points are assigned to levels by "
+                           "footprint); dashed: the ceiling of each level used by the roofline.",
                            [F.provenance(c.entries) for c in bw], _save(fig, outdir, "bandwidth")))
+    occ = p.rs.by_family("memory.occupancy")
+    if occ:
+        series = []
+        groups = {}
+        for e in occ:  # the store hint is a text tag (default|cs)
+            groups.setdefault((F.param(e, "kernel"), F.text(e, "store") or "default", F.param(e, "footprint")), []).append(e)
+        for key, grp in sorted(groups.items(), key=lambda t: str(t[0])):
+            grp = sorted(grp, key=lambda e: F.num(e, "blocks_per_sm"))
+            k, st, fp = key
+            series.append((f"{k}, store={st or 'default'}, working set {_bytes_formatter(fp) if fp else '?'}",
+                           [F.num(e, "blocks_per_sm") for e in grp], [e.value for e in grp], grp))
+        figs.append(simple_xy(series, "occupancy", "Bandwidth vs resident blocks per SM (memory.occupancy)",
+                              "resident 256-thread blocks per SM", "bandwidth (GB/s)", outdir,
+                              "One curve per kernel, store hint (default or streaming st.global.cs) and working set "
+                              "(DRAM-sized, and L2-resident L2/4).", logx=False, logy=True))
     sa = p.rs.by_family("memory.stride")
     if sa:
         series = []

@@ -379,8 +379,12 @@ class Profile:
             x, y, used = _curve_xy(self.rs.by_family("memory.bandwidth"), "footprint")
             keep = [i for i, e in enumerate(used) if all(F.param(e, k) == v for k, v in c.key.items())]
             allc.append(Curve(c.family, c.key, [used[i] for i in keep], x[keep], y[keep], c.fit, c.names, c.ylabel))
-        for key, ents in F.group(self.rs.by_family("memory.occupancy"),
-                                 ("kernel", "vector", "blocks_per_sm", "store")).items():
+        self.curves["bandwidth_all"] = list(allc)
+        occ_groups: Dict[tuple, List[Entry]] = {}
+        for e in self.rs.by_family("memory.occupancy"):  # the store hint is a text tag (default|cs)
+            occ_groups.setdefault(tuple(F.param(e, k) for k in ("kernel", "vector", "blocks_per_sm"))
+                                  + (F.text(e, "store") or "default",), []).append(e)
+        for key, ents in occ_groups.items():
             x, y, used = _curve_xy(ents, "footprint")
             if len(x):
                 allc.append(Curve("memory.occupancy", dict(zip(("kernel", "vector", "blocks_per_sm", "store"), key)),

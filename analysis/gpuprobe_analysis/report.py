@@ -249,6 +249,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["entry", "size", "value", "unit", "cv"], [[r["entry"], fmt_bytes(r["size_bytes"]), r["value"], r["unit"], r["cv"]]
                                                             for r in data["baseline"]])
     d.figure(pf.get("bandwidth"), figs)
+    d.figure(pf.get("occupancy"), figs)
 
     d.section("access")
     sa = data.get("stride_alignment")
