@@ -99,12 +99,13 @@ def _fmt_key(v):
     return str(v)
 
 
-def simple_xy(series, fid, title, xlabel, ylabel, outdir, caption, logx=True, logy=False, bytes_x=False, kind="-o"):
+def simple_xy(series, fid, title, xlabel, ylabel, outdir, caption, logx=True, logy=False, bytes_x=False, kind="-o",
+              legend_outside=False):
     """series: list of (label, x, y, entries)."""
     series = [s for s in series if len(s[1])]
     if not series:
         return None
-    fig, ax = plt.subplots(figsize=(8, 4.6))
+    fig, ax = plt.subplots(figsize=(10.5, 4.8) if legend_outside else (8, 4.6))
     for label, x, y, _ in series:
         ax.plot(x, y, kind, ms=4, label=label)
     if bytes_x:
@@ -119,7 +120,11 @@ def simple_xy(series, fid, title, xlabel, ylabel, outdir, caption, logx=True, lo
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
     if len(series) > 1 or series[0][0]:
-        ax.legend(fontsize=7)
+        if legend_outside:
+            ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+            fig.tight_layout()
+        else:
+            ax.legend(fontsize=7)
     return Figure(fid, title, caption, [F.provenance(s[3]) for s in series], _save(fig, outdir, fid))
 
 
@@ -204,17 +209,31 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
         figs.append(simple_xy(series, "occupancy", "Bandwidth vs resident blocks per SM (memory.occupancy)",
                               "resident 256-thread blocks per SM", "bandwidth (GB/s)", outdir,
                               "One curve per kernel, store hint (default or streaming st.global.cs) and working set "
-                              "(DRAM-sized, and L2-resident L2/4).", logx=False, logy=True))
+                              "(DRAM-sized, and L2-resident L2/4).", logx=False, logy=True,
+                              legend_outside=True))
     sa = p.rs.by_family("memory.stride")
     if sa:
-        series = []
-        for (off,), grp in sorted(F.group(sa, ("offset",)).items(), key=lambda t: t[0][0] or 0):
-            grp = sorted(grp, key=lambda e: F.num(e, "stride_elements"))
-            series.append((f"offset={_fmt_key(off)} B" if off is not None else "", [F.num(e, "stride_elements") for e in grp],
-                           [e.value for e in grp], grp))
+        # Two sweeps share the family: strides at offset 0, offsets at stride 1 (docs/probes-memory.md).
+        aligned = sorted([e for e in sa if not F.num(e, "offset") > 0], key=lambda e: F.num(e, "stride_elements"))
+        shifted = sorted([e for e in sa if F.num(e, "stride_elements") == 1], key=lambda e: F.num(e, "offset"))
         unit = sa[0].unit or "value"
-        figs.append(simple_xy(series, "stride_alignment", "Strided / misaligned access", "stride (elements, log2)",
-                              f"bandwidth ({unit})", outdir, "One curve per byte offset from alignment.", logy=True))
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
+        axes[0].plot([F.num(e, "stride_elements") for e in aligned], [e.value for e in aligned], "o-", ms=4)
+        axes[0].set_xscale("log", base=2)
+        axes[0].set_yscale("log")
+        axes[0].set_xlabel("stride (4-byte elements, log2), offset 0")
+        axes[0].set_title("Effective bandwidth vs stride")
+        axes[1].plot([max(F.num(e, "offset"), 0) if math.isfinite(F.num(e, "offset")) else 0 for e in shifted],
+                     [e.value for e in shifted], "o-", ms=4)
+        axes[1].set_xlabel("offset from alignment (bytes), stride 1")
+        axes[1].set_title("Effective bandwidth vs misalignment")
+        for ax in axes:
+            ax.set_ylabel(f"effective bandwidth ({unit}, useful bytes)")
+            ax.grid(True, which="both", alpha=0.3)
+        fig.tight_layout()
+        figs.append(Figure("stride_alignment", "Strided / misaligned access (memory.stride)",
+                           "Useful bytes per second; DRAM-resident span. Left: strides at offset 0; right: byte "
+                           "offsets at stride 1.", [F.provenance(sa)], _save(fig, outdir, "stride_alignment")))
     bank = (p.data.get("banks") or {}).get("by_word_bytes", [])
     if bank:
         series = [(f"{_fmt_key(b['word_bytes'])}-byte words", [r["word_stride"] for r in b["rows"]],
