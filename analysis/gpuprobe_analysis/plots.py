@@ -70,16 +70,21 @@ def _thin_ticks(ax):
 def latency_figure(curves, fid, title, outdir, caption) -> Optional[Figure]:
     if not curves:
         return None
-    fig, ax = plt.subplots(figsize=(9, 5.2))
+    fig, ax = plt.subplots(figsize=(11, 5.4))
+    markers = "osv^D<>ph"
     for i, c in enumerate(curves):
         color = f"C{i % 10}"
         label = ", ".join(f"{k}={_fmt_key(v)}" for k, v in c.key.items() if v is not None)
-        ax.plot(c.x, c.y, "o", ms=3.5, color=color, label=label)
+        # Distinct hollow markers so that curves lying on top of each other (cg / volatile) stay visible.
+        ax.plot(c.x, c.y, markers[i % len(markers)], ms=4, color=color, label=label,
+                fillstyle="full" if i == 0 else "none", mew=0.8)
         if c.fit is not None and c.fit.model != "flat":
             xs = np.geomspace(c.x.min(), c.x.max(), 400)
             ax.plot(xs, c.fit.predict(xs), "-", lw=1, color=color, alpha=0.7)
             for k, knee in enumerate(c.fit.knees):
                 ax.axvline(knee, color=color, ls=":", lw=0.8)
+                if i > 0:
+                    continue  # capacities are labelled for the first curve only (the others: dotted lines)
                 ax.annotate(f"{c.names[k]}: {_bytes_formatter(knee)}", (knee, ax.get_ylim()[0] if False else c.fit.levels[k]),
                             textcoords="offset points", xytext=(3, 4 + 9 * (i % 3)), fontsize=7, color=color)
     _bytes_axis(ax)
@@ -89,7 +94,8 @@ def latency_figure(curves, fid, title, outdir, caption) -> Optional[Figure]:
     ax.set_ylabel(curves[0].ylabel + " (log scale)")
     ax.set_title(title)
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
     return Figure(fid, title, caption, [F.provenance(c.entries) for c in curves], _save(fig, outdir, fid))
 
 
