@@ -216,16 +216,22 @@ def _resolve(path: str, rs: ResultSet):
     return None, False
 
 
+def merge_key(name: str) -> str:
+    """The identity of an entry across files: its name without /iterations:N."""
+    return re.sub(r"/iterations:\d+", "", name)
+
+
 def load(paths: Iterable[str]) -> ResultSet:
     rs = ResultSet()
     for path in paths:
         read_one(path, rs)
     # The same entry in several files (a re-run, or a counter sweep beside the timing run): the last
     # file's entry is used, completed by counters only the earlier ones have (e.g. hardware metrics).
+    # Keyed by the name without Google Benchmark's /iterations:N (a --counters run may use another count).
     seen: Dict[str, List[Entry]] = {}
     for f in rs.files:
         for e in f.entries:
-            seen.setdefault(e.name, []).append(e)
+            seen.setdefault(merge_key(e.name), []).append(e)
     dup = {n: es for n, es in seen.items() if len(es) > 1}
     if dup:
         for es in dup.values():
@@ -234,7 +240,7 @@ def load(paths: Iterable[str]) -> ResultSet:
                     es[-1].counters.setdefault(k, v)
         keep = {id(es[-1]) for es in dup.values()}
         for f in rs.files:
-            f.entries = [e for e in f.entries if e.name not in dup or id(e) in keep]
+            f.entries = [e for e in f.entries if merge_key(e.name) not in dup or id(e) in keep]
         example = next(iter(dup))
         rs.warn("inputs", f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
                 "with counters only earlier files have added")

@@ -137,3 +137,20 @@ def test_merging_files_and_skipping_our_own_output(tmp_path, small_doc):
     assert len(rs.entries) == len(small_doc["benchmarks"])
     (merged,) = [e for e in rs.entries if e.name == later["benchmarks"][0]["name"]]
     assert merged.value == 123.0 and merged.counters["dram__bytes.sum"] == 5.0
+
+
+def test_counters_run_merges_by_name_without_iterations(tmp_path):
+    import json as _json
+
+    from gpuprobe_analysis import results as _results
+    ctx = {"gpu_name": "G"}
+    timing = {"context": ctx, "benchmarks": [{"name": "k/n:64/iterations:10/manual_time", "run_type": "iteration",
+                                               "value_median": 2.0, "value_cv": 0.01}]}
+    counters = {"context": ctx, "benchmarks": [{"name": "k/n:64/iterations:5/manual_time", "run_type": "iteration",
+                                                 "value_median": 2.1, "value_cv": 0.02, "dram__bytes_read.sum": 1e6}]}
+    a, b = tmp_path / "a_counters.json", tmp_path / "b_timing.json"
+    a.write_text(_json.dumps(counters)), b.write_text(_json.dumps(timing))
+    rs = _results.load([str(a), str(b)])
+    es = [e for f in rs.files for e in f.entries]
+    assert len(es) == 1
+    assert es[0].value == 2.0 and es[0].counters["dram__bytes_read.sum"] == 1e6
