@@ -281,8 +281,9 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
     tr = p.curves.get("transfers", [])
     if tr:
         fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+        cmap = plt.get_cmap("tab20")  # up to 20 (direction, memory, engine) curves without repeating colours
         for i, c in enumerate(tr):
-            color = f"C{i % 10}"
+            color = cmap(i % 20)
             label = "/".join(str(v) for v in c.key.values() if v is not None)
             xs = np.geomspace(c.x.min(), c.x.max(), 200)
             axes[0].plot(c.x, c.y * 1e6, "o", ms=3, color=color, label=label)
@@ -296,8 +297,9 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
             ax.set_ylabel(yl)
             ax.grid(True, which="both", alpha=0.3)
         axes[0].set_yscale("log")
-        axes[1].legend(fontsize=7)
-        fig.suptitle("Host-device transfers: points measured, lines = α + s/β fit")
+        axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+        fig.suptitle("Host-device transfers: points measured, lines = robust α + s/β fit")
+        fig.tight_layout()
         figs.append(Figure("transfers", "Host-device transfers with the α-β model",
                            "Fit per (direction, memory, engine); parameters in the transfer table.",
                            [F.provenance(c.entries) for c in tr], _save(fig, outdir, "transfers")))
