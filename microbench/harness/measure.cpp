@@ -16,6 +16,12 @@ Context& context() {
   return ctx;
 }
 
+bool kernel_footprint_fits(double bytes) {
+  const Context& ctx = context();
+  if (bytes > 0.8 * static_cast<double>(ctx.device.total_mem_bytes)) return false;
+  return !ctx.options.max_footprint_given || bytes <= static_cast<double>(ctx.options.max_footprint_bytes);
+}
+
 namespace {
 // The entry running now (Google Benchmark 1.7 has no State::name()); names counter ranges.
 std::string& current_entry() {

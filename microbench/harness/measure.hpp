@@ -72,6 +72,10 @@ struct Context {
 };
 Context& context();
 
+// Whether a kernel benchmark whose buffers take `bytes` is registered: within 80 % of device
+// memory (room for workspaces, cuBLAS and the L2 flush buffer) and within --max-footprint if given.
+bool kernel_footprint_fits(double bytes);
+
 // Entry names: family/key:value/... (Google Benchmark's own "name/arg:value" convention).
 std::string entry_name(const std::string& family,
                        std::initializer_list<std::pair<const char*, std::string>> params);

@@ -60,6 +60,7 @@ Options parse_options(std::vector<std::string>& args) {
       opt.quick = true;
     } else if (take_value(a, "--max-footprint", v)) {
       opt.max_footprint_bytes = parse_bytes(v, "--max-footprint");
+      opt.max_footprint_given = true;
       if (opt.max_footprint_bytes < (64u << 10))
         throw UsageError("--max-footprint=" + v + " is below the smallest swept footprint (64K)");
     } else if (take_value(a, "--counters", v)) {
@@ -98,7 +99,9 @@ std::string usage_text() {
       "  --device=N              GPU to measure (default 0)\n"
       "  --samples=N             samples per entry, overriding each probe's default\n"
       "  --quick                 coarse sweeps (smoke runs and tests)\n"
-      "  --max-footprint=SIZE    largest memory footprint swept (default 4G; K/M/G suffixes)\n"
+      "  --max-footprint=SIZE    largest footprint of the memory/transfer sweeps (default 4G;\n"
+      "                          K/M/G suffixes); when given, also the largest kernel benchmark\n"
+      "                          (default for kernels: 80% of device memory)\n"
       "  --counters=SET[,SET]    hardware counters in an untimed replay (sets: roofline, memory,\n"
       "                          occupancy, or Nsight Compute metric names; replay=kernel for\n"
       "                          CUPTI's per-kernel replay; see docs/counters.md)\n"

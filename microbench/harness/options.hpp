@@ -13,6 +13,9 @@ struct Options {
   int samples = 0;                // --samples=N overrides each probe's default; 0 = probe default
   bool quick = false;             // --quick: coarse sweeps (tests, smoke runs)
   std::uint64_t max_footprint_bytes = std::uint64_t(4) << 30;  // --max-footprint=BYTES[K|M|G]
+  // The kernel benchmarks' sizes are fixed (the 512..32768), so the 4G default caps only
+  // the memory sweeps; an explicit --max-footprint caps the kernels' matrices too.
+  bool max_footprint_given = false;
   std::string counters;           // --counters=SET[,SET...] (empty: timing only)
   std::string papi_events;        // --papi-events=EV1,EV2
   bool help = false;              // --help

@@ -43,18 +43,6 @@ const ProbeDescriptor kGemvDescriptor{
     "events; bytes = minimal (A + x + y); flops = 2mn",
     "", 10, 2};
 
-class CublasHandle {
- public:
-  CublasHandle() { GP_CUBLAS_CHECK(cublasCreate(&handle_)); }
-  ~CublasHandle() { cublasDestroy(handle_); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
 enum class SymvBench { kOursAware, kOursOblivious, kOursAtomic, kCublas, kCublasAtomics };
 struct SymvBenchInfo {
   SymvBench impl;
@@ -191,16 +179,10 @@ void gemv_entry(benchmark::State& state, bool cublas, Trans trans, int rows, int
   });
 }
 
-bool fits(double matrix_bytes) {
-  const Context& ctx = context();
-  return matrix_bytes <= static_cast<double>(ctx.options.max_footprint_bytes) &&
-         matrix_bytes <= 0.8 * static_cast<double>(ctx.device.total_mem_bytes);
-}
-
 template <class T>
 void register_symv(const std::vector<int>& sizes) {
   for (int n : sizes) {
-    if (!fits(double(n) * n * sizeof(T))) continue;
+    if (!kernel_footprint_fits(double(n) * n * sizeof(T))) continue;
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
       for (const SymvBenchInfo& info : kSymvImpls) {
         const std::string name = entry_name(kSymvDescriptor.family, {{"impl", info.name},
@@ -216,7 +198,7 @@ void register_symv(const std::vector<int>& sizes) {
 template <class T>
 void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
   for (const auto& [rows, cols] : shapes) {
-    if (!fits(double(rows) * cols * sizeof(T))) continue;
+    if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
       for (bool cublas : {false, true}) {
         const std::string name = entry_name(kGemvDescriptor.family, {{"impl", cublas ? "cublas" : "ours"},

@@ -72,18 +72,6 @@ SgemmImpl our_impl(Impl impl) {
   }
 }
 
-class CublasHandle {
- public:
-  CublasHandle() { GP_CUBLAS_CHECK(cublasCreate(&handle_)); }
-  ~CublasHandle() { cublasDestroy(handle_); }
-  CublasHandle(const CublasHandle&) = delete;
-  CublasHandle& operator=(const CublasHandle&) = delete;
-  cublasHandle_t get() const { return handle_; }
-
- private:
-  cublasHandle_t handle_ = nullptr;
-};
-
 cublasOperation_t to_cublas(Trans t) { return t == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T; }
 const char* trans_name(Trans ta, Trans tb) {
   if (ta == Trans::kNoTrans) return tb == Trans::kNoTrans ? "nn" : "nt";
@@ -170,8 +158,7 @@ void register_sgemm_benchmarks() {
     return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   };
   auto add = [&](const Shape& s, const ImplInfo& info) {
-    if (footprint(s) > static_cast<double>(ctx.options.max_footprint_bytes)) return;
-    if (footprint(s) > 0.8 * static_cast<double>(ctx.device.total_mem_bytes)) return;
+    if (!kernel_footprint_fits(footprint(s))) return;
     const std::string name = entry_name(kSgemmDescriptor.family, {{"impl", info.name},
                                                                    {"trans", trans_name(s.ta, s.tb)},
                                                                    {"m", std::to_string(s.m)},

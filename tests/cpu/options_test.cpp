@@ -31,6 +31,17 @@ TEST(Options, BenchmarkOutIsWrittenThroughPartialFile) {
   EXPECT_EQ(args[1], "--benchmark_out=r.json.partial");
 }
 
+TEST(Options, MaxFootprintRemembersWhetherItWasGiven) {
+  auto defaults = argv_of({});
+  const Options d = parse_options(defaults);
+  EXPECT_FALSE(d.max_footprint_given);
+  EXPECT_EQ(d.max_footprint_bytes, 4ull << 30);
+  auto given = argv_of({"--max-footprint=20G"});
+  const Options g = parse_options(given);
+  EXPECT_TRUE(g.max_footprint_given);
+  EXPECT_EQ(g.max_footprint_bytes, 20ull << 30);
+}
+
 TEST(Options, SizesAcceptSuffixes) {
   EXPECT_EQ(parse_bytes("64K", "--x"), 64u << 10);
   EXPECT_EQ(parse_bytes("3m", "--x"), 3u << 20);

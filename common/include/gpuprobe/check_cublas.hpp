@@ -30,3 +30,20 @@ inline std::string cublas_error_text(cublasStatus_t status, const char* expr, co
       throw ::gpuprobe::CublasError(gp_cublas_status_, ::gpuprobe::cublas_error_text(            \
                                                            gp_cublas_status_, #expr, __FILE__, __LINE__)); \
   } while (0)
+
+namespace gpuprobe {
+
+// One cuBLAS handle, destroyed with its scope (an exception between create and destroy leaks nothing).
+class CublasHandle {
+ public:
+  CublasHandle() { GP_CUBLAS_CHECK(cublasCreate(&handle_)); }
+  ~CublasHandle() { cublasDestroy(handle_); }
+  CublasHandle(const CublasHandle&) = delete;
+  CublasHandle& operator=(const CublasHandle&) = delete;
+  cublasHandle_t get() const { return handle_; }
+
+ private:
+  cublasHandle_t handle_ = nullptr;
+};
+
+}  // namespace gpuprobe
