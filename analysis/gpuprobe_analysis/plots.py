@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import matplotlib
 
@@ -15,9 +15,10 @@ import numpy as np  # noqa: E402
 
 from . import families as F  # noqa: E402
 from .profile import Profile, transfer_point  # noqa: E402
-from .roofline import LEVELS, Ceiling, KernelPoint, is_reference  # noqa: E402
+from .roofline import LEVELS, Ceiling, KernelPoint, is_default, is_reference, kernel_metric  # noqa: E402
 
 LEVEL_MARKERS = {"L1": "^", "L2": "s", "DRAM": "o"}
+KERNEL_COLORS = ("black", "tab:pink", "tab:cyan", "tab:brown", "gold")  # none of the ceilings' colours
 LEVEL_COLORS = {"L1": "tab:green", "L2": "tab:orange", "DRAM": "tab:blue", "FP32": "tab:red", "FP64": "tab:purple",
                 "FP16": "tab:brown", "shared": "tab:olive"}
 
@@ -309,7 +310,7 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
 def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: str) -> Optional[Figure]:
     if not points and not ceilings:
         return None
-    fig, ax = plt.subplots(figsize=(9.5, 6.2))
+    fig, ax = plt.subplots(figsize=(11.5, 6.2))
     ais = [ai for p in points for ai in p.intensity().values()] or [0.1, 100]
     lo, hi = min(ais + [0.01]) / 4, max(ais + [100.0]) * 4
     xs = np.geomspace(lo, hi, 300)
@@ -326,16 +327,29 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
         else:
             ax.axhline(c.value, ls=style, color=color, lw=1.4 if c.measured else 1.0,
                        label=f"{c.name} {c.value:,.0f} GFLOP/s ({kind})")
-    impls = sorted({(p.kernel, p.impl) for p in points})
-    for i, (kernel, impl) in enumerate(impls):
-        color = f"C{i % 10}"
+    # One colour per kernel: our default filled, cuBLAS hollow, our other variants small and grey
+    # (they are all in the optimality table; drawing each in its own colour hides the comparison).
+    kernels = sorted({p.kernel for p in points})
+    for i, kernel in enumerate(kernels):
+        color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
         for p in points:
-            if (p.kernel, p.impl) != (kernel, impl):
+            if p.kernel != kernel:
                 continue
+            ref, default = is_reference(p.impl), is_default(kernel, p.impl)
             for lvl, ai in p.intensity().items():
-                ax.plot(ai, p.gflops, LEVEL_MARKERS.get(lvl, "x"), color=color, ms=5,
-                        mfc="none" if is_reference(impl) else color)
-        ax.plot([], [], "o", color=color, label=f"{kernel} {impl}")
+                if ref or default:
+                    ax.plot(ai, p.gflops, LEVEL_MARKERS.get(lvl, "x"), color=color, ms=6, mfc="none" if ref else color)
+                else:
+                    ax.plot(ai, p.gflops, LEVEL_MARKERS.get(lvl, "x"), color="0.6", ms=3, mfc="0.6", zorder=1)
+        defaults = sorted({p.impl for p in points if p.kernel == kernel and is_default(kernel, p.impl)
+                           and not is_reference(p.impl)})
+        refs = sorted({p.impl for p in points if p.kernel == kernel and is_reference(p.impl)})
+        if defaults:
+            ax.plot([], [], "o", color=color, label=f"{kernel} {', '.join(defaults)}")
+        if refs:
+            ax.plot([], [], "o", color=color, mfc="none", label=f"{kernel} {', '.join(refs)}")
+    if any(not is_reference(p.impl) and not is_default(p.kernel, p.impl) for p in points):
+        ax.plot([], [], "o", color="0.6", ms=3, label="our other variants")
     for lvl, m in LEVEL_MARKERS.items():
         ax.plot([], [], m, color="gray", mfc="none", label=f"AI at {lvl}")
     ax.set_xscale("log")
@@ -346,35 +360,107 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
     ax.set_title("Hierarchical roofline (solid: measured ceilings, dashed: theoretical)"
                  + ("" if src <= {"counters"} else "\nAI from minimal bytes where counters are absent"))
     ax.grid(True, which="both", alpha=0.3)
-    ax.legend(fontsize=7, loc="lower right", ncol=2)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
+    fig.tight_layout()
     prov = [F.provenance([p.entry for p in points])] + [c.source for c in ceilings if c.source]
     return Figure("roofline", "Hierarchical roofline", "Each kernel × size appears once per memory level at its "
-                  "counter-derived arithmetic intensity (triangle L1, square L2, circle DRAM); hollow = cuBLAS.",
+                  "counter-derived arithmetic intensity (triangle L1, square L2, circle DRAM); one colour per kernel, "
+                  "filled = our default implementation, hollow = cuBLAS, small grey = our other variants.",
                   prov, _save(fig, outdir, "roofline"))
 
 
-def kernel_figures(points: List[KernelPoint], outdir: str) -> List[Figure]:
+def _is_square(p: KernelPoint) -> bool:
+    dims = {v for k, v in p.size_key if k in ("m", "n", "k") and isinstance(v, float)}
+    return len(dims) == 1
+
+
+def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional[float] = None,
+                   ceilings: Sequence[Ceiling] = ()) -> List[Figure]:
+    """Per kernel, a grid of panels (rows: precision; columns: uplo / trans) of the kernel's own figure
+    (GB/s on minimal bytes, or GFLOP/s) vs n for the square problems; our default solid black, our
+    variants solid thin, cuBLAS modes dashed. Non-square shapes are in the comparison table."""
     figs = []
     for kernel in sorted({p.kernel for p in points}):
-        pts = [p for p in points if p.kernel == kernel]
-        fig, ax = plt.subplots(figsize=(8, 4.6))
-        def series_key(p):  # impl and the textual shape parameters (precision, uplo, trans)
-            return (p.impl,) + tuple(f"{k}={v}" for k, v in p.size_key if isinstance(v, str) and k != "l2")
-
-        for key in sorted({series_key(p) for p in pts}):
-            ps = sorted([p for p in pts if series_key(p) == key], key=_size_scalar)
-            xs = [_size_scalar(p) for p in ps]
-            ax.plot(xs, [p.gflops for p in ps], "--o" if is_reference(key[0]) else "-o", ms=4, label=" ".join(key))
-        ax.set_xscale("log", base=2)
-        ax.set_xlabel("problem size (n, log2)" if kernel != "sgemm" else "problem size (m·n·k)^(1/3), log2")
-        ax.set_ylabel("GFLOP/s")
-        ax.set_title(f"{kernel}: performance vs size (dashed: cuBLAS)")
-        ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-        figs.append(Figure(f"kernel_{kernel}", f"{kernel} vs cuBLAS", "Achieved GFLOP/s from the descriptor's flop "
-                           "count and the median sample time.", [F.provenance([p.entry for p in pts])],
+        pts = [p for p in points if p.kernel == kernel and _is_square(p)]
+        if not pts:
+            continue
+        metric = kernel_metric(pts)
+        def facet(p, key):
+            return dict((k, v) for k, v in p.size_key).get(key, "")
+        precisions = sorted({facet(p, "precision") for p in pts})
+        shape_key = "uplo" if any(facet(p, "uplo") for p in pts) else "trans"
+        columns = sorted({facet(p, shape_key) for p in pts})
+        impls = sorted({p.impl for p in pts}, key=lambda i: (is_reference(i), not is_default(kernel, i), i))
+        style = {}
+        n_var = n_ref = 0
+        for impl in impls:
+            if is_reference(impl):
+                style[impl] = dict(ls="--", marker="s", color=f"C{n_ref % 10}", lw=1.4, mfc="none")
+                n_ref += 1
+            elif is_default(kernel, impl):
+                style[impl] = dict(ls="-", marker="o", color="black", lw=2.0)
+            else:
+                style[impl] = dict(ls="-", marker=".", color=f"C{(n_var + 4) % 10}", lw=0.9)
+                n_var += 1
+        panels = [(prec, col) for prec in precisions for col in columns]
+        ncols = min(2, len(panels))
+        nrows = (len(panels) + ncols - 1) // ncols
+        fig, axes = plt.subplots(nrows, ncols, figsize=(4.3 * ncols + 2.6, 3.4 * nrows), squeeze=False, sharex=True)
+        for ax in axes.flat[len(panels):]:
+            ax.set_visible(False)
+        fp32 = next((c.value for c in ceilings if c.name == "FP32" and c.measured), None)
+        value = (lambda p: p.gbps) if metric == "GB/s" else (lambda p: p.gflops)
+        for idx, (prec, col) in enumerate(panels):
+            r, c = divmod(idx, ncols)
+            ax = axes[r][c]
+            for impl in impls:
+                ps = sorted([p for p in pts if p.impl == impl and facet(p, "precision") == prec
+                             and facet(p, shape_key) == col], key=_size_scalar)
+                # Powers of two make the curve; irregular sizes (1000, 4097) are unconnected markers
+                # beside it, so that n = 4096 and 4097 do not draw a vertical jump.
+                pow2 = [p for p in ps if _is_pow2(_size_scalar(p))]
+                odd = [p for p in ps if not _is_pow2(_size_scalar(p))]
+                if pow2:
+                    ax.plot([_size_scalar(p) for p in pow2], [value(p) for p in pow2], ms=4, label=impl, **style[impl])
+                if odd:
+                    st = dict(style[impl], ls="none", marker="x")
+                    ax.plot([_size_scalar(p) for p in odd], [value(p) for p in odd], ms=6,
+                            label=None if pow2 else impl, **st)
+            if metric == "GB/s" and memcpy_gbps:
+                ax.axhline(memcpy_gbps, color="gray", ls=":", lw=1.2, label=f"cudaMemcpy D2D {memcpy_gbps:,.0f} GB/s")
+            if metric == "GFLOP/s" and fp32:
+                ax.axhline(fp32, color=LEVEL_COLORS["FP32"], ls=":", lw=1.2, label=f"FP32 peak {fp32:,.0f} GFLOP/s")
+            ax.set_xscale("log", base=2)
+            ax.set_ylim(bottom=0)  # ratios read honestly off the picture
+            ax.grid(True, which="both", alpha=0.3)
+            ax.set_title(" ".join(t for t in (f"precision={prec}" if prec else "", f"{shape_key}={col}" if col else "")
+                                  if t) or kernel, fontsize=9)
+            if idx + ncols >= len(panels):
+                ax.set_xlabel("n (log2; x: sizes that are not powers of two)" if kernel != "sgemm"
+                              else "m = n = k (log2; x: not powers of two)")
+            if c == 0:
+                ax.set_ylabel("GB/s on minimal bytes" if metric == "GB/s" else "GFLOP/s")
+        handles, labels = {}, []
+        for ax in axes.flat:
+            for h, l in zip(*ax.get_legend_handles_labels()):
+                if l not in handles:
+                    handles[l] = h
+                    labels.append(l)
+        fig.legend([handles[l] for l in labels], labels, fontsize=8, loc="upper left", bbox_to_anchor=(0.985, 0.95))
+        fig.suptitle(f"{kernel}: ours (black: default) vs cuBLAS (dashed), square problems; same run", fontsize=11)
+        fig.tight_layout(rect=(0, 0, 0.985, 1))
+        figs.append(Figure(f"kernel_{kernel}", f"{kernel} vs cuBLAS",
+                           ("GB/s on the descriptor's minimal bytes" if metric == "GB/s" else "GFLOP/s from the descriptor's "
+                            "flop count") + " over the median sample time, per precision and " + shape_key +
+                           "; the dotted line is the same run's " + ("cudaMemcpy D2D" if metric == "GB/s" else
+                                                                     "measured FP32 peak") +
+                           ". Non-square shapes: see the table.", [F.provenance([p.entry for p in pts])],
                            _save(fig, outdir, f"kernel_{kernel}")))
     return figs
+
+
+def _is_pow2(x: float) -> bool:
+    return x >= 1 and abs(math.log2(x) - round(math.log2(x))) < 1e-9
 
 
 def _size_scalar(p: KernelPoint) -> float:

@@ -12,7 +12,7 @@ from typing import List, Optional, Sequence
 from . import plots
 from .profile import Profile
 from .results import ResultSet
-from .roofline import ceilings_from, kernel_points, optimality
+from .roofline import ceilings_from, kernel_comparison, kernel_points, memcpy_reference, optimality
 
 # Every report has these sections, in this order (an empty one says why it is empty).
 SECTIONS = [
@@ -133,6 +133,9 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                                       "measured": c.measured, "how": c.how} for c in ceilings],
                         "notes": kernel_notes}
     data["optimality"] = optimality_json(opt)
+    memcpy = memcpy_reference(rs)
+    comparison = kernel_comparison(pts, memcpy[0] if memcpy else None)
+    data["kernels_vs_cublas"] = {"memcpy_d2d_gbps": memcpy[0] if memcpy else None, "kernels": comparison}
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -343,7 +346,21 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No kernels.* entries in the inputs.")
 
     d.section("kernels")
-    kf = plots.kernel_figures(pts, figdir)
+    if comparison:
+        d.para("Each kernel's own figure (GB/s on the descriptor's minimal bytes for SYMV/GEMV, GFLOP/s for SGEMM), "
+               "median over samples, every implementation of the same problem from the same run; ratios are our "
+               "default implementation over each cuBLAS mode, and over "
+               + (f"this run's cudaMemcpy D2D ({memcpy[0]:,.0f} GB/s, {memcpy[1]})." if memcpy else
+                  "cudaMemcpy D2D (absent from these inputs: no ratio)."))
+    for kernel, cmp in comparison.items():
+        d.sub(f"{kernel} ({cmp['metric']}; default: {cmp['default'] or '–'})")
+        headers = ["problem", "L2"] + cmp["impls"] + [f"{cmp['default']} / {r}" for r in cmp["references"]]
+        if cmp["metric"] == "GB/s":
+            headers.append(f"{cmp['default']} / memcpy")
+        d.table(headers, [[r["size"], r["l2"] or "–"] + [r["values"].get(i) for i in cmp["impls"]]
+                          + [r["ratios"][ref] for ref in cmp["references"]]
+                          + ([r["vs_memcpy"]] if cmp["metric"] == "GB/s" else []) for r in cmp["rows"]])
+    kf = plots.kernel_figures(pts, figdir, memcpy[0] if memcpy else None, ceilings)
     if not kf:
         d.para("No kernels.* entries in the inputs.")
     for f in kf:

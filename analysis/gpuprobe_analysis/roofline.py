@@ -136,6 +136,58 @@ def is_reference(impl: str) -> bool:
     return bool(re.match(r"^cublas", impl or "", re.I))
 
 
+# Our default implementation per kernel (what the library's API runs when no variant is named); the
+# other "ours_*" entries are variants kept for analysis. A kernel not listed: every impl is shown.
+DEFAULT_IMPL = {"symv": "ours_aware", "gemv": "ours", "sgemm": "ours_tuned"}
+
+
+def is_default(kernel: str, impl: str) -> bool:
+    return DEFAULT_IMPL.get(kernel, impl) == impl
+
+
+def memcpy_reference(rs: ResultSet) -> Optional[Tuple[float, str]]:
+    """The same run's cudaMemcpy D2D figure at its largest size (GB/s) and its entry name."""
+    ents = [e for e in rs.by_family("baseline.memcpy_d2d") if math.isfinite(e.value)]
+    if not ents:
+        return None
+    e = max(ents, key=lambda e: F.num(e, "size") if math.isfinite(F.num(e, "size")) else -1.0)
+    return e.value, e.name
+
+
+def kernel_metric(points: List[KernelPoint]) -> str:
+    """The figure a kernel is judged by: its descriptor's unit (GB/s on minimal bytes for the
+    memory-bound BLAS2 kernels, GFLOP/s for SGEMM)."""
+    return "GB/s" if any(p.entry.unit == "GB/s" for p in points) else "GFLOP/s"
+
+
+def kernel_comparison(points: List[KernelPoint], memcpy_gbps: Optional[float]) -> Dict[str, dict]:
+    """Per kernel: one row per problem (shape, precision, uplo/trans, L2 condition) with every impl's
+    figure, the default's ratio to each cuBLAS mode and, for GB/s kernels, to the same run's memcpy."""
+    out: Dict[str, dict] = {}
+    for kernel in sorted({p.kernel for p in points}):
+        pts = [p for p in points if p.kernel == kernel]
+        metric = kernel_metric(pts)
+        impls = sorted({p.impl for p in pts}, key=lambda i: (is_reference(i), not is_default(kernel, i), i))
+        refs = [i for i in impls if is_reference(i)]
+        default = next((i for i in impls if is_default(kernel, i) and not is_reference(i)), None)
+        rows = []
+        def order(key):  # textual parameters (precision, uplo, trans) first, then the sizes numerically
+            return (tuple(v for k, v in key if isinstance(v, str) and k != "l2"),
+                    tuple(v for _, v in key if not isinstance(v, str)))
+
+        for key in sorted({p.size_key for p in pts}, key=order):
+            by_impl = {p.impl: p for p in pts if p.size_key == key}
+            val = {i: (q.gbps if metric == "GB/s" else q.gflops) for i, q in by_impl.items()}
+            ours = val.get(default) if default else None
+            rows.append({
+                "size": next(iter(by_impl.values())).size, "l2": dict(key).get("l2", ""), "values": val,
+                "ratios": {r: (ours / val[r]) if ours and val.get(r) else None for r in refs},
+                "vs_memcpy": (ours / memcpy_gbps) if ours and memcpy_gbps and metric == "GB/s" else None,
+            })
+        out[kernel] = {"metric": metric, "impls": impls, "default": default, "references": refs, "rows": rows}
+    return out
+
+
 @dataclass
 class Bound:
     bound_gflops: float

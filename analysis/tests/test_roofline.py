@@ -88,3 +88,42 @@ def test_ceilings_from_context_and_peak_metrics(tmp_path):
     cs = {(c.name, c.measured): c for c in ceilings_from({}, rs)}
     assert cs[("DRAM", False)].value == pytest.approx(3000.0)  # context gpu_theoretical_dram_gbps
     assert cs[("L2", False)].value == pytest.approx(10000.0)  # 5000 B/cycle x 2 GHz
+
+
+def gbps_entry(family, impl, n, seconds, min_bytes, precision="s", uplo="lower"):
+    return {"name": f"kernels.{family}/impl:{impl}/precision:{precision}/uplo:{uplo}/n:{n}", "run_name": "x",
+            "run_type": "iteration", "iterations": 10, "real_time": seconds * 1e6, "time_unit": "us",
+            "label": f"probe=kernels.{family};unit=GB/s;method=events;impl={impl};precision={precision};"
+                     f"uplo={uplo};l2=flushed",
+            "n": n, "flops_per_sample": 2.0 * n * n, "bytes_per_sample": min_bytes, "time_median_s": seconds,
+            "value_median": min_bytes / seconds / 1e9, "value_cv": 0.01}
+
+
+def test_kernel_comparison_ratios_memcpy_and_order(tmp_path):
+    memcpy = {"name": "baseline.memcpy_d2d/size:1073741824", "run_name": "x", "run_type": "iteration",
+              "iterations": 10, "real_time": 1.0, "time_unit": "us", "label": "probe=baseline.memcpy_d2d;unit=GB/s",
+              "size": 1073741824, "value_median": 3000.0, "value_cv": 0.01}
+    small = {"name": "baseline.memcpy_d2d/size:1048576", "run_name": "x", "run_type": "iteration",
+             "iterations": 10, "real_time": 1.0, "time_unit": "us", "label": "probe=baseline.memcpy_d2d;unit=GB/s",
+             "size": 1048576, "value_median": 900.0, "value_cv": 0.01}
+    # 1e9 minimal bytes: ours 0.5 ms -> 2000 GB/s, cuBLAS 1 ms -> 1000, cuBLAS atomics 0.4 ms -> 2500;
+    # a second size listed first in the file must come out after the smaller one (numeric order).
+    ents = [gbps_entry("symv", "ours_aware", 16384, 2e-3, 4e9), gbps_entry("symv", "cublas", 16384, 4e-3, 4e9),
+            gbps_entry("symv", "ours_aware", 2048, 0.5e-3, 1e9), gbps_entry("symv", "cublas", 2048, 1e-3, 1e9),
+            gbps_entry("symv", "cublas_atomics", 2048, 0.4e-3, 1e9),
+            gbps_entry("symv", "ours_oblivious", 2048, 1e-3, 1e9), memcpy, small]
+    rs = load(tmp_path, ents)
+    from gpuprobe_analysis.roofline import kernel_comparison, memcpy_reference
+    ref = memcpy_reference(rs)
+    assert ref[0] == pytest.approx(3000.0)  # the largest size, not the best or the first
+    cmp = kernel_comparison(kernel_points(rs)[0], ref[0])["symv"]
+    assert cmp["metric"] == "GB/s"
+    assert cmp["default"] == "ours_aware"
+    assert cmp["impls"] == ["ours_aware", "ours_oblivious", "cublas", "cublas_atomics"]
+    first, second = cmp["rows"]
+    assert first["size"].startswith("n=2048") and second["size"].startswith("n=16384")
+    assert first["values"]["ours_aware"] == pytest.approx(2000.0)
+    assert first["ratios"]["cublas"] == pytest.approx(2.0)
+    assert first["ratios"]["cublas_atomics"] == pytest.approx(0.8)
+    assert first["vs_memcpy"] == pytest.approx(2000.0 / 3000.0)
+    assert second["ratios"]["cublas_atomics"] is None  # not measured at that size: no ratio invented
