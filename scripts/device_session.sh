@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# One device call that produces everything a session needs from the GPU, within one call's limit:
+#   1. build + all GPU tests + compute-sanitizer memcheck/racecheck on the small tests (gpu_run.sh);
+#   2. the main job, timed (main_job.sh: every probe, every kernel at the benchmark sizes, roofline
+#      counters, report).
+#
+#   scripts/device_session.sh OUTDIR [--budget=SECONDS] [--no-tests] [main_job.sh options]
+#
+# OUTDIR receives at most 8 files (what the device tool returns): build.log, tests.log,
+# sanitizer.log, job.log (main job's terminal output with its wall time), results.json,
+# counters.json, report.tgz (report/ with report.html), logs.tgz (bench/counters/report logs).
+# --budget (default 570 s): the main job is stopped at this many seconds after the start, so
+# that whatever it finished is still copied out; a stopped run leaves results.json.partial.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${1:?usage: device_session.sh OUTDIR [--budget=SECONDS] [--no-tests] [main_job options]}
+shift
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+budget=570 ; tests=1 ; job_args=() ; status=0
+for arg in "$@"; do
+  case "$arg" in
+    --budget=*) budget=${arg#*=} ;;
+    --no-tests) tests=0 ;;
+    *) job_args+=("$arg") ;;
+  esac
+done
+start=$(date +%s)
+export BUILD_DIR=${BUILD_DIR:-build} PYTHONUNBUFFERED=1
+
+if ((tests)); then
+  # Sanitizers on the small correctness tests only: the large ones take minutes under memcheck.
+  bash scripts/gpu_run.sh "$OUT" --no-bench \
+    --sanitizer-filter='SymvSmall*:GemvSmall*:SgemmSmall*:BarrierCorrectness*:BarrierCheck*:ExecPipelineChain*:MemoryLatency.*:TransferSmCopy*'
+  rc=$?
+  ((rc)) && status=1
+  echo "[device_session] tests done at +$(( $(date +%s) - start ))s (status $rc)"
+fi
+
+left=$(( budget - ($(date +%s) - start) ))
+work=/tmp/gpuprobe-main-job
+rm -rf "$work"
+if ((left < 60)); then
+  echo "[device_session] only ${left}s left of the ${budget}s budget: main job not started" | tee "$OUT/job.log"
+  status=1
+else
+  echo "[device_session] main job with ${left}s left"
+  job_start=$(date +%s)
+  timeout --signal=INT "$left" bash scripts/main_job.sh "$work" "${job_args[@]}" > "$OUT/job.log" 2>&1
+  rc=$?
+  ((rc)) && status=1
+  echo "main job: exit $rc, wall $(( $(date +%s) - job_start )) s$( ((rc == 124)) && echo ' (stopped at the budget)')" \
+    | tee -a "$OUT/job.log"
+fi
+for f in results.json counters.json; do
+  if [ -f "$work/$f" ]; then cp "$work/$f" "$OUT/"; elif [ -f "$work/$f.partial" ]; then cp "$work/$f.partial" "$OUT/"; fi
+done
+[ -d "$work/report" ] && tar czf "$OUT/report.tgz" -C "$work" report
+(cd "$work" 2>/dev/null && tar czf "$OUT/logs.tgz" ./*.log) 2>/dev/null
+tail -25 "$OUT/job.log" 2>/dev/null
+echo "[device_session] done at +$(( $(date +%s) - start ))s (status $status)"
+exit $status
