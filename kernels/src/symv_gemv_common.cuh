@@ -142,4 +142,61 @@ inline Status launch_status() { return cudaGetLastError() == cudaSuccess ? Statu
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
+// ---- Added for GEMV v3 (gemv.cu, GemvImpl::kSinglePass); the helpers above are unchanged. ----
+
+// One element or one 16-byte vector read through the read-only path (kStream = false, as load_rows)
+// or as a streaming load (kStream = true: ld.global.cs, "evict first" in L1 and L2, SASS LDG.E.EF):
+// for data read once, so that it is replaced before the L2's other lines.
+template <class T, bool kStream>
+__device__ __forceinline__ T load_elem(const T* p) {
+  if constexpr (kStream)
+    return __ldcs(p);
+  else
+    return __ldg(p);
+}
+template <class T, bool kStream>
+__device__ __forceinline__ typename Vec16<T>::type load_vec16(const T* p) {
+  using V = typename Vec16<T>::type;
+  if constexpr (kStream)
+    return __ldcs(reinterpret_cast<const V*>(p));
+  else
+    return __ldg(reinterpret_cast<const V*>(p));
+}
+
+// Row offset of a thread's slot (v, k) (v < row vectors, k < kV) inside a block of
+// kRowVecs x kLanes x kV rows:
+//   kVector: (v kLanes + lane) kV + k — one 16-byte load per v, the lanes on consecutive vectors;
+//   scalar:  (v kV + k) kLanes + lane — kRowVecs kV loads, each over consecutive elements across the
+//            lanes (coalesced), rather than kV loads 16 bytes apart that all touch the same sectors.
+template <int kLanes, int kV, bool kVector>
+__device__ __forceinline__ int slot_row(int lane, int v, int k) {
+  return kVector ? (v * kLanes + lane) * kV + k : (v * kV + k) * kLanes + lane;
+}
+
+// Loads a thread's slots of one column. p points at the thread's slot (0, 0), i.e. the block's first
+// row + slot_row(lane, 0, 0); `valid` rows from p are inside the matrix (<= 0: none, nothing read);
+// slots beyond are zeroed by selection, as in load_rows. kVector: the caller guarantees the 16-byte
+// alignment and the allocation bounds as for load_rows.
+template <class T, int kLanes, int kRowVecs, bool kVector, bool kStream>
+__device__ __forceinline__ void load_slots(const T* p, int valid, T (&out)[kRowVecs][Vec16<T>::kCount]) {
+  constexpr int kV = Vec16<T>::kCount;
+#pragma unroll
+  for (int v = 0; v < kRowVecs; ++v) {
+    if constexpr (kVector) {
+      constexpr int kStride = kLanes * kV;  // slot_row(lane, v, 0) - slot_row(lane, 0, 0) = v kStride
+      typename Vec16<T>::type vec{};
+      if (v * kStride < valid) vec = load_vec16<T, kStream>(p + v * kStride);
+      const T* e = reinterpret_cast<const T*>(&vec);
+#pragma unroll
+      for (int k = 0; k < kV; ++k) out[v][k] = v * kStride + k < valid ? e[k] : T(0);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        const int off = (v * kV + k) * kLanes;  // slot_row(lane, v, k) - slot_row(lane, 0, 0)
+        out[v][k] = off < valid ? load_elem<T, kStream>(p + off) : T(0);
+      }
+    }
+  }
+}
+
 }  // namespace gpuprobe::kernels::blas2
