@@ -12,7 +12,12 @@
 //             are summed by shuffles once, at the end.
 // When the units of whole rows (columns) are too few to fill the GPU, the segments' partials go to
 // the workspace and gemv_reduce_kernel sums them in segment order (deterministic).
+// That is GemvImpl::kSplitReduce (v2, the default). GemvImpl::kSinglePass (v3, namespace v3 below)
+// keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
+// unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
+// for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
 #include <algorithm>
+#include <atomic>
 
 #include "gpuprobe/kernels/gemv.hpp"
 #include "symv_gemv_common.cuh"
@@ -189,32 +194,407 @@ void launch_main(Trans trans, const Plan& plan, const T* A, int lda, Strided<con
     gemv_t_kernel<T, kVector><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, part);
 }
 
-}  // namespace
+// ---------------------------------------------------------------------------------------------
+// v3 (GemvImpl::kSinglePass, kSinglePassNoHint): one kernel per call.
+//
+// The main loops are v2's, with three block shapes for kNoTrans (NCfg below) and, for lda not a
+// multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension is
+// split, each block writes its segment's partials to the workspace and then counts itself in
+// (atomicAdd on a per-group counter, after a __threadfence); the last block of a group of segments
+// sums the group's partials, in segment order, and either writes y (one group) or a level-2 partial,
+// of which the unit's last group sums all in group order and writes y. Which block arrives last
+// varies; the summation order does not (deterministic). The last block resets its counter to 0.
+namespace v3 {
+
+constexpr long long kTargetBlocks = 8192;  // as v2's kTargetUnits: split when the units are fewer
+constexpr int kMinSteps = 4;               // a segment is at least 4 steps of a thread
+constexpr int kOneLevelMax = 32;           // up to this many segments, one block sums them all
+// Counter area at the start of the workspace, fixed so that calls of any shape on one buffer use
+// the same counters (all zero after each completed call). A split plan has at most
+// kTargetBlocks / 2 units (hence <= 4096 one-level counters) and, with two levels, fewer than
+// 256 units x (sqrt(8192 / units) + 1) < 1800 counters.
+constexpr int kMaxCounters = 4096;
+constexpr std::size_t kCounterBytes = kMaxCounters * sizeof(unsigned);
+// kNoTrans "tall" shape: at least this many of its (512-float / 256-double-row) units, at most
+// this many columns (then every thread has only a few steps and the blocks' fixed costs and short
+// per-column runs dominate).
+constexpr int kTallMinUnits = 1024;
+constexpr int kTallMaxCols = 128;
+// Register caps (__launch_bounds__ minimum blocks per SM, 256 threads each), all without spills
+// (ptxas 13.0, sm_90): the T kernels and the 16-byte-load one-row-vector N kernels <= 40 registers,
+// 6 blocks (uncapped the T kernel takes 48-58 registers: 4-5 blocks; a cap of 8 spills); the scalar
+// (coalesced) N kernels <= 64 registers, 4 blocks (uncapped float takes 69: 3 blocks; 5 spills).
+constexpr int kMinBlocksPerSm = 6;
+constexpr int kMinBlocksPerSmScalarN = 4;
+
+// kNoTrans block shapes: kLanes row lanes x (256 / kLanes) column groups, kRowVecs 16-byte row
+// vectors per thread, kUnroll columns per thread and step.
+template <class T, int kLanesP, int kRowVecsP, int kUnrollP>
+struct NCfg {
+  static constexpr int kLanes = kLanesP, kRowVecs = kRowVecsP, kUnroll = kUnrollP;
+  static constexpr int kV = Vec16<T>::kCount;
+  static constexpr int kGroups = kThreads / kLanes;
+  static constexpr int kRows = kRowVecs * kLanes * kV;  // rows per unit
+  static constexpr int kCols = kGroups * kUnroll;       // columns per step
+};
+template <class T>
+using WideCfg = NCfg<T, 32, 1, 4>;  // v2's shape: 128 (float) / 64 (double) rows, 32 columns a step
+template <class T>
+using NarrowCfg = NCfg<T, 16, 1, 4>;  // m <= 64 (float) / 32 (double): no idle lanes, 64 columns a step
+template <class T>
+using TallCfg = NCfg<T, 32, 4, 2>;  // 512 / 256 rows: 2 KB per column and block, 8 loads in flight
+
+enum class NShape : int { kWide, kNarrow, kTall };
+
+struct Plan3 {
+  int m = 0, n = 0;
+  int out_len = 0;     // y's length
+  int units = 0;       // along the output
+  int segments = 1;    // along the reduced dimension
+  int seg_len = 0;     // columns (kNoTrans) or rows (kTrans) per segment
+  int groups = 1;      // level-1 groups of segments (1: one level)
+  int group_size = 1;  // segments per group
+  NShape shape = NShape::kWide;
+  long long part1_elems() const { return segments > 1 ? static_cast<long long>(segments) * out_len : 0; }
+  long long part2_elems() const { return segments > 1 && groups > 1 ? static_cast<long long>(groups) * out_len : 0; }
+  long long counters() const {
+    return segments > 1 ? static_cast<long long>(units) * groups + (groups > 1 ? units : 0) : 0;
+  }
+  std::size_t workspace_bytes(std::size_t elem) const {
+    return segments > 1 ? kCounterBytes + static_cast<std::size_t>(part1_elems() + part2_elems()) * elem : 0;
+  }
+};
 
 template <class T>
-std::size_t gemv_workspace_bytes(Trans trans, int m, int n) {
-  return static_cast<std::size_t>(make_plan<T>(trans, m, n).workspace_elems()) * sizeof(T);
+Plan3 make_plan3(Trans trans, int m, int n) {
+  Plan3 p;
+  p.m = m;
+  p.n = n;
+  if (m <= 0 || n <= 0) return p;
+  const bool no_trans = trans == Trans::kNoTrans;
+  const int reduced = no_trans ? n : m;
+  p.out_len = no_trans ? m : n;
+  int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
+  if (no_trans) {
+    if (m <= NarrowCfg<T>::kRows)
+      p.shape = NShape::kNarrow;
+    else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
+      p.shape = NShape::kTall;
+    unit_len = p.shape == NShape::kNarrow ? NarrowCfg<T>::kRows
+               : p.shape == NShape::kTall ? TallCfg<T>::kRows
+                                          : WideCfg<T>::kRows;
+    granule = p.shape == NShape::kNarrow ? NarrowCfg<T>::kCols
+              : p.shape == NShape::kTall ? TallCfg<T>::kCols
+                                         : WideCfg<T>::kCols;
+  }
+  p.units = static_cast<int>((static_cast<long long>(p.out_len) + unit_len - 1) / unit_len);
+  const long long steps = (reduced + static_cast<long long>(granule) - 1) / granule;
+  long long segments = std::max<long long>(1, kTargetBlocks / p.units);
+  segments = std::min(segments, std::max<long long>(1, steps / kMinSteps));
+  const long long steps_per_seg = (steps + segments - 1) / segments;
+  p.seg_len = static_cast<int>(steps_per_seg * granule);
+  p.segments = static_cast<int>((reduced + static_cast<long long>(p.seg_len) - 1) / p.seg_len);
+  if (p.segments <= kOneLevelMax) {
+    p.group_size = p.segments;
+  } else {
+    int size = 1;
+    while (size * size < p.segments) ++size;  // ~sqrt: both levels sum about as many partials
+    p.group_size = size;
+    p.groups = (p.segments + size - 1) / size;
+  }
+  return p;
+}
+
+template <class T>
+struct Work3 {
+  unsigned* counters;  // [units][groups] level 1, then [units] level 2
+  T* part1;            // [segments][out_len]
+  T* part2;            // [groups][out_len] (two levels only)
+};
+
+// Sums src[k ld + o0 + i] over k in [first, first + count), for i < len, in increasing k: kQ
+// interleaved subsets of k (each summed in order, loads batched 8 at a time), then the kQ subtotals in
+// order. Calls emit(i, total) once per i < len. Every thread of the block must call it.
+template <class T, int kOut, class Emit>
+__device__ __forceinline__ void sum_partials(const T* src, long long ld, int first, int count, int o0, int len,
+                                             T* red, Emit emit) {
+  constexpr int kQ = kOut >= kThreads ? 1 : kThreads / kOut;
+  constexpr int kPer = kOut >= kThreads ? kOut / kThreads : 1;
+  static_assert(kOut % kThreads == 0 || kThreads % kOut == 0, "outputs per unit: a divisor or multiple of 256");
+  constexpr int kBatch = 8;
+#pragma unroll
+  for (int j = 0; j < kPer; ++j) {
+    const int i = kQ == 1 ? static_cast<int>(threadIdx.x) + j * kThreads : static_cast<int>(threadIdx.x) % kOut;
+    const int q = kQ == 1 ? 0 : static_cast<int>(threadIdx.x) / kOut;
+    T acc = T(0);
+    if (i < len) {
+      const T* base = src + o0 + i;
+      const int end = first + count;
+      int k = first + q;
+      for (; k + (kBatch - 1) * kQ < end; k += kBatch * kQ) {
+        T v[kBatch];
+#pragma unroll
+        for (int t = 0; t < kBatch; ++t) v[t] = __ldcg(base + static_cast<long long>(k + t * kQ) * ld);
+#pragma unroll
+        for (int t = 0; t < kBatch; ++t) acc += v[t];
+      }
+      for (; k < end; k += kQ) acc += __ldcg(base + static_cast<long long>(k) * ld);
+    }
+    if constexpr (kQ == 1) {
+      if (i < len) emit(i, acc);
+    } else {
+      red[threadIdx.x] = acc;  // = red[q * kOut + i]
+    }
+  }
+  if constexpr (kQ > 1) {
+    __syncthreads();
+    if (static_cast<int>(threadIdx.x) < kOut && static_cast<int>(threadIdx.x) < len) {
+      T total = red[threadIdx.x];
+#pragma unroll
+      for (int q = 1; q < kQ; ++q) total += red[q * kOut + threadIdx.x];
+      emit(static_cast<int>(threadIdx.x), total);
+    }
+  }
+}
+
+// Counts the block in on `counter`; true (in every thread) for the last of `arrivals` blocks, which
+// also resets the counter. The caller's global writes before the call are visible to that block.
+__device__ __forceinline__ bool arrive_last(unsigned* counter, int arrivals, unsigned* flag) {
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned prev = atomicAdd(counter, 1u);
+    const bool last = prev == static_cast<unsigned>(arrivals - 1);
+    if (last) *counter = 0u;  // every block of the group has arrived: ready for the next call
+    *flag = last ? 1u : 0u;
+  }
+  __syncthreads();
+  const bool last = *flag != 0u;
+  if (last) __threadfence();
+  return last;
+}
+
+// After the block has written its partials (segment s of unit u, outputs o0 .. o0 + len).
+template <class T, int kOut>
+__device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, int u, int s, int o0, int len, T alpha,
+                                            T beta, const Strided<T>& y) {
+  __shared__ T red[kThreads];
+  __shared__ unsigned flag;
+  const int gi = s / p.group_size;
+  const int g0 = gi * p.group_size, gn = min(p.segments - g0, p.group_size);
+  if (!arrive_last(w.counters + static_cast<long long>(u) * p.groups + gi, gn, &flag)) return;
+  auto to_y = [&](int i, T total) {
+    const long long r = static_cast<long long>(o0) + i;
+    y[r] = beta == T(0) ? alpha * total : alpha * total + beta * y[r];
+  };
+  if (p.groups == 1) {
+    sum_partials<T, kOut>(w.part1, p.out_len, g0, gn, o0, len, red, to_y);
+    return;
+  }
+  T* part2 = w.part2 + static_cast<long long>(gi) * p.out_len + o0;
+  sum_partials<T, kOut>(w.part1, p.out_len, g0, gn, o0, len, red, [&](int i, T total) { part2[i] = total; });
+  if (!arrive_last(w.counters + static_cast<long long>(p.units) * p.groups + u, p.groups, &flag)) return;
+  sum_partials<T, kOut>(w.part2, p.out_len, 0, p.groups, o0, len, red, to_y);
+}
+
+template <class T, class Cfg, bool kVector, bool kStream>
+__global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1 ? 1 : kVector ? kMinBlocksPerSm : kMinBlocksPerSmScalarN) gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
+                                                           Strided<const T> x, T alpha, T beta, Strided<T> y,
+                                                           Work3<T> ws) {
+  constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs, kU = Cfg::kUnroll;
+  constexpr int kGroups = Cfg::kGroups, kRows = Cfg::kRows;
+  const int lane = threadIdx.x % kLanes, g = threadIdx.x / kLanes;
+  const int row0 = blockIdx.x * kRows;
+  const int rows_valid = plan.m - row0;
+  const int s = blockIdx.y;
+  const int c_begin = s * plan.seg_len, c_end = min(plan.n, c_begin + plan.seg_len);
+  const int lane_row = blas2::slot_row<kLanes, kV, kVector>(lane, 0, 0);
+  const T* a0 = A + row0 + lane_row;
+  const int lane_valid = rows_valid - lane_row;
+
+  T acc[kRV][kV] = {};
+  for (int c = c_begin + g; c < c_end; c += Cfg::kCols) {
+    T a[kU][kRV][kV], xc[kU];
+#pragma unroll
+    for (int u = 0; u < kU; ++u) {
+      const int col = c + u * kGroups;
+      blas2::load_slots<T, kLanes, kRV, kVector, kStream>(a0 + static_cast<long long>(col) * lda,
+                                                          col < c_end ? lane_valid : 0, a[u]);
+      xc[u] = col < c_end ? blas2::load_x(x, col) : T(0);
+    }
+#pragma unroll
+    for (int u = 0; u < kU; ++u)
+#pragma unroll
+      for (int v = 0; v < kRV; ++v)
+#pragma unroll
+        for (int k = 0; k < kV; ++k) acc[v][k] += a[u][v][k] * xc[u];
+  }
+
+  __shared__ T sums[kGroups][kRows];
+#pragma unroll
+  for (int v = 0; v < kRV; ++v)
+#pragma unroll
+    for (int k = 0; k < kV; ++k) sums[g][blas2::slot_row<kLanes, kV, kVector>(lane, v, k)] = acc[v][k];
+  __syncthreads();
+  for (int r = threadIdx.x; r < kRows; r += kThreads) {
+    if (r < rows_valid) {
+      T sum = sums[0][r];
+#pragma unroll
+      for (int q = 1; q < kGroups; ++q) sum += sums[q][r];
+      const long long row = static_cast<long long>(row0) + r;
+      if (plan.segments == 1)
+        y[row] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[row];
+      else
+        ws.part1[static_cast<long long>(s) * plan.out_len + row] = sum;
+    }
+  }
+  if (plan.segments > 1) finish_unit<T, kRows>(plan, ws, blockIdx.x, s, row0, min(kRows, rows_valid), alpha, beta, y);
+}
+
+template <class T, bool kVector, bool kStream>
+__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) gemv3_t_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
+                                                           Strided<const T> x, T alpha, T beta, Strided<T> y,
+                                                           Work3<T> ws) {
+  constexpr int kV = Vec16<T>::kCount, kRows = rows_per_unit<T>();
+  const int lane = threadIdx.x % kRowLanes, g = threadIdx.x / kRowLanes;
+  const int o0 = blockIdx.x * kColsPerUnit;
+  const int col0 = o0 + g;
+  const int s = blockIdx.y;
+  const int r_begin = s * plan.seg_len, r_end = min(plan.m, r_begin + plan.seg_len);
+
+  const int lane_row = blas2::slot_row<kRowLanes, kV, kVector>(lane, 0, 0);
+  T acc[kUnroll] = {};
+  for (int row = r_begin + lane_row; row - lane_row < r_end; row += kRows) {
+    const int valid = r_end - row;  // rows from this thread's first slot
+    T xv[kV];
+#pragma unroll
+    for (int k = 0; k < kV; ++k) {
+      const int off = blas2::slot_row<kRowLanes, kV, kVector>(0, 0, k);  // slot k's offset from slot 0
+      xv[k] = off < valid ? blas2::load_x(x, static_cast<long long>(row) + off) : T(0);
+    }
+    T a[kUnroll][1][kV];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const int col = col0 + u * kColGroups;
+      blas2::load_slots<T, kRowLanes, 1, kVector, kStream>(A + static_cast<long long>(col) * lda + row,
+                                                           col < plan.n ? valid : 0, a[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+      for (int k = 0; k < kV; ++k) acc[u] += a[u][0][k] * xv[k];
+  }
+  const T sum = blas2::reduce_transposed<kUnroll, kRowLanes>(acc, lane);
+  constexpr int kLanesPerValue = kRowLanes / kUnroll;
+  if (lane % kLanesPerValue == 0) {
+    const int col = col0 + (lane / kLanesPerValue) * kColGroups;
+    if (col < plan.n) {
+      if (plan.segments == 1)
+        y[col] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[col];
+      else
+        ws.part1[static_cast<long long>(s) * plan.out_len + col] = sum;
+    }
+  }
+  if (plan.segments > 1)
+    finish_unit<T, kColsPerUnit>(plan, ws, blockIdx.x, s, o0, min(kColsPerUnit, plan.n - o0), alpha, beta, y);
+}
+
+template <class T, bool kVector, bool kStream>
+void launch3(Trans trans, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
+             Work3<T> ws, cudaStream_t stream) {
+  const dim3 grid(plan.units, plan.segments);
+  if (trans == Trans::kTrans) {
+    gemv3_t_kernel<T, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+    return;
+  }
+  switch (plan.shape) {
+    case NShape::kNarrow:
+      gemv3_n_kernel<T, NarrowCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta,
+                                                                                         y, ws);
+      break;
+    case NShape::kTall:
+      gemv3_n_kernel<T, TallCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y,
+                                                                                       ws);
+      break;
+    case NShape::kWide:
+      gemv3_n_kernel<T, WideCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y,
+                                                                                       ws);
+      break;
+  }
+}
+
+// The current device's L2 size in bytes (queried once per device); 0 if it cannot be queried.
+long long device_l2_bytes() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<long long> cache[kMaxDevices];  // 0: not queried yet
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 0;
+  long long bytes = cache[device].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess || l2 <= 0) return 0;
+    bytes = l2;
+    cache[device].store(bytes, std::memory_order_relaxed);
+  }
+  return bytes;
+}
+
+}  // namespace v3
+
+bool impl_valid(GemvImpl impl) {
+  return impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass || impl == GemvImpl::kSinglePassNoHint;
+}
+
+}  // namespace
+
+const char* gemv_impl_name(GemvImpl impl) {
+  switch (impl) {
+    case GemvImpl::kSplitReduce: return "split_reduce";
+    case GemvImpl::kSinglePass: return "single_pass";
+    case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
+  }
+  return "unknown";
+}
+
+template <class T>
+std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
+  if (impl == GemvImpl::kSplitReduce)
+    return static_cast<std::size_t>(make_plan<T>(trans, m, n).workspace_elems()) * sizeof(T);
+  return v3::make_plan3<T>(trans, m, n).workspace_bytes(sizeof(T));
 }
 
 template <class T>
 Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
-                       const void* workspace, std::size_t workspace_bytes) {
+                       const void* workspace, std::size_t workspace_bytes, GemvImpl impl) {
   if (trans != Trans::kNoTrans && trans != Trans::kTrans) return Status::kInvalidValue;
+  if (!impl_valid(impl)) return Status::kInvalidValue;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
-  // Grid limits: the segments are the grid's y dimension.
-  if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
+  // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
+  if (impl == GemvImpl::kSplitReduce) {
+    if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
+  } else {
+    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
+    if (plan.segments > 65535 || plan.counters() > v3::kMaxCounters) return Status::kInvalidValue;
+  }
   if (!A || !x || !y) return Status::kNullPointer;
-  const std::size_t needed = gemv_workspace_bytes<T>(trans, m, n);
+  const std::size_t needed = gemv_workspace_bytes<T>(trans, m, n, impl);
   if (workspace_bytes < needed) return Status::kWorkspaceTooSmall;
   if (needed > 0 && !workspace) return Status::kNullPointer;
   return Status::kSuccess;
 }
 
+Status gemv_workspace_init(void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
+  if (workspace_bytes == 0) return Status::kSuccess;
+  if (!workspace) return Status::kNullPointer;
+  const std::size_t bytes = std::min(workspace_bytes, v3::kCounterBytes);
+  return cudaMemsetAsync(workspace, 0, bytes, stream) == cudaSuccess ? Status::kSuccess : Status::kLaunchFailed;
+}
+
 template <class T>
 Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
-            void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-  const Status st = gemv_check_args<T>(trans, m, n, A, lda, x, incx, y, incy, workspace, workspace_bytes);
+            void* workspace, std::size_t workspace_bytes, cudaStream_t stream, GemvImpl impl) {
+  const Status st = gemv_check_args<T>(trans, m, n, A, lda, x, incx, y, incy, workspace, workspace_bytes, impl);
   if (st != Status::kSuccess || m == 0 || n == 0) return st;
   if (alpha == T(0) && beta == T(1)) return Status::kSuccess;
   const bool no_trans = trans == Trans::kNoTrans;
@@ -225,9 +605,29 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     return blas2::launch_status();
   }
   const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
+  const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
+  if (impl != GemvImpl::kSplitReduce) {
+    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
+    v3::Work3<T> ws{nullptr, nullptr, nullptr};
+    if (plan.segments > 1) {
+      ws.counters = static_cast<unsigned*>(workspace);
+      ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes);
+      ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
+    }
+    // Evict-first loads when A cannot stay in the L2 anyway (it is read once per call); plain loads
+    // when the L2 size is unknown.
+    const long long l2 = impl == GemvImpl::kSinglePass ? v3::device_l2_bytes() : 0;
+    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
+    if (vector)
+      stream_hint ? v3::launch3<T, true, true>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream)
+                  : v3::launch3<T, true, false>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream);
+    else
+      stream_hint ? v3::launch3<T, false, true>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream)
+                  : v3::launch3<T, false, false>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream);
+    return blas2::launch_status();
+  }
   const Plan plan = make_plan<T>(trans, m, n);
   T* part = plan.segments > 1 ? static_cast<T*>(workspace) : nullptr;
-  const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
   if (vector)
     launch_main<T, true>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
   else
@@ -241,11 +641,11 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
 }
 
 #define GPUPROBE_GEMV_INSTANTIATE(T)                                                                          \
-  template std::size_t gemv_workspace_bytes<T>(Trans, int, int);                                              \
+  template std::size_t gemv_workspace_bytes<T>(Trans, int, int, GemvImpl);                                    \
   template Status gemv_check_args<T>(Trans, int, int, const T*, int, const T*, int, const T*, int,            \
-                                     const void*, std::size_t);                                               \
+                                     const void*, std::size_t, GemvImpl);                                     \
   template Status gemv<T>(Trans, int, int, T, const T*, int, const T*, int, T, T*, int, void*, std::size_t,   \
-                          cudaStream_t);
+                          cudaStream_t, GemvImpl);
 GPUPROBE_GEMV_INSTANTIATE(float)
 GPUPROBE_GEMV_INSTANTIATE(double)
 #undef GPUPROBE_GEMV_INSTANTIATE

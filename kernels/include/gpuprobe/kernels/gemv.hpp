@@ -16,6 +16,23 @@
 //
 // Workspace: queried with gemv_workspace_bytes (0 when no split is needed), allocated once by the
 // caller (device memory, 16-byte aligned); not to be shared by concurrent calls.
+//
+// Implementations, kept side by side for analysis (docs/perf/gemv.md):
+//   kSplitReduce       (default, v2) the design above: when split, partials to the workspace and a
+//                      second kernel (launched as a programmatic dependent) sums them.
+//   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
+//                      counter in the workspace) sums the unit's segment partials in a fixed order,
+//                      in two levels when there are many segments (deterministic: the order does not
+//                      depend on which block arrives last). Block shapes for the thin cases: 16 row
+//                      lanes for m <= 64 (float) / 32 (double) rows, 4 row vectors per thread for tall
+//                      matrices with few columns; lda not a multiple of 16 bytes: each scalar load is
+//                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
+//                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
+//                      and so leaves the L2's other contents (and their dirty lines) in place.
+//   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
+// The kSinglePass workspace starts with arrival counters that must be zero before its first use:
+// call gemv_workspace_init once after allocating it (and again after a failed call, or after the
+// buffer was used for anything else); every completed call leaves them at zero.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -26,19 +43,30 @@
 
 namespace gpuprobe::kernels {
 
-// Bytes of workspace gemv<T>(trans, m, n, ...) needs; 0 for an empty problem or when not split.
+enum class GemvImpl { kSplitReduce, kSinglePass, kSinglePassNoHint };
+
+const char* gemv_impl_name(GemvImpl impl);  // "split_reduce", "single_pass", "single_pass_nohint"
+
+// Bytes of workspace gemv<T>(trans, m, n, ..., impl) needs; 0 for an empty problem or when not split.
 template <class T>
-std::size_t gemv_workspace_bytes(Trans trans, int m, int n);
+std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSplitReduce);
 
 // Checks the arguments only (no CUDA call): kSuccess, kInvalidValue, kNullPointer or
 // kWorkspaceTooSmall, in that order of precedence.
 template <class T>
 Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
-                       const void* workspace, std::size_t workspace_bytes);
+                       const void* workspace, std::size_t workspace_bytes, GemvImpl impl = GemvImpl::kSplitReduce);
 
 // Enqueues y = alpha op(A) x + beta y on `stream` (T = float or double).
 template <class T>
 Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
-            void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
+            void* workspace, std::size_t workspace_bytes, cudaStream_t stream,
+            GemvImpl impl = GemvImpl::kSplitReduce);
+
+// Prepares a workspace for kSinglePass / kSinglePassNoHint: zeroes its counter area (a cudaMemsetAsync
+// of at most its first 16 KiB on `stream`). Needed once per buffer, not per call; harmless for the
+// other implementation. kSuccess for an empty workspace (nullptr, 0 bytes), kNullPointer for nullptr
+// with bytes > 0, kLaunchFailed if the memset could not be enqueued.
+Status gemv_workspace_init(void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels
