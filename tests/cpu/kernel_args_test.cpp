@@ -10,6 +10,7 @@
 namespace gpuprobe {
 namespace {
 
+using kernels::GemvImpl;
 using kernels::Status;
 using kernels::SymvImpl;
 using kernels::Trans;
@@ -21,6 +22,7 @@ const T* fake(std::uintptr_t address) {
 }
 void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
+const GemvImpl kGemvImpls[] = {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -91,24 +93,30 @@ TYPED_TEST(KernelArgs, GemvRejectsInvalidValuesBeforeAnyLaunch) {
   const T* A = fake<T>(0x1000);
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
-  auto call = [&](Trans t, int m, int n, int lda, int incx, int incy, const T* a, const T* xx, T* yy) {
-    return kernels::gemv<T>(t, m, n, T(1), a, lda, xx, incx, T(0), yy, incy, kFakeWorkspace, kHuge, nullptr);
-  };
-  for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
-    EXPECT_EQ(call(t, -1, 5, 1, 1, 1, A, x, y), Status::kInvalidValue);
-    EXPECT_EQ(call(t, 5, -1, 5, 1, 1, A, x, y), Status::kInvalidValue);
-    EXPECT_EQ(call(t, 10, 5, 9, 1, 1, A, x, y), Status::kInvalidValue);   // lda < m, for either trans
-    EXPECT_EQ(call(t, 0, 5, 0, 1, 1, A, x, y), Status::kInvalidValue);    // lda >= 1
-    EXPECT_EQ(call(t, 10, 5, 10, 0, 1, A, x, y), Status::kInvalidValue);
-    EXPECT_EQ(call(t, 10, 5, 10, 1, 0, A, x, y), Status::kInvalidValue);
-    EXPECT_EQ(call(t, 10, 5, 10, 1, 1, nullptr, x, y), Status::kNullPointer);
-    EXPECT_EQ(call(t, 10, 5, 10, 1, 1, A, nullptr, y), Status::kNullPointer);
-    EXPECT_EQ(call(t, 10, 5, 10, 1, 1, A, x, nullptr), Status::kNullPointer);
-    // Empty problems: quick return, nothing read, null pointers fine.
-    EXPECT_EQ(call(t, 0, 5, 1, 1, 1, nullptr, nullptr, nullptr), Status::kSuccess);
-    EXPECT_EQ(call(t, 5, 0, 5, 1, 1, nullptr, nullptr, nullptr), Status::kSuccess);
+  for (GemvImpl impl : kGemvImpls) {
+    auto call = [&](Trans t, int m, int n, int lda, int incx, int incy, const T* a, const T* xx, T* yy) {
+      return kernels::gemv<T>(t, m, n, T(1), a, lda, xx, incx, T(0), yy, incy, kFakeWorkspace, kHuge, nullptr, impl);
+    };
+    for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
+      EXPECT_EQ(call(t, -1, 5, 1, 1, 1, A, x, y), Status::kInvalidValue);
+      EXPECT_EQ(call(t, 5, -1, 5, 1, 1, A, x, y), Status::kInvalidValue);
+      EXPECT_EQ(call(t, 10, 5, 9, 1, 1, A, x, y), Status::kInvalidValue);   // lda < m, for either trans
+      EXPECT_EQ(call(t, 0, 5, 0, 1, 1, A, x, y), Status::kInvalidValue);    // lda >= 1
+      EXPECT_EQ(call(t, 10, 5, 10, 0, 1, A, x, y), Status::kInvalidValue);
+      EXPECT_EQ(call(t, 10, 5, 10, 1, 0, A, x, y), Status::kInvalidValue);
+      EXPECT_EQ(call(t, 10, 5, 10, 1, 1, nullptr, x, y), Status::kNullPointer);
+      EXPECT_EQ(call(t, 10, 5, 10, 1, 1, A, nullptr, y), Status::kNullPointer);
+      EXPECT_EQ(call(t, 10, 5, 10, 1, 1, A, x, nullptr), Status::kNullPointer);
+      // Empty problems: quick return, nothing read, null pointers fine.
+      EXPECT_EQ(call(t, 0, 5, 1, 1, 1, nullptr, nullptr, nullptr), Status::kSuccess);
+      EXPECT_EQ(call(t, 5, 0, 5, 1, 1, nullptr, nullptr, nullptr), Status::kSuccess);
+    }
+    EXPECT_EQ(call(static_cast<Trans>(5), 10, 5, 10, 1, 1, A, x, y), Status::kInvalidValue);
   }
-  EXPECT_EQ(call(static_cast<Trans>(5), 10, 5, 10, 1, 1, A, x, y), Status::kInvalidValue);
+  // An out-of-range implementation.
+  EXPECT_EQ(kernels::gemv<T>(Trans::kNoTrans, 10, 5, T(1), A, 10, x, 1, T(0), y, 1, kFakeWorkspace, kHuge, nullptr,
+                             static_cast<GemvImpl>(7)),
+            Status::kInvalidValue);
 }
 
 TYPED_TEST(KernelArgs, GemvChecksTheWorkspace) {
@@ -116,19 +124,60 @@ TYPED_TEST(KernelArgs, GemvChecksTheWorkspace) {
   const T* A = fake<T>(0x1000);
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
-  bool some_split = false;
-  for (Trans t : {Trans::kNoTrans, Trans::kTrans})
-    for (int size : {1000, 4096, 16384}) {
-      const std::size_t need = kernels::gemv_workspace_bytes<T>(t, size, size);
-      if (need == 0) continue;
-      some_split = true;
-      EXPECT_EQ(kernels::gemv<T>(t, size, size, T(1), A, size, x, 1, T(0), y, 1, kFakeWorkspace, need - 1, nullptr),
-                Status::kWorkspaceTooSmall);
-      EXPECT_EQ(kernels::gemv<T>(t, size, size, T(1), A, size, x, 1, T(0), y, 1, nullptr, need, nullptr),
-                Status::kNullPointer);
-      EXPECT_EQ(kernels::gemv_check_args<T>(t, size, size, A, size, x, 1, y, 1, kFakeWorkspace, need), Status::kSuccess);
-    }
-  EXPECT_TRUE(some_split) << "square sizes up to 16384 are expected to split (too few row/column units)";
+  for (GemvImpl impl : kGemvImpls) {
+    bool some_split = false;
+    for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+      for (int size : {1000, 4096, 16384}) {
+        const std::size_t need = kernels::gemv_workspace_bytes<T>(t, size, size, impl);
+        if (need == 0) continue;
+        some_split = true;
+        EXPECT_EQ(kernels::gemv<T>(t, size, size, T(1), A, size, x, 1, T(0), y, 1, kFakeWorkspace, need - 1, nullptr,
+                                   impl),
+                  Status::kWorkspaceTooSmall);
+        EXPECT_EQ(kernels::gemv<T>(t, size, size, T(1), A, size, x, 1, T(0), y, 1, nullptr, need, nullptr, impl),
+                  Status::kNullPointer);
+        EXPECT_EQ(kernels::gemv_check_args<T>(t, size, size, A, size, x, 1, y, 1, kFakeWorkspace, need, impl),
+                  Status::kSuccess);
+      }
+    EXPECT_TRUE(some_split) << "square sizes up to 16384 are expected to split (too few row/column units): "
+                            << kernels::gemv_impl_name(impl);
+  }
+}
+
+TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
+  using T = TypeParam;
+  for (GemvImpl impl : {GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint}) {
+    // Split: a 16 KiB counter area, then at least one partial per output and segment (here >= 2).
+    const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 4096, 4096, impl);
+    EXPECT_GE(square, 16384u + 2 * 4096 * sizeof(T));
+    // Wide N (one unit, many segments: two levels) and tall T: split; tall N: enough units, none.
+    EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 64, 1 << 20, impl), 16384u);
+    EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 1 << 20, 64, impl), 16384u);
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 1 << 20, 64, impl), 0u);
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 64, 1 << 20, impl), 0u);
+    // Every shape the benchmarks use passes the checks (grid and counter-area limits).
+    const T* A = fake<T>(0x1000);
+    const T* x = fake<T>(0x2000);
+    const T* y = fake<T>(0x3000);
+    const int shapes[][2] = {{512, 512},   {4096, 4096},   {4097, 4097},   {32768, 32768}, {1 << 20, 64},
+                             {1 << 18, 512}, {64, 1 << 20}, {512, 1 << 18}, {100000, 1000}, {1000, 100000}};
+    for (const auto& s : shapes)
+      for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+        EXPECT_EQ(kernels::gemv_check_args<T>(t, s[0], s[1], A, s[0], x, 1, y, 1, kFakeWorkspace, kHuge, impl),
+                  Status::kSuccess)
+            << s[0] << " x " << s[1];
+  }
+  // The default implementation (v2) at the same shapes as before this choice existed.
+  EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 1 << 20, 64),
+            kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 1 << 20, 64, GemvImpl::kSplitReduce));
+}
+
+TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
+  EXPECT_EQ(kernels::gemv_workspace_init(nullptr, 0, nullptr), Status::kSuccess);
+  EXPECT_EQ(kernels::gemv_workspace_init(nullptr, 64, nullptr), Status::kNullPointer);
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSplitReduce), "split_reduce");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePass), "single_pass");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassNoHint), "single_pass_nohint");
 }
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {

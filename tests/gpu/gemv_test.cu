@@ -5,12 +5,18 @@
 //  - increments 1, >1 and negative; 16-byte-load and scalar paths; alpha == 0 with A and x all NaN;
 //    m == 0 / n == 0 leave y untouched;
 //  - small shapes (GemvSmall, CPU long double reference), square, tall and wide shapes up to 4097
-//    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV).
+//    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV);
+//  - every case on every implementation (GemvImpl: v2's split + reduction kernel, v3's single pass
+//    with and without the evict-first hint); for v3 the shapes include its narrow (m <= 64), tall
+//    (m >= 2^19, few columns) and two-level (> 32 segments) paths; its workspace counters are reset
+//    by each call (one workspace across calls of several shapes); repeats are bit-identical.
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "blas2_test_util.hpp"
@@ -21,10 +27,12 @@ namespace gpuprobe {
 namespace {
 
 using namespace blas2_test;
+using kernels::GemvImpl;
 using kernels::Status;
 using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
+const GemvImpl kImpls[] = {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint};
 
 struct GemvCase {
   int m, n;
@@ -115,28 +123,49 @@ Reference cublas_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
   return r;
 }
 
+// A device workspace of `need` bytes (at least 16): NaN-poisoned, then prepared by
+// gemv_workspace_init (v3's counters zeroed, its partials still NaN).
+struct Workspace {
+  std::size_t bytes;
+  DeviceBuffer<unsigned char> buffer;
+  explicit Workspace(std::size_t need) : bytes(need), buffer(std::max<std::size_t>(need, 16)) {
+    GP_CUDA_CHECK(cudaMemset(buffer.data(), 0xFF, buffer.bytes()));
+    EXPECT_EQ(kernels::gemv_workspace_init(buffer.data(), bytes, nullptr), Status::kSuccess);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+};
+
 template <class T>
-std::vector<T> run_gemv(const GemvCase& c, Trans t, const Problem<T>& p) {
+std::vector<T> run_gemv(const GemvCase& c, Trans t, const Problem<T>& p, GemvImpl impl, Workspace* shared = nullptr) {
   DeviceCopy<T> dA(p.A, c.aligned), dx(p.x.data), dy(p.y0.data);
-  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(t, c.m, c.n);
-  DeviceBuffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 16));
-  GP_CUDA_CHECK(cudaMemset(ws.data(), 0xFF, ws.bytes()));
+  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(t, c.m, c.n, impl);
+  std::unique_ptr<Workspace> own;
+  Workspace* ws = shared;
+  if (!ws) {
+    own = std::make_unique<Workspace>(ws_bytes);
+    ws = own.get();
+  }
+  EXPECT_GE(ws->bytes, ws_bytes);
   const Status st = kernels::gemv<T>(t, c.m, c.n, T(c.alpha), dA.ptr, p.lda, dx.ptr, c.incx, T(c.beta), dy.ptr,
-                                     c.incy, ws.data(), ws_bytes, nullptr);
+                                     c.incy, ws->buffer.data(), ws->bytes, nullptr, impl);
   EXPECT_EQ(st, Status::kSuccess) << kernels::status_text(st);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   return dy.download(p.y0.data.size());
 }
 
+// Every implementation against one reference per transposition.
 template <class T>
 void check(const GemvCase& c, bool cublas_ref = false) {
   const char* type = std::is_same_v<T, float> ? "float" : "double";
   for (Trans t : kTranses) {
-    SCOPED_TRACE(describe(c, t, type) + (cublas_ref ? " (cuBLAS DGEMV reference)" : ""));
     std::mt19937_64 rng(fresh_seed());
     const Problem<T> p(c, t, rng);
     const Reference ref = cublas_ref ? cublas_reference(c, t, p) : cpu_reference(c, t, p);
-    expect_close(p.y0, run_gemv(c, t, p), ref, p.x.len);
+    for (GemvImpl impl : kImpls) {
+      SCOPED_TRACE(describe(c, t, type) + " impl=" + kernels::gemv_impl_name(impl) +
+                   (cublas_ref ? " (cuBLAS DGEMV reference)" : ""));
+      expect_close(p.y0, run_gemv(c, t, p, impl), ref, p.x.len);
+    }
   }
 }
 
@@ -173,20 +202,24 @@ TYPED_TEST(GemvSmall, AlphaZeroReadsNeitherAnorX) {
 
 TYPED_TEST(GemvSmall, EmptyProblemLeavesYUntouched) {
   // Reference BLAS: m == 0 or n == 0 returns at once, y is not scaled by beta.
-  for (Trans t : kTranses) {
-    const std::vector<TypeParam> host(8, TypeParam(3));
-    DeviceCopy<TypeParam> dy(host), dA(host), dx(host);
-    const int m = t == Trans::kNoTrans ? 8 : 0, n = t == Trans::kNoTrans ? 0 : 8;
-    EXPECT_EQ(kernels::gemv<TypeParam>(t, m, n, TypeParam(1), dA.ptr, 8, dx.ptr, 1, TypeParam(0), dy.ptr, 1, nullptr, 0,
-                                       nullptr),
-              Status::kSuccess);
-    GP_CUDA_CHECK(cudaDeviceSynchronize());
-    EXPECT_EQ(dy.download(8), host);
-  }
+  for (GemvImpl impl : kImpls)
+    for (Trans t : kTranses) {
+      const std::vector<TypeParam> host(8, TypeParam(3));
+      DeviceCopy<TypeParam> dy(host), dA(host), dx(host);
+      const int m = t == Trans::kNoTrans ? 8 : 0, n = t == Trans::kNoTrans ? 0 : 8;
+      EXPECT_EQ(kernels::gemv<TypeParam>(t, m, n, TypeParam(1), dA.ptr, 8, dx.ptr, 1, TypeParam(0), dy.ptr, 1, nullptr,
+                                         0, nullptr, impl),
+                Status::kSuccess);
+      GP_CUDA_CHECK(cudaDeviceSynchronize());
+      EXPECT_EQ(dy.download(8), host) << kernels::gemv_impl_name(impl);
+    }
 }
 
 TYPED_TEST(GemvLarge, MatchesCpuReference) {
-  const int shapes[][2] = {{1000, 1000}, {4097, 4097}, {4097, 65}, {65, 4097}, {20000, 40}, {40, 20000}, {1000, 3}};
+  // {100, 40000} N: one unit, > 32 segments (v3: two levels); {524365, 9}: v3's tall N shape (>= 1024
+  // of its 512 / 256-row units, the last one partial) and, for T, > 32 segments.
+  const int shapes[][2] = {{1000, 1000}, {4097, 4097}, {4097, 65},  {65, 4097},  {20000, 40},
+                           {40, 20000},  {1000, 3},    {100, 40000}, {524365, 9}};
   for (const auto& s : shapes)
     for (const GemvCase& c : cases_for(s[0], s[1], s[0] == 1000 && s[1] == 1000)) check<TypeParam>(c);
 }
@@ -198,12 +231,37 @@ TEST(GemvLargeCublas, FloatMatchesCublasDgemv) {
 
 TEST(GemvLargeDeterminism, RepeatedCallsAreBitIdentical) {
   const GemvCase c{3000, 3000, 3000, 1.0, 0.0};
-  for (Trans t : kTranses) {
-    std::mt19937_64 rng(fresh_seed());
-    const Problem<float> p(c, t, rng);
-    const std::vector<float> a = run_gemv(c, t, p), b = run_gemv(c, t, p);
-    EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float))) << (t == Trans::kNoTrans ? "N" : "T");
-  }
+  for (Trans t : kTranses)
+    for (GemvImpl impl : kImpls) {
+      std::mt19937_64 rng(fresh_seed());
+      const Problem<float> p(c, t, rng);
+      // v3: the second call reuses the first one's workspace (its counters reset by the first call).
+      Workspace ws(kernels::gemv_workspace_bytes<float>(t, c.m, c.n, impl));
+      const std::vector<float> a = run_gemv(c, t, p, impl, &ws), b = run_gemv(c, t, p, impl, &ws);
+      EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
+          << (t == Trans::kNoTrans ? "N " : "T ") << kernels::gemv_impl_name(impl);
+    }
+}
+
+TEST(GemvSinglePassWorkspace, CountersResetAcrossCallsAndShapes) {
+  // One workspace, prepared once, for a sequence of calls of different shapes (one- and two-level
+  // splits, both transpositions), twice over: each call must leave the counters at zero.
+  const int shapes[][2] = {{1000, 1000}, {40, 20000}, {4097, 65}, {100, 40000}, {65, 4097}};
+  std::size_t need = 0;
+  for (const auto& s : shapes)
+    for (Trans t : kTranses)
+      need = std::max(need, kernels::gemv_workspace_bytes<double>(t, s[0], s[1], GemvImpl::kSinglePass));
+  ASSERT_GT(need, 0u);
+  Workspace ws(need);
+  for (int round = 0; round < 2; ++round)
+    for (const auto& s : shapes)
+      for (Trans t : kTranses) {
+        const GemvCase c{s[0], s[1], 0, 1.0, 0.5};
+        SCOPED_TRACE(describe(c, t, "double") + " round " + std::to_string(round));
+        std::mt19937_64 rng(fresh_seed());
+        const Problem<double> p(c, t, rng);
+        expect_close(p.y0, run_gemv(c, t, p, GemvImpl::kSinglePass, &ws), cpu_reference(c, t, p), p.x.len);
+      }
 }
 
 }  // namespace
