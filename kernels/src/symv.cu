@@ -14,11 +14,15 @@
 // (reduced over the row lanes at once and written to the tile's slot of the workspace). The
 // diagonal tile is read like the others and its unstored half masked out. The oblivious variant
 // reads the mirror tiles (j, r) of the unstored half and uses only their column dots.
+//
+// v3 (SymvImpl::kAwareV3, below the v1 kernels): units of kSub block rows x a segment of block columns
+// anchored at absolute column positions (symv_v3_plan.hpp), and its own reduction kernel.
 #include <algorithm>
 #include <cstdint>
 
 #include "gpuprobe/kernels/symv.hpp"
 #include "symv_gemv_common.cuh"
+#include "symv_v3_plan.hpp"
 
 namespace gpuprobe::kernels {
 namespace {
@@ -27,6 +31,7 @@ using blas2::Strided;
 using blas2::Vec16;
 
 constexpr int kNB = 64;        // tile edge: the granularity of the workspace partials
+static_assert(kNB == symv_v3::kNB, "v1 and v3 share the tile edge");
 constexpr int kThreads = 256;  // per unit
 
 template <class T>
@@ -298,6 +303,231 @@ void launch_all(const Plan& plan, bool vector, const T* A, int lda, Strided<cons
   }
 }
 
+// ---- v3 (SymvImpl::kAwareV3): groups of kSub block rows, segments anchored at absolute columns ----
+// Plan and workspace layout: symv_v3_plan.hpp. Per step (one block column j of the unit's segment)
+// each thread issues kSub x kColsPerThread 16-byte loads (16: 256 bytes in flight per thread), the
+// same lane/column-group mapping as v1 inside each of the kSub stacked tiles, so a warp reads kSub
+// adjacent pieces of each of its columns: 1 KB contiguous per column. The column dots of the kSub
+// tiles are summed in registers and reduced over the row lanes once per step (v1: once per tile).
+enum class V3Step { kInterior, kEdge, kBand };  // kInterior: every row and column inside the matrix, no masking
+
+template <class T, bool kLower, bool kVector, V3Step kKind>
+__device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long long lda, const Strided<const T>& x,
+                                        const symv_v3::Plan& plan, int g, int j, int lane, int grp,
+                                        const T (&xs)[symv_v3::sub_rows<T>() * kNB],
+                                        T (&row_acc)[symv_v3::sub_rows<T>()][Vec16<T>::kCount],
+                                        T (&col_band)[symv_v3::sub_rows<T>()][kNB], T* __restrict__ slots) {
+  using S = Shape<T>;
+  constexpr int kV = S::kV, kCG = S::kColGroups, kCPT = S::kColsPerThread, kRL = S::kRowLanes;
+  constexpr int kSub = symv_v3::sub_rows<T>();
+  constexpr bool kBand = kKind == V3Step::kBand;
+  const int r0 = g * kSub;
+  [[maybe_unused]] const int b = j - r0;  // kBand: the band column's index in the group (diagonal tile (r0 + b, j))
+  const int row_in_tile = lane * kV;
+  const int col0 = j * kNB + grp;
+  const T* p = A + static_cast<long long>(col0) * lda + r0 * kNB + row_in_tile;
+
+  T a[kSub][kCPT][kV];
+  if constexpr (kKind == V3Step::kInterior) {  // kSub x kCPT loads, no predicate
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+      for (int i = 0; i < kSub; ++i) blas2::load_rows<T, kVector>(p + u * kCG * lda + i * kNB, kV, a[i][u]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < kSub; ++i) {
+      const int rows_valid = n - ((r0 + i) * kNB + row_in_tile);  // <= 0 past the matrix (last group): nothing read
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u) {
+        bool load = col0 + u * kCG < n;
+        if constexpr (kBand) {  // skip unstored tiles and, on the diagonal, vectors wholly in the unstored half
+          const int c = grp + u * kCG;
+          const bool some = kLower ? row_in_tile + kV - 1 >= c : row_in_tile <= c;
+          load = load && (kLower ? (i > b || (i == b && some)) : (i < b || (i == b && some)));
+        }
+        blas2::load_rows<T, kVector>(p + u * kCG * lda + i * kNB, load ? rows_valid : 0, a[i][u]);
+      }
+    }
+  }
+  T xc[kCPT];
+#pragma unroll
+  for (int u = 0; u < kCPT; ++u)
+    xc[u] = kKind == V3Step::kInterior || col0 + u * kCG < n ? blas2::load_x(x, col0 + u * kCG) : T(0);
+
+  if constexpr (kBand) {  // diagonal tile: keep its stored half (selection: NaN in the other half never enters)
+#pragma unroll
+    for (int i = 0; i < kSub; ++i)
+      if (i == b)
+#pragma unroll
+        for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+          for (int k = 0; k < kV; ++k) {
+            const int row = row_in_tile + k, col = grp + u * kCG;
+            if (!(kLower ? row >= col : row <= col)) a[i][u][k] = T(0);
+          }
+  }
+#pragma unroll
+  for (int i = 0; i < kSub; ++i)
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+      for (int k = 0; k < kV; ++k) row_acc[i][k] += a[i][u][k] * xc[u];
+  if constexpr (kBand) {  // the diagonal elements count once, in the row sums
+#pragma unroll
+    for (int i = 0; i < kSub; ++i)
+      if (i == b)
+#pragma unroll
+        for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+          for (int k = 0; k < kV; ++k)
+            if (row_in_tile + k == grp + u * kCG) a[i][u][k] = T(0);
+  }
+  T dot[kCPT];
+#pragma unroll
+  for (int i = 0; i < kSub; ++i) {
+    using V = typename Vec16<T>::type;  // x at this thread's kV rows of block row r0 + i: one 16-byte LDS
+    const V xv = *reinterpret_cast<const V*>(&xs[i * kNB + row_in_tile]);
+    const T* xr = reinterpret_cast<const T*>(&xv);
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+      for (int k = 0; k < kV; ++k) dot[u] = i == 0 && k == 0 ? a[i][u][k] * xr[k] : dot[u] + a[i][u][k] * xr[k];
+  }
+  const T sum = blas2::reduce_transposed<kCPT, kRL>(dot, lane);
+  constexpr int kLanesPerValue = kRL / kCPT;
+  if (lane % kLanesPerValue == 0) {
+    const int col = grp + (lane / kLanesPerValue) * kCG;  // column inside block column j
+    if constexpr (kBand)
+      col_band[b][col] = sum;  // y of the unit's own block row r0 + b: folded into its row part
+    else
+      slots[plan.slot(kLower, g, j) + col] = sum;
+  }
+}
+
+template <class T, bool kLower, bool kVector>
+__global__ void __launch_bounds__(kThreads, 2)
+    symv_v3_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
+                   T* __restrict__ slots, T* __restrict__ row_parts) {
+  using S = Shape<T>;
+  constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes;
+  constexpr int kSub = symv_v3::sub_rows<T>();
+  static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
+
+  const int g = blockIdx.y, k = blockIdx.x;
+  int j_begin, j_end;
+  plan.unit_columns(kLower, g, k, &j_begin, &j_end);
+  if (j_begin >= j_end) return;  // uniform over the block: the grid is rectangular, the groups are not
+  blas2::allow_dependent_launch();
+
+  const int lane = threadIdx.x % kRL;  // row lane
+  const int grp = threadIdx.x / kRL;   // column group
+  const int r0 = g * kSub;
+  const int row_in_tile = lane * kV;
+
+  // x at the unit's kSub block rows (the column dots use it), in shared memory: registers go to the
+  // kSub x kColsPerThread vectors in flight.
+  __shared__ __align__(16) T xs[kSub * kNB];
+  for (int e = threadIdx.x; e < kSub * kNB; e += kThreads) xs[e] = r0 * kNB + e < n ? blas2::load_x(x, r0 * kNB + e) : T(0);
+  __syncthreads();
+  T row_acc[kSub][kV] = {};
+  __shared__ T col_band[kSub][kNB];  // column dots of the band's block columns (written before read, no init)
+
+  // lower: full block columns, then the band; upper: the band, then full ones (increasing j either way).
+  // Full block columns are interior (no masking) when all kSub block rows and the column block lie
+  // inside the matrix: all but the last group's and the last block column's.
+  const int band_b = max(j_begin, plan.band_begin(g)), band_e = min(j_end, plan.band_end(g));
+  const int full_b = kLower ? j_begin : max(j_begin, plan.band_end(g));
+  const int full_e = kLower ? min(j_end, plan.band_begin(g)) : j_end;
+  const int interior_e = (r0 + kSub) * kNB <= n ? min(full_e, n / kNB) : full_b;
+  auto full_columns = [&] {
+    for (int j = full_b; j < interior_e; ++j)
+      v3_step<T, kLower, kVector, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band,
+                                                     slots);
+    for (int j = max(full_b, interior_e); j < full_e; ++j)
+      v3_step<T, kLower, kVector, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+  };
+  if constexpr (kLower) full_columns();
+  for (int j = band_b; j < band_e; ++j)
+    v3_step<T, kLower, kVector, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+  if constexpr (!kLower) full_columns();
+
+  // Epilogue: the row part = row sums over the column groups (in group order) + the band's column dots.
+  __shared__ T row_part[kCG][kSub * kNB];
+#pragma unroll
+  for (int i = 0; i < kSub; ++i)
+#pragma unroll
+    for (int q = 0; q < kV; ++q) row_part[grp][i * kNB + row_in_tile + q] = row_acc[i][q];
+  __syncthreads();
+  const int e = threadIdx.x;
+  if (e < kSub * kNB) {
+    T sum = row_part[0][e];
+#pragma unroll
+    for (int q = 1; q < kCG; ++q) sum += row_part[q][e];
+    const int i = e / kNB;
+    if (r0 + i >= band_b && r0 + i < band_e) sum += col_band[i][e % kNB];
+    row_parts[plan.row_part(kLower, g, k) + e] = sum;
+  }
+}
+
+// y_c = alpha (partials of column block c) + beta y_c: the row parts of c's group (its segments in
+// order), then the slots (h, c) of the other groups (h in order). 8 groups of terms x 32 elements per
+// block, each thread with kReduceAcc independent sums (term u of the thread into sum u % kReduceAcc),
+// so kReduceAcc loads are in flight; the association is fixed, hence bit-identical repeats.
+constexpr int kReduceAcc = 4;
+
+template <class T, bool kLower>
+__global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan plan, const T* __restrict__ slots,
+                                                                  const T* __restrict__ row_parts, T alpha, T beta,
+                                                                  Strided<T> y) {
+  const int cb = blockIdx.x;
+  const int e = blockIdx.y * kReduceElems + threadIdx.x % kReduceElems;  // element inside column block
+  const int q = threadIdx.x / kReduceElems;
+  blas2::grid_dependency_wait();  // launched early (PDL): the partials are complete only after this
+  const int gc = cb / plan.sub;
+  const int segments = plan.segments(kLower, gc);
+  const long long row_base = plan.row_part(kLower, gc, plan.first_segment(kLower, gc)) + (cb - gc * plan.sub) * kNB + e;
+  const int h0 = plan.slot_group_begin(kLower, cb);
+  const int terms = segments + plan.slot_group_end(kLower, cb) - h0;
+  T acc[kReduceAcc] = {};
+  for (int t0 = q; t0 < terms; t0 += kReduceGroups * kReduceAcc) {
+#pragma unroll
+    for (int w = 0; w < kReduceAcc; ++w) {
+      const int t = t0 + w * kReduceGroups;
+      if (t < terms)
+        acc[w] += t < segments ? row_parts[row_base + static_cast<long long>(t) * plan.sub * kNB]
+                               : slots[plan.slot(kLower, h0 + t - segments, cb) + e];
+    }
+  }
+  T sum = acc[0];
+#pragma unroll
+  for (int w = 1; w < kReduceAcc; ++w) sum += acc[w];
+  __shared__ T part[kReduceGroups][kReduceElems];
+  part[q][threadIdx.x % kReduceElems] = sum;
+  __syncthreads();
+  const int c = cb * kNB + e;
+  if (q == 0 && c < plan.n) {
+    T total = part[0][threadIdx.x];
+#pragma unroll
+    for (int i = 1; i < kReduceGroups; ++i) total += part[i][threadIdx.x];
+    y[c] = beta == T(0) ? alpha * total : alpha * total + beta * y[c];
+  }
+}
+
+template <class T, bool kLower>
+void launch_v3(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* ws, T alpha,
+               T beta, Strided<T> y, cudaStream_t stream) {
+  T* slots = ws;
+  T* row_parts = ws + plan.slot_elems;
+  const dim3 grid(plan.max_segments, plan.groups);
+  if (vector)
+    symv_v3_kernel<T, kLower, true><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+  else
+    symv_v3_kernel<T, kLower, false><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+  blas2::launch_dependent(symv_v3_reduce_kernel<T, kLower>, dim3(plan.tiles, kNB / kReduceElems), dim3(kThreads),
+                          stream, plan, static_cast<const T*>(slots), static_cast<const T*>(row_parts), alpha, beta,
+                          y);
+}
+
 }  // namespace
 
 const char* symv_impl_name(SymvImpl impl) {
@@ -305,20 +535,24 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAware: return "aware";
     case SymvImpl::kOblivious: return "oblivious";
     case SymvImpl::kAwareAtomic: return "aware_atomic";
+    case SymvImpl::kAwareV3: return "aware_v3";
   }
   return "unknown";
 }
 
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
-  return static_cast<std::size_t>(make_plan(n, algo_of(impl)).workspace_elems()) * sizeof(T);
+  const long long elems = impl == SymvImpl::kAwareV3 ? symv_v3::make_plan(n, symv_v3::sub_rows<T>()).workspace_elems()
+                                                     : make_plan(n, algo_of(impl)).workspace_elems();
+  return static_cast<std::size_t>(elems) * sizeof(T);
 }
 
 template <class T>
 Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
                        const void* workspace, std::size_t workspace_bytes, SymvImpl impl) {
   if (uplo != Uplo::kLower && uplo != Uplo::kUpper) return Status::kInvalidValue;
-  if (impl != SymvImpl::kAware && impl != SymvImpl::kOblivious && impl != SymvImpl::kAwareAtomic)
+  if (impl != SymvImpl::kAware && impl != SymvImpl::kOblivious && impl != SymvImpl::kAwareAtomic &&
+      impl != SymvImpl::kAwareV3)
     return Status::kInvalidValue;
   if (n < 0 || lda < std::max(1, n) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (n == 0) return Status::kSuccess;  // quick return: nothing is read or written
@@ -343,11 +577,17 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
     return blas2::launch_status();
   }
   const Strided<const T> xs = blas2::make_strided(x, n, incx);
-  const Algo algo = algo_of(impl);
-  const Plan plan = make_plan(n, algo);
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
   T* ws = static_cast<T*>(workspace);
   const bool lower = uplo == Uplo::kLower;
+  if (impl == SymvImpl::kAwareV3) {
+    const symv_v3::Plan plan = symv_v3::make_plan(n, symv_v3::sub_rows<T>());
+    lower ? launch_v3<T, true>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream)
+          : launch_v3<T, false>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream);
+    return blas2::launch_status();
+  }
+  const Algo algo = algo_of(impl);
+  const Plan plan = make_plan(n, algo);
   switch (algo) {
     case Algo::kAware:
       lower ? launch_all<T, true, Algo::kAware>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream)

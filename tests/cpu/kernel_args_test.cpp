@@ -40,7 +40,7 @@ TYPED_TEST(KernelArgs, SymvRejectsInvalidValuesBeforeAnyLaunch) {
   const T* A = fake<T>(0x1000);
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
-  for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic})
+  for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
       EXPECT_EQ(symv_call<T>(uplo, -1, 1, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
       EXPECT_EQ(symv_call<T>(uplo, 10, 9, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
@@ -65,11 +65,15 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
-    const std::size_t need = kernels::symv_workspace_bytes<T>(n, SymvImpl::kAware);
-    ASSERT_GT(need, 0u) << n;
-    EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need), Status::kSuccess);
-    EXPECT_EQ(symv_call<T>(Uplo::kLower, n, n, 1, 1, A, x, y, kFakeWorkspace, need - 1), Status::kWorkspaceTooSmall);
-    EXPECT_EQ(symv_call<T>(Uplo::kLower, n, n, 1, 1, A, x, y, nullptr, need), Status::kNullPointer);
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3}) {
+      const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
+      ASSERT_GT(need, 0u) << n;
+      EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),
+                Status::kSuccess);
+      EXPECT_EQ(symv_call<T>(Uplo::kLower, n, n, 1, 1, A, x, y, kFakeWorkspace, need - 1, impl),
+                Status::kWorkspaceTooSmall);
+      EXPECT_EQ(symv_call<T>(Uplo::kUpper, n, n, 1, 1, A, x, y, nullptr, need, impl), Status::kNullPointer);
+    }
     // The atomic variant needs none.
     EXPECT_EQ(kernels::symv_workspace_bytes<T>(n, SymvImpl::kAwareAtomic), 0u);
     EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kUpper, n, A, n, x, 1, y, 1, nullptr, 0, SymvImpl::kAwareAtomic),
@@ -182,11 +186,24 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {
   for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536})
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious}) {
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3}) {
       const double matrix = double(n) * n;
       EXPECT_LE(kernels::symv_workspace_bytes<float>(n, impl) / 4.0, 0.01 * matrix) << n;
       EXPECT_LE(kernels::symv_workspace_bytes<double>(n, impl) / 8.0, 0.01 * matrix) << n;
     }
+}
+
+TEST(KernelWorkspace, SymvV3NeedsLessThanV1) {
+  // v3 writes one column-dot slot per group of 4 (float) / 2 (double) tiles: 0.35-0.65 x (float),
+  // 0.5-0.8 x (double) of v1's workspace at these sizes (its row parts dominate where t = 2).
+  for (int n : {2048, 4096, 8192, 16384, 32768}) {
+    EXPECT_LT(kernels::symv_workspace_bytes<float>(n, SymvImpl::kAwareV3),
+              kernels::symv_workspace_bytes<float>(n, SymvImpl::kAware) * 0.7)
+        << n;
+    EXPECT_LT(kernels::symv_workspace_bytes<double>(n, SymvImpl::kAwareV3),
+              kernels::symv_workspace_bytes<double>(n, SymvImpl::kAware) * 0.85)
+        << n;
+  }
 }
 
 TEST(KernelDescriptors, CountTheStoredTriangleAndTheVectors) {

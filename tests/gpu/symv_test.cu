@@ -5,7 +5,7 @@
 //    strided y hold a sentinel that must survive; the workspace starts as NaN;
 //  - increments 1, >1 and negative; leading dimensions that allow 16-byte loads and ones that do not;
 //  - alpha == 0 with A and x all NaN (neither may be read);
-//  - n in {1, 2, 31, 63, 64, 65, 127, 200} (suite SymvSmall, CPU long double reference) and
+//  - n in {1, 2, 31, 63, 64, 65, 127, 200, 256, 257, 300, 511} (suite SymvSmall, CPU long double reference) and
 //    {1000, 4097} (SymvLarge; CPU long double reference and, for float inputs, cuBLAS DSYMV).
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
@@ -26,7 +26,7 @@ using kernels::Status;
 using kernels::SymvImpl;
 using kernels::Uplo;
 
-const SymvImpl kImpls[] = {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic};
+const SymvImpl kImpls[] = {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -173,6 +173,13 @@ TYPED_TEST(SymvSmall, MatchesCpuReference) {
     for (const SymvCase& c : cases_for(n, true)) check<TypeParam>(c);
 }
 
+// v3 units span 4 (float) / 2 (double) block rows: whole and partial last groups, a band split
+// across segments (n = 300: 5 block rows, segments of 2), interior and edge block columns.
+TYPED_TEST(SymvSmall, MatchesCpuReferenceAcrossV3Groups) {
+  for (int n : {256, 257, 300, 511})
+    for (const SymvCase& c : cases_for(n, n == 300)) check<TypeParam>(c);
+}
+
 TYPED_TEST(SymvSmall, AlphaZeroReadsNeitherAnorX) {
   check<TypeParam>({65, 70, 0.0, 2.0});   // y = 2 y; A and x all NaN
   check<TypeParam>({65, 70, 0.0, 0.0});   // y = 0; y poisoned too
@@ -195,7 +202,7 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
   for (Uplo uplo : kUplos) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious}) {
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3}) {
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
       const std::vector<float> a = run_symv(c, uplo, impl, p), b = run_symv(c, uplo, impl, p);
       EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));

@@ -18,10 +18,16 @@
 //               Row partials of each segment go to the workspace and are summed as for kAware.
 //   kAwareAtomic the kAware kernel with partials added straight into y with atomicAdd (y first set to
 //               beta y by a small kernel): no workspace, not deterministic (summation order varies).
+//   kAwareV3    storage-aware and deterministic like kAware, with units of 4 (float) / 2 (double) block
+//               rows x a segment of block columns anchored at absolute column positions for both
+//               triangles (1 KB of each column per unit, one column-dot partial per unit and block
+//               column: 0.35-0.65 x (float) / 0.5-0.8 x (double) of kAware's workspace for n 2048 ...
+//               32768), and its own fixed-order reduction kernel. Unmeasured candidate for the
+//               default: docs/perf/symv.md, v3.
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
-// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 4096 (kAware, kOblivious),
-// 0 bytes for kAwareAtomic. The workspace may not be shared by calls running concurrently.
+// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (kAware, kOblivious,
+// kAwareV3), 0 bytes for kAwareAtomic. The workspace may not be shared by calls running concurrently.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -32,9 +38,9 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl { kAware, kOblivious, kAwareAtomic };
+enum class SymvImpl { kAware, kOblivious, kAwareAtomic, kAwareV3 };
 
-const char* symv_impl_name(SymvImpl impl);  // "aware", "oblivious", "aware_atomic"
+const char* symv_impl_name(SymvImpl impl);  // "aware", "oblivious", "aware_atomic", "aware_v3"
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0.
 template <class T>
