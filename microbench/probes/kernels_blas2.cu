@@ -43,7 +43,9 @@ const ProbeDescriptor kGemvDescriptor{
     "events; bytes = minimal (A + x + y); flops = 2mn",
     "", 10, 2};
 
-enum class SymvBench { kOursAware, kOursOblivious, kOursAtomic, kCublas, kCublasAtomics };
+// SYMV also: ours_aware_v3 (SymvImpl::kAwareV3: groups of 4 / 2 block rows, segments anchored at
+// absolute columns, smaller workspace; deterministic; not the default until measured: docs/perf/symv.md).
+enum class SymvBench { kOursAware, kOursOblivious, kOursAtomic, kCublas, kCublasAtomics, kOursAwareV3 };
 struct SymvBenchInfo {
   SymvBench impl;
   const char* name;
@@ -52,7 +54,8 @@ constexpr SymvBenchInfo kSymvImpls[] = {{SymvBench::kOursAware, "ours_aware"},
                                         {SymvBench::kOursOblivious, "ours_oblivious"},
                                         {SymvBench::kOursAtomic, "ours_atomic"},
                                         {SymvBench::kCublas, "cublas"},
-                                        {SymvBench::kCublasAtomics, "cublas_atomics"}};
+                                        {SymvBench::kCublasAtomics, "cublas_atomics"},
+                                        {SymvBench::kOursAwareV3, "ours_aware_v3"}};
 
 template <class T>
 constexpr const char* precision_name() {
@@ -127,6 +130,7 @@ void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, 
   }
   const SymvImpl ours = impl == SymvBench::kOursOblivious ? SymvImpl::kOblivious
                         : impl == SymvBench::kOursAtomic  ? SymvImpl::kAwareAtomic
+                        : impl == SymvBench::kOursAwareV3 ? SymvImpl::kAwareV3
                                                           : SymvImpl::kAware;
   const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
