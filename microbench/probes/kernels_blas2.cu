@@ -4,7 +4,9 @@
 //
 // SYMV impls: ours_aware (storage-aware, deterministic, the default), ours_oblivious (reads the
 // whole matrix), ours_atomic (aware with atomicAdd partials), cublas (cublasXsymv, atomics off:
-// cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED). GEMV impls: ours, cublas.
+// cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED). GEMV impls: ours (the default,
+// GemvImpl::kSplitReduce), cublas, and at the shapes where v2 lost to cuBLAS (plus 8192 as the check
+// that n >= 8192 does not get slower) ours_v3 (kSinglePass) and ours_v3_nohint (kSinglePassNoHint).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
@@ -12,6 +14,7 @@
 // an L2-resident one (l2=resident). The same rule for every impl at a shape.
 #include <cublas_v2.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -27,6 +30,7 @@
 namespace gpuprobe {
 namespace {
 
+using kernels::GemvImpl;
 using kernels::SymvImpl;
 using kernels::Trans;
 using kernels::Uplo;
@@ -56,6 +60,16 @@ constexpr SymvBenchInfo kSymvImpls[] = {{SymvBench::kOursAware, "ours_aware"},
                                         {SymvBench::kCublas, "cublas"},
                                         {SymvBench::kCublasAtomics, "cublas_atomics"},
                                         {SymvBench::kOursAwareV3, "ours_aware_v3"}};
+
+enum class GemvBench { kOurs, kCublas, kOursV3, kOursV3NoHint };
+struct GemvBenchInfo {
+  GemvBench impl;
+  const char* name;
+};
+constexpr GemvBenchInfo kGemvImpls[] = {{GemvBench::kOurs, "ours"},
+                                        {GemvBench::kCublas, "cublas"},
+                                        {GemvBench::kOursV3, "ours_v3"},
+                                        {GemvBench::kOursV3NoHint, "ours_v3_nohint"}};
 
 template <class T>
 constexpr const char* precision_name() {
@@ -145,7 +159,7 @@ void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, 
 }
 
 template <class T>
-void gemv_entry(benchmark::State& state, bool cublas, Trans trans, int rows, int cols) {
+void gemv_entry(benchmark::State& state, GemvBench impl, const char* impl_name, Trans trans, int rows, int cols) {
   const std::size_t count = std::size_t(rows) * cols;
   const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
   DeviceBuffer<T> A(count), x(x_len), y(y_len);
@@ -157,11 +171,11 @@ void gemv_entry(benchmark::State& state, bool cublas, Trans trans, int rows, int
   Measurement m(state, kGemvDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
   m.param("m", rows);
   m.param("n", cols);
-  m.tag("impl", cublas ? "cublas" : "ours");
+  m.tag("impl", impl_name);
   m.tag("precision", precision_name<T>());
   m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
   tag_l2(m, bytes);
-  if (cublas) {
+  if (impl == GemvBench::kCublas) {
     CublasHandle handle;
     add_cublas_tags(m, handle);
     GP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -172,13 +186,18 @@ void gemv_entry(benchmark::State& state, bool cublas, Trans trans, int rows, int
     });
     return;
   }
-  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(trans, rows, cols);
+  const GemvImpl ours = impl == GemvBench::kOursV3         ? GemvImpl::kSinglePass
+                        : impl == GemvBench::kOursV3NoHint ? GemvImpl::kSinglePassNoHint
+                                                           : GemvImpl::kSplitReduce;
+  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(trans, rows, cols, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
+  // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
+  check_status(kernels::gemv_workspace_init(ws.data(), ws_bytes, nullptr), "gemv_workspace_init");
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   m.time_events([&](cudaStream_t s) {
     check_status(kernels::gemv<T>(trans, rows, cols, alpha, A.data(), rows, x.data(), 1, beta, y.data(), 1, ws.data(),
-                                  ws_bytes, s),
+                                  ws_bytes, s, ours),
                  "gemv");
   });
 }
@@ -199,19 +218,27 @@ void register_symv(const std::vector<int>& sizes) {
   }
 }
 
+// The shapes at which ours_v3 / ours_v3_nohint are registered beside ours and cublas.
+bool gemv_v3_shape(int rows, int cols) {
+  if (rows == cols) return rows == 512 || rows == 4096 || rows == 4097 || rows == 8192;
+  return std::max(rows, cols) >= (1 << 18);  // the tall and wide ones
+}
+
 template <class T>
 void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
   for (const auto& [rows, cols] : shapes) {
     if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
-      for (bool cublas : {false, true}) {
-        const std::string name = entry_name(kGemvDescriptor.family, {{"impl", cublas ? "cublas" : "ours"},
+      for (const GemvBenchInfo& info : kGemvImpls) {
+        const bool v3 = info.impl == GemvBench::kOursV3 || info.impl == GemvBench::kOursV3NoHint;
+        if (v3 && !gemv_v3_shape(rows, cols)) continue;
+        const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},
                                                                      {"m", std::to_string(rows)},
                                                                      {"n", std::to_string(cols)}});
-        register_entry(name, kGemvDescriptor, [cublas, trans, rows = rows, cols = cols](benchmark::State& st) {
-          gemv_entry<T>(st, cublas, trans, rows, cols);
+        register_entry(name, kGemvDescriptor, [info, trans, rows = rows, cols = cols](benchmark::State& st) {
+          gemv_entry<T>(st, info.impl, info.name, trans, rows, cols);
         });
       }
   }
