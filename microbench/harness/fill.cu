@@ -43,7 +43,26 @@ void launch_constant(T* data, std::size_t count, T value, cudaStream_t stream) {
   GP_CUDA_CHECK_LAUNCH();
 }
 
+// write_sink is 0 at run time and unknown at compile time: the loads cannot be optimized away.
+__global__ void read_through_kernel(const uint4* data, std::size_t count, unsigned* sink, int write_sink) {
+  unsigned acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = data[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (write_sink) *sink = acc;
+}
+
 }  // namespace
+
+void read_through(const void* data, std::size_t bytes, cudaStream_t stream) {
+  const std::size_t count = bytes / sizeof(uint4);
+  if (count == 0) return;
+  read_through_kernel<<<fill_blocks(count), kFillThreads, 0, stream>>>(static_cast<const uint4*>(data), count,
+                                                                       nullptr, 0);
+  GP_CUDA_CHECK_LAUNCH();
+}
 
 void fill_uniform(float* d, std::size_t n, std::uint64_t seed, float lo, float hi, cudaStream_t s) {
   launch_uniform(d, n, seed, lo, hi, s);

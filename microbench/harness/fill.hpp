@@ -18,4 +18,8 @@ void fill_uniform(double* data, std::size_t count, std::uint64_t seed, double lo
 void fill_constant(float* data, std::size_t count, float value, cudaStream_t stream = nullptr);
 void fill_constant(double* data, std::size_t count, double value, cudaStream_t stream = nullptr);
 
+// Reads `bytes` bytes from `data` (16-byte aligned; the tail below 16 bytes is skipped) with 16-byte
+// loads on all SMs and discards them: a read-only sweep that leaves only clean lines in the L2.
+void read_through(const void* data, std::size_t bytes, cudaStream_t stream = nullptr);
+
 }  // namespace gpuprobe

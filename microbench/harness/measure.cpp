@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "gpuprobe/check.hpp"
+#include "fill.hpp"
 #include "gpuprobe/profiler.hpp"
 #include "nvml.hpp"
 #include "stats.hpp"
@@ -216,15 +217,21 @@ void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
 }
 
 void flush_l2(cudaStream_t stream) {
-  // Allocated once, 2x the L2, and never freed: the process keeps one such buffer.
-  static void* scratch = nullptr;
+  // Reads (never writes) a buffer of 2x the L2 before each sample. The reads evict whatever the L2
+  // held -- the previous sample's dirty lines are written back here, before the start event -- and
+  // leave only clean lines, so the timed work's own misses never pay for write-backs. A memset
+  // flush would leave up to a full L2 of dirty lines whose write-back (50 MB: ~17 us of DRAM time
+  // on an H100) then lands inside the timed call: +15-17 us measured on flushed GEMV calls of
+  // 20-40 us before this change (docs/perf/gemv.md).
+  static float* scratch = nullptr;  // allocated and filled once, never freed: one per process
   static std::size_t bytes = 0;
   if (!scratch) {
     bytes = 2 * std::max<std::size_t>(context().device.l2_bytes, std::size_t(1) << 20);
     GP_CUDA_CHECK(cudaMalloc(&scratch, bytes));
+    fill_uniform(scratch, bytes / sizeof(float), 11, 1.f, 2.f);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
   }
-  static unsigned char pattern = 0;
-  GP_CUDA_CHECK(cudaMemsetAsync(scratch, ++pattern, bytes, stream));
+  read_through(scratch, bytes, stream);
 }
 
 void fail(const std::string& where, const std::exception& error) {

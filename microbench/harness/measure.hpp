@@ -92,7 +92,8 @@ class Measurement {
   void param(const std::string& name, double value);
   // A textual parameter, written into the label as name=value.
   void tag(const std::string& name, const std::string& value);
-  // Writes L2-sized garbage before every sample, so each sample starts with a cold L2.
+  // Reads 2x the L2 of unrelated data before every sample, so each sample starts with a cold L2
+  // holding only clean lines (see flush_l2).
   void flush_l2_before_each_sample(bool on) { flush_l2_ = on; }
 
   // Times `enqueue` with CUDA events on a private stream; the same callable is the counter replay.
@@ -133,7 +134,8 @@ inline double host_seconds_since(HostTime t0) { return std::chrono::duration<dou
 void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                     std::function<void(benchmark::State&)> body);
 
-// Fills the L2 with unrelated data (a write of 2x its size) on `stream`.
+// Fills the L2 with unrelated, clean data (a read of 2x its size) on `stream`: nothing the timed
+// work touches stays cached, and nothing dirty is left for it to write back.
 void flush_l2(cudaStream_t stream);
 
 // Ends the process after printing "gpuprobe: <where>: <what>"; exit code from the error type.

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <vector>
 
 #include "gpuprobe/device_buffer.hpp"
+#include "harness/fill.hpp"
 #include "harness/measure.hpp"
 #include "probes/memory_latency.hpp"
 
@@ -45,6 +47,32 @@ TEST(MemoryLatencyTiming, LatencyGrowsFromL1ToL2ToDram) {
   EXPECT_LT(l1 * 2, l2) << "L1 " << l1 << " L2 " << l2;
   EXPECT_LT(l2 * 1.3, dram) << "L2 " << l2 << " DRAM " << dram;
   EXPECT_GT(cg_small, l1 * 2) << "ld.global.cg must bypass L1";
+}
+
+// flush_l2 (the harness's "l2=flushed" condition) must evict: a chain that was L2-resident is
+// DRAM-latency on its first lap after the flush (H100: ~280 -> ~680 cycles; the margin is 1.5x).
+TEST(HarnessTiming, FlushL2EvictsAnL2ResidentChain) {
+  const ChainSpec spec{ChainPattern::kRandom, (1 << 20) / 128, 128, 0, 5};  // 1 MiB: L2, not L1 (cg)
+  DeviceBuffer<char> memory(chain_span_bytes(spec));
+  PointerChase chase(memory.data(), spec);
+  chase.warm(ChaseLoad::kL2Only, 2 * spec.elements);
+  const double resident = cycles_per_load(chase, ChaseLoad::kL2Only, spec.elements);
+  flush_l2(nullptr);
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  const double flushed = cycles_per_load(chase, ChaseLoad::kL2Only, spec.elements);
+  EXPECT_GT(flushed, 1.5 * resident) << "resident " << resident << " cycles, after flush_l2 " << flushed;
+}
+
+// The flush only reads: whatever it sweeps is left as it was (and memcheck sees no stray access).
+TEST(Harness, ReadThroughLeavesDataUnchanged) {
+  const std::size_t count = (1 << 20) + 3;  // the tail below 16 bytes is skipped, not overrun
+  DeviceBuffer<float> data(count);
+  fill_uniform(data.data(), count, 3, 1.f, 2.f);
+  std::vector<float> before(count), after(count);
+  GP_CUDA_CHECK(cudaMemcpy(before.data(), data.data(), data.bytes(), cudaMemcpyDeviceToHost));
+  read_through(data.data(), data.bytes(), nullptr);
+  GP_CUDA_CHECK(cudaMemcpy(after.data(), data.data(), data.bytes(), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(before, after);
 }
 
 TEST(MemoryLatencyTiming, SharedChaseIsFasterThanL2) {
