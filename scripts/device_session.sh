@@ -30,7 +30,7 @@ export BUILD_DIR=${BUILD_DIR:-build} PYTHONUNBUFFERED=1
 if ((tests)); then
   # Sanitizers on the small correctness tests only: the large ones take minutes under memcheck.
   bash scripts/gpu_run.sh "$OUT" --no-bench \
-    --sanitizer-filter='SymvSmall*:GemvSmall*:SgemmSmall*:BarrierCorrectness*:BarrierCheck*:ExecPipelineChain*:MemoryLatency.*:TransferSmCopy*'
+    --sanitizer-filter='SymvSmall*:GemvSmall*:GemvSinglePassWorkspace*:SgemmSmall*:BarrierCorrectness*:BarrierCheck*:ExecPipelineChain*:MemoryLatency.*:Harness.*:TransferSmCopy*'
   rc=$?
   ((rc)) && status=1
   echo "[device_session] tests done at +$(( $(date +%s) - start ))s (status $rc)"
