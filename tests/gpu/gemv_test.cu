@@ -94,8 +94,7 @@ Reference cpu_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
 
 template <class T>
 Reference cublas_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
-  cublasHandle_t handle;
-  GP_CUBLAS_CHECK(cublasCreate(&handle));
+  const CublasHandle handle;
   Reference r;
   for (bool absolute : {false, true}) {
     std::vector<double> a(p.A.size(), 0.0), x(p.x.len), y(p.y0.len);
@@ -114,12 +113,12 @@ Reference cublas_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
     GP_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
     GP_CUDA_CHECK(cudaMemcpy(dy.data(), y.data(), dy.bytes(), cudaMemcpyHostToDevice));
     const double alpha = absolute ? std::fabs(c.alpha) : c.alpha, beta = absolute ? std::fabs(c.beta) : c.beta;
-    GP_CUBLAS_CHECK(cublasDgemv(handle, t == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T, c.m, c.n, &alpha, da.data(),
+    GP_CUBLAS_CHECK(cublasDgemv(handle.get(), t == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                c.m, c.n, &alpha, da.data(),
                                 p.lda, dx.data(), 1, &beta, dy.data(), 1));
     GP_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
     (absolute ? r.scale : r.value) = std::move(y);
   }
-  cublasDestroy(handle);
   return r;
 }
 

@@ -126,9 +126,8 @@ Reference gpu_reference(const GemmCase& c, Trans ta, Trans tb, const HostMatrix&
       }
     return out;
   };
-  cublasHandle_t handle;
-  GP_CUBLAS_CHECK(cublasCreate(&handle));
-  GP_CUBLAS_CHECK(cublasSetMathMode(handle, CUBLAS_PEDANTIC_MATH));
+  const CublasHandle handle;
+  GP_CUBLAS_CHECK(cublasSetMathMode(handle.get(), CUBLAS_PEDANTIC_MATH));
   Reference r;
   for (bool absolute : {false, true}) {
     const std::vector<double> a = upcast(A, absolute), b = upcast(B, absolute);
@@ -142,12 +141,12 @@ Reference gpu_reference(const GemmCase& c, Trans ta, Trans tb, const HostMatrix&
     GP_CUDA_CHECK(cudaMemcpy(dc.data(), c0.data(), dc.bytes(), cudaMemcpyHostToDevice));
     const double alpha = absolute ? std::fabs(double(c.alpha)) : c.alpha;
     const double beta = absolute ? std::fabs(double(c.beta)) : c.beta;
-    GP_CUBLAS_CHECK(cublasDgemm(handle, ta == kN ? CUBLAS_OP_N : CUBLAS_OP_T, tb == kN ? CUBLAS_OP_N : CUBLAS_OP_T, c.m,
+    GP_CUBLAS_CHECK(cublasDgemm(handle.get(), ta == kN ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                tb == kN ? CUBLAS_OP_N : CUBLAS_OP_T, c.m,
                                 c.n, c.k, &alpha, da.data(), A.ld, db.data(), B.ld, &beta, dc.data(), c.m));
     GP_CUDA_CHECK(cudaMemcpy(c0.data(), dc.data(), dc.bytes(), cudaMemcpyDeviceToHost));
     (absolute ? r.scale : r.value) = std::move(c0);
   }
-  cublasDestroy(handle);
   return r;
 }
 

@@ -93,8 +93,7 @@ Reference cpu_reference(const SymvCase& c, Uplo uplo, const Problem<T>& p) {
 // values for the bound's scale.
 template <class T>
 Reference cublas_reference(const SymvCase& c, Uplo uplo, const Problem<T>& p) {
-  cublasHandle_t handle;
-  GP_CUBLAS_CHECK(cublasCreate(&handle));
+  const CublasHandle handle;
   Reference r;
   for (bool absolute : {false, true}) {
     std::vector<double> a(p.A.size(), 0.0), x(c.n), y(c.n);
@@ -114,12 +113,12 @@ Reference cublas_reference(const SymvCase& c, Uplo uplo, const Problem<T>& p) {
     GP_CUDA_CHECK(cudaMemcpy(dx.data(), x.data(), dx.bytes(), cudaMemcpyHostToDevice));
     GP_CUDA_CHECK(cudaMemcpy(dy.data(), y.data(), dy.bytes(), cudaMemcpyHostToDevice));
     const double alpha = absolute ? std::fabs(c.alpha) : c.alpha, beta = absolute ? std::fabs(c.beta) : c.beta;
-    GP_CUBLAS_CHECK(cublasDsymv(handle, uplo == Uplo::kLower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER, c.n,
+    GP_CUBLAS_CHECK(cublasDsymv(handle.get(),
+                                uplo == Uplo::kLower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER, c.n,
                                 &alpha, da.data(), p.lda, dx.data(), 1, &beta, dy.data(), 1));
     GP_CUDA_CHECK(cudaMemcpy(y.data(), dy.data(), dy.bytes(), cudaMemcpyDeviceToHost));
     (absolute ? r.scale : r.value) = std::move(y);
   }
-  cublasDestroy(handle);
   return r;
 }
 
