@@ -36,6 +36,16 @@ if ((tests)); then
   echo "[device_session] tests done at +$(( $(date +%s) - start ))s (status $rc)"
 fi
 
+# Variants that have never run on a GPU must not cost the reference run: if the GPU tests failed
+# on them, or the test binary died before its summary (a crash leaves the context unusable), the
+# main job leaves their entries out and says so.
+if ((tests)) && [ -f "$OUT/tests.log" ]; then
+  if grep -qE '^\[  FAILED  \].*(V3|v3|SinglePass|Symv|Gemv)' "$OUT/tests.log" || ! grep -q '^\[==========\].*ran' "$OUT/tests.log"; then
+    echo "[device_session] SYMV/GEMV v3 tests failed or the test run died: main job with --exclude='_v3'"
+    job_args+=(--exclude=_v3)
+  fi
+fi
+
 left=$(( budget - ($(date +%s) - start) ))
 work=/tmp/gpuprobe-main-job
 rm -rf "$work"

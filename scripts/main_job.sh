@@ -2,7 +2,7 @@
 # The main job, end to end: build -> characterize the GPU (all probes) -> kernel benchmarks with
 # roofline counters -> report. Progress on the terminal, a summary at the end.
 #
-#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters]
+#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters] [--exclude=RE]
 #
 # OUTDIR (default reports/local) receives results.json (all probes and kernel benchmarks, timing),
 # counters.json (kernel benchmarks again with --counters=roofline, in an untimed replay), logs, and
@@ -10,12 +10,13 @@
 # the report from the result files already in OUTDIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=reports/local ; quick=() ; device=() ; counters=1
+OUT=reports/local ; quick=() ; device=() ; counters=1 ; exclude=()
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=(--quick) ;;
     --device=*) device=("$arg") ;;
     --no-counters) counters=0 ;;
+    --exclude=*) exclude=("$arg") ;;  # gpuprobe's: entries matching RE are not registered
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "main_job.sh: unknown option $arg" >&2; exit 2 ;;
     *) OUT=$arg ;;
@@ -43,13 +44,13 @@ fi
 status=0
 if ((have_gpu)); then
   step "characterize + kernel benchmarks -> $OUT/results.json"
-  "$GPUPROBE" "${device[@]}" "${quick[@]}" --benchmark_out="$OUT/results.json" --benchmark_out_format=json \
+  "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --benchmark_out="$OUT/results.json" --benchmark_out_format=json \
     --benchmark_format=console 2>&1 | tee "$OUT/bench.log" | grep -E --line-buffered "^(baseline|memory|exec|transfer|kernels)\.[a-z_0-9]+/" \
     | awk -F/ '{fam=$1; if (fam != last) { printf "  %-28s", fam; last = fam; n = 0 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
   [ -f "$OUT/results.json" ] || { status=1; echo "main_job: the benchmark run did not finish (see $OUT/bench.log)" >&2; tail -3 "$OUT/bench.log"; }
   if ((counters)); then
     step "kernel benchmarks with roofline counters (untimed replays) -> $OUT/counters.json"
-    if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
+    if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
         --benchmark_out="$OUT/counters.json" --benchmark_out_format=json > "$OUT/counters.log" 2>&1; then
       echo "main_job: counter run failed or counters unavailable: $(grep -m1 'gpuprobe:' "$OUT/counters.log")"
     fi

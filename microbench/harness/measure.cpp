@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <regex>
 
 #include "gpuprobe/check.hpp"
 #include "fill.hpp"
@@ -201,6 +202,11 @@ void Measurement::finish(const std::vector<Sample>& samples, const std::vector<d
 
 void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                     std::function<void(benchmark::State&)> body) {
+  const std::string& exclude = context().options.exclude;
+  if (!exclude.empty()) {
+    static const std::regex excluded(exclude);  // validated by parse_options; the flag is set once
+    if (std::regex_search(name, excluded)) return;
+  }
   const int samples = context().options.samples > 0 ? context().options.samples : descriptor.default_samples;
   benchmark::RegisterBenchmark(name.c_str(),
                                [name, body](benchmark::State& state) {

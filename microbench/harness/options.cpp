@@ -2,6 +2,7 @@
 
 #include <cctype>
 #include <limits>
+#include <regex>
 
 #include "gpuprobe/check.hpp"
 
@@ -69,6 +70,14 @@ Options parse_options(std::vector<std::string>& args) {
     } else if (take_value(a, "--papi-events", v)) {
       if (v.empty()) throw UsageError("--papi-events needs a comma-separated list of PAPI events");
       opt.papi_events = v;
+    } else if (take_value(a, "--exclude", v)) {
+      if (v.empty()) throw UsageError("--exclude needs a regular expression");
+      try {
+        std::regex check(v);
+      } catch (const std::regex_error& e) {
+        throw UsageError("--exclude=" + v + " is not a valid regular expression (" + e.what() + ")");
+      }
+      opt.exclude = v;
     } else if (a == "--help" || a == "-h") {
       opt.help = true;
     } else if (take_value(a, "--benchmark_out", v)) {
@@ -76,7 +85,7 @@ Options parse_options(std::vector<std::string>& args) {
       opt.benchmark_out = v;
       rest.push_back("--benchmark_out=" + v + ".partial");
     } else if (a == "--device" || a == "--samples" || a == "--max-footprint" || a == "--counters" ||
-               a == "--papi-events") {
+               a == "--papi-events" || a == "--exclude") {
       throw UsageError(a + " needs a value: write " + a + "=VALUE");
     } else {
       rest.push_back(a);  // Google Benchmark's (it rejects what it does not know)
@@ -106,6 +115,8 @@ std::string usage_text() {
       "                          occupancy, or Nsight Compute metric names; replay=kernel for\n"
       "                          CUPTI's per-kernel replay; see docs/counters.md)\n"
       "  --papi-events=LIST      PAPI events read around the same ranges\n"
+      "  --exclude=RE            leave out the entries whose name matches RE (ECMAScript regex;\n"
+      "                          --benchmark_filter then selects among the rest)\n"
       "  --help                  this text\n"
       "\n"
       "Useful Google Benchmark flags:\n"

@@ -18,6 +18,7 @@ struct Options {
   bool max_footprint_given = false;
   std::string counters;           // --counters=SET[,SET...] (empty: timing only)
   std::string papi_events;        // --papi-events=EV1,EV2
+  std::string exclude;            // --exclude=RE: entries whose name matches are not registered
   bool help = false;              // --help
   std::string benchmark_out;      // the --benchmark_out=FILE the user gave (written via FILE.partial)
 };

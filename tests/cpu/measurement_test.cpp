@@ -67,6 +67,27 @@ TEST(Measurement, WritesSchemaFieldsAndDerivedFigures) {
   EXPECT_EQ(cy.counters.count("gbps"), 0u);
 }
 
+// --exclude: a matching entry is never registered, so it neither runs nor appears in the output.
+TEST(Measurement, ExcludedEntriesAreNotRegistered) {
+  context().options.exclude = "ours_v3";
+  int ran_excluded = 0;
+  auto body = [](int* counter) {
+    return [counter](benchmark::State& st) {
+      if (counter) ++*counter;
+      Measurement m(st, kFakeCycles, Work{0, 0, 1});
+      m.run([] { Sample s; s.seconds = 1e-6; s.cycles = 1; return s; }, {});
+    };
+  };
+  register_entry("test.exclude/impl:ours", kFakeCycles, body(nullptr));
+  register_entry("test.exclude/impl:ours_v3", kFakeCycles, body(&ran_excluded));
+  context().options.exclude.clear();
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  EXPECT_EQ(reporter.captured.count("test.exclude/impl:ours/iterations:4/manual_time"), 1u);
+  EXPECT_EQ(reporter.captured.count("test.exclude/impl:ours_v3/iterations:4/manual_time"), 0u);
+  EXPECT_EQ(ran_excluded, 0);
+}
+
 TEST(DeviceContext, FieldsNameTheGpuAndItsLimits) {
   DeviceInfo d;
   d.name = "Fake GPU";

@@ -42,6 +42,15 @@ TEST(Options, MaxFootprintRemembersWhetherItWasGiven) {
   EXPECT_EQ(g.max_footprint_bytes, 20ull << 30);
 }
 
+TEST(Options, ExcludeTakesAValidRegex) {
+  auto args = argv_of({"--exclude=_v3|oblivious"});
+  EXPECT_EQ(parse_options(args).exclude, "_v3|oblivious");
+  for (const char* bad : {"--exclude=", "--exclude=(unclosed", "--exclude"}) {
+    auto a = argv_of({bad});
+    EXPECT_THROW(parse_options(a), UsageError) << bad;
+  }
+}
+
 TEST(Options, SizesAcceptSuffixes) {
   EXPECT_EQ(parse_bytes("64K", "--x"), 64u << 10);
   EXPECT_EQ(parse_bytes("3m", "--x"), 3u << 20);
