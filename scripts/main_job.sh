@@ -2,7 +2,9 @@
 # The main job, end to end: build -> characterize the GPU (all probes) -> kernel benchmarks with
 # roofline counters -> report. Progress on the terminal, a summary at the end.
 #
-#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters] [--exclude=RE]
+#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters] [--exclude=RE]...
+#
+# --exclude=RE (repeatable; the entries matching any of them are left out) goes to gpuprobe.
 #
 # OUTDIR (default reports/local) receives results.json (all probes and kernel benchmarks, timing),
 # counters.json (kernel benchmarks again with --counters=roofline, in an untimed replay), logs, and
@@ -10,18 +12,23 @@
 # the report from the result files already in OUTDIR.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=reports/local ; quick=() ; device=() ; counters=1 ; exclude=()
+OUT=reports/local ; quick=() ; device=() ; counters=1 ; exclude=() ; excluded=()
 for arg in "$@"; do
   case "$arg" in
     --quick) quick=(--quick) ;;
     --device=*) device=("$arg") ;;
     --no-counters) counters=0 ;;
-    --exclude=*) exclude=("$arg") ;;  # gpuprobe's: entries matching RE are not registered
+    --exclude=?*) excluded+=("${arg#*=}") ;;  # gpuprobe's: entries matching RE are not registered
     -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
     -*) echo "main_job.sh: unknown option $arg" >&2; exit 2 ;;
     *) OUT=$arg ;;
   esac
 done
+# Several --exclude (e.g. the caller's and device_session.sh's own) leave out the union.
+if ((${#excluded[@]})); then
+  joined=$(printf '|(?:%s)' "${excluded[@]}")
+  exclude=("--exclude=${joined:1}")
+fi
 mkdir -p "$OUT"
 start=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - start ))s] $*"; }
