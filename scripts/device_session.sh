@@ -29,7 +29,9 @@ export BUILD_DIR=${BUILD_DIR:-build} PYTHONUNBUFFERED=1
 
 if ((tests)); then
   # Sanitizers on the small correctness tests only: the large ones take minutes under memcheck.
-  bash scripts/gpu_run.sh "$OUT" --no-bench \
+  # At most half the budget (on the H100: ~40 s build + ~60 s tests and sanitizers), so the main
+  # job always gets its turn.
+  timeout -k 10 $(( budget / 2 )) bash scripts/gpu_run.sh "$OUT" --no-bench \
     --sanitizer-filter='SymvSmall*:GemvSmall*:GemvSinglePassWorkspace*:SgemmSmall*:BarrierCorrectness*:BarrierCheck*:ExecPipelineChain*:MemoryLatency.*:Harness.*:TransferSmCopy*'
   rc=$?
   ((rc)) && status=1
@@ -40,8 +42,9 @@ fi
 # on them, or the test binary died before its summary (a crash leaves the context unusable), the
 # main job leaves their entries out and says so.
 if ((tests)) && [ -f "$OUT/tests.log" ]; then
-  if grep -qE '^\[  FAILED  \].*(V3|v3|SinglePass|Symv|Gemv)' "$OUT/tests.log" || ! grep -q '^\[==========\].*ran' "$OUT/tests.log"; then
-    echo "[device_session] SYMV/GEMV v3 tests failed or the test run died: main job with --exclude='_v3'"
+  if grep -qE '^\[  FAILED  \].*(V3|v3|SinglePass|Symv|Gemv)' "$OUT/tests.log" || ! grep -q '^\[==========\].*ran' "$OUT/tests.log" \
+     || grep -q 'exit: [^0]' "$OUT/sanitizer.log" 2>/dev/null; then
+    echo "[device_session] SYMV/GEMV v3 tests failed, a sanitizer found errors or the test run died: main job with --exclude='_v3'"
     job_args+=(--exclude=_v3)
   fi
 fi
@@ -55,7 +58,7 @@ if ((left < 60)); then
 else
   echo "[device_session] main job with ${left}s left"
   job_start=$(date +%s)
-  timeout --signal=INT "$left" bash scripts/main_job.sh "$work" "${job_args[@]}" > "$OUT/job.log" 2>&1
+  timeout -k 15 --signal=INT "$left" bash scripts/main_job.sh "$work" "${job_args[@]}" > "$OUT/job.log" 2>&1
   rc=$?
   ((rc)) && status=1
   echo "main job: exit $rc, wall $(( $(date +%s) - job_start )) s$( ((rc == 124)) && echo ' (stopped at the budget)')" \

@@ -354,9 +354,10 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                   "cudaMemcpy D2D (absent from these inputs: no ratio)."))
     for kernel, cmp in comparison.items():
         d.sub(f"{kernel} ({cmp['metric']}; default: {cmp['default'] or '–'})")
-        headers = ["problem", "L2"] + cmp["impls"] + [f"{cmp['default']} / {r}" for r in cmp["references"]]
+        ours = cmp["default"] or "ours (no default impl in the inputs)"
+        headers = ["problem", "L2"] + cmp["impls"] + [f"{ours} / {r}" for r in cmp["references"]]
         if cmp["metric"] == "GB/s":
-            headers.append(f"{cmp['default']} / memcpy")
+            headers.append(f"{ours} / memcpy")
         d.table(headers, [[r["size"], r["l2"] or "–"] + [r["values"].get(i) for i in cmp["impls"]]
                           + [r["ratios"][ref] for ref in cmp["references"]]
                           + ([r["vs_memcpy"]] if cmp["metric"] == "GB/s" else []) for r in cmp["rows"]])

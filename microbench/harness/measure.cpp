@@ -226,9 +226,10 @@ void flush_l2(cudaStream_t stream) {
   // Reads (never writes) a buffer of 2x the L2 before each sample. The reads evict whatever the L2
   // held -- the previous sample's dirty lines are written back here, before the start event -- and
   // leave only clean lines, so the timed work's own misses never pay for write-backs. A memset
-  // flush would leave up to a full L2 of dirty lines whose write-back (50 MB: ~17 us of DRAM time
-  // on an H100) then lands inside the timed call: +15-17 us measured on flushed GEMV calls of
-  // 20-40 us before this change (docs/perf/gemv.md).
+  // flush leaves up to a full L2 of dirty lines whose write-back (50 MB: ~17 us of DRAM time on an
+  // H100) would land inside the timed call; flushed GEMV/SYMV calls measured with the memset flush
+  // showed a fixed +15-20 us that fits this (docs/perf/gemv.md; the cause is inferred, not yet
+  // confirmed by a measurement with this flush).
   static float* scratch = nullptr;  // allocated and filled once, never freed: one per process
   static std::size_t bytes = 0;
   if (!scratch) {

@@ -5,6 +5,9 @@
 // y = beta y; m == 0 or n == 0 returns at once with y untouched (reference BLAS quick return).
 // Negative incx/incy are allowed, as in reference BLAS. Every argument is checked before anything
 // is launched; a bad one returns an error Status and nothing runs.
+// Allocation: A must be readable as lda x n elements (one more than reference BLAS needs when m is
+// not a multiple of 16 bytes / sizeof(T)): the 16-byte-load path reads a column's last vector
+// whole and discards the rows past m, so the last column may be read up to row lda - 1.
 //
 // Design (docs/perf/gemv.md), after Abdelfattah, Keyes & Ltaief's GEMV: 256-thread blocks, 16-byte
 // loads, each warp reading a contiguous 512-byte piece of a column, several loads in flight per

@@ -5,6 +5,8 @@
 // means A and x are not read and y = beta y; n == 0 returns at once. Negative incx/incy are allowed
 // (element i of x is at x[(incx > 0 ? i : i - (n - 1)) * incx], as in reference BLAS). Every argument
 // is checked before anything is launched; a bad one returns an error Status and nothing runs.
+// Allocation: A must be readable as lda x n elements (the 16-byte-load path reads a column's last
+// vector whole and discards the rows past n, so the last column may be read up to row lda - 1).
 //
 // Implementations, kept side by side for analysis (docs/perf/symv.md):
 //   kAware      storage-aware, "algorithm 2" of Abdelfattah, Keyes & Ltaief (MAGMA SYMV): the matrix
