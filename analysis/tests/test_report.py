@@ -123,3 +123,10 @@ def test_report_from_committed_h100_results(tmp_path):
         assert f'<h2 id="{sid}">' in html, sid
     assert not re.search(r"https?://", html)
     assert all(s.startswith("data:image/png;base64,") for s in re.findall(r'<img[^>]*src="([^"]*)"', html))
+    # every kernel family in the inputs gets its comparison table, with ratios to cuBLAS filled in
+    cmp = json.load(open(os.path.join(str(tmp_path / "h100"), "device-profile.json")))["kernels_vs_cublas"]
+    families = {e.family[len("kernels."):] for e in results.load(H100).entries if e.family.startswith("kernels.")}
+    assert set(cmp["kernels"]) == families
+    for kernel, table in cmp["kernels"].items():
+        assert f"{kernel} ({table['metric']}; default: {table['default']})" in html
+        assert any(r for row in table["rows"] for r in row["ratios"].values()), kernel
