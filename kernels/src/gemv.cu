@@ -173,15 +173,7 @@ __global__ void __launch_bounds__(kThreads) gemv_reduce_kernel(Plan plan, const 
   T sum = T(0);
   if (i < plan.out_len)
     for (int s = q; s < plan.segments; s += kReduceGroups) sum += part[static_cast<long long>(s) * plan.out_len + i];
-  __shared__ T sums[kReduceGroups][kReduceElems];
-  sums[q][threadIdx.x % kReduceElems] = sum;
-  __syncthreads();
-  if (q == 0 && i < plan.out_len) {
-    T total = sums[0][threadIdx.x];
-#pragma unroll
-    for (int k = 1; k < kReduceGroups; ++k) total += sums[k][threadIdx.x];
-    y[i] = beta == T(0) ? alpha * total : alpha * total + beta * y[i];
-  }
+  blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, i, i < plan.out_len, alpha, beta, y);
 }
 
 template <class T, bool kVector>

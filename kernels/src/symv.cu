@@ -266,16 +266,8 @@ __global__ void __launch_bounds__(kThreads) symv_reduce_kernel(Plan plan, const 
     }
     sum += (t < segments ? row_parts : slots)[at + e];
   }
-  __shared__ T part[kReduceGroups][kReduceElems];
-  part[q][threadIdx.x % kReduceElems] = sum;
-  __syncthreads();
   const int c = cb * kNB + e;
-  if (q == 0 && c < plan.n) {
-    T total = part[0][threadIdx.x];
-#pragma unroll
-    for (int i = 1; i < kReduceGroups; ++i) total += part[i][threadIdx.x];
-    y[c] = beta == T(0) ? alpha * total : alpha * total + beta * y[c];
-  }
+  blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
 template <class T, bool kLower, Algo kAlgo, bool kVector>
@@ -501,16 +493,8 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   T sum = acc[0];
 #pragma unroll
   for (int w = 1; w < kReduceAcc; ++w) sum += acc[w];
-  __shared__ T part[kReduceGroups][kReduceElems];
-  part[q][threadIdx.x % kReduceElems] = sum;
-  __syncthreads();
   const int c = cb * kNB + e;
-  if (q == 0 && c < plan.n) {
-    T total = part[0][threadIdx.x];
-#pragma unroll
-    for (int i = 1; i < kReduceGroups; ++i) total += part[i][threadIdx.x];
-    y[c] = beta == T(0) ? alpha * total : alpha * total + beta * y[c];
-  }
+  blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
 template <class T, bool kLower>

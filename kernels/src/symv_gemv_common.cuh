@@ -199,4 +199,23 @@ __device__ __forceinline__ void load_slots(const T* p, int valid, T (&out)[kRowV
   }
 }
 
+// The last step of the fixed-order reductions (SYMV v1/v3, GEMV v2): the block's threads are kGroups
+// groups of kElems; group q holds `sum`, its share of the terms of output element `i`. The groups'
+// sums go through shared memory and group 0 adds them in group order, then writes
+// y_i = alpha total + beta y_i (y not read when beta == 0). `in_range`: i is an element of y. Every
+// thread of the block must call it (it synchronizes the block).
+template <int kGroups, int kElems, class T>
+__device__ __forceinline__ void sum_groups_into_y(T sum, int q, long long i, bool in_range, T alpha, T beta,
+                                                  const Strided<T>& y) {
+  __shared__ T part[kGroups][kElems];
+  part[q][threadIdx.x % kElems] = sum;
+  __syncthreads();
+  if (q == 0 && in_range) {  // group 0: threadIdx.x < kElems
+    T total = part[0][threadIdx.x];
+#pragma unroll
+    for (int g = 1; g < kGroups; ++g) total += part[g][threadIdx.x];
+    y[i] = beta == T(0) ? alpha * total : alpha * total + beta * y[i];
+  }
+}
+
 }  // namespace gpuprobe::kernels::blas2
