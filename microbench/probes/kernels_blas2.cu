@@ -47,29 +47,33 @@ const ProbeDescriptor kGemvDescriptor{
     "events; bytes = minimal (A + x + y); flops = 2mn",
     "", 10, 2};
 
-// SYMV also: ours_aware_v3 (SymvImpl::kAwareV3: groups of 4 / 2 block rows, segments anchored at
-// absolute columns, smaller workspace; deterministic; not the default until measured: docs/perf/symv.md).
-enum class SymvBench { kOursAware, kOursOblivious, kOursAtomic, kCublas, kCublasAtomics, kOursAwareV3 };
+// The benchmarked implementations, one table per kernel: the entry's impl name, who runs it, and for
+// ours the library's implementation (the one place a name maps to what runs). SYMV also has
+// ours_aware_v3 (SymvImpl::kAwareV3: groups of 4 / 2 block rows, segments anchored at absolute
+// columns, smaller workspace; deterministic; not the default until measured: docs/perf/symv.md).
+enum class Runner { kOurs, kCublas, kCublasAtomics };
 struct SymvBenchInfo {
-  SymvBench impl;
   const char* name;
+  Runner runner;
+  SymvImpl ours;  // for Runner::kOurs
 };
-constexpr SymvBenchInfo kSymvImpls[] = {{SymvBench::kOursAware, "ours_aware"},
-                                        {SymvBench::kOursOblivious, "ours_oblivious"},
-                                        {SymvBench::kOursAtomic, "ours_atomic"},
-                                        {SymvBench::kCublas, "cublas"},
-                                        {SymvBench::kCublasAtomics, "cublas_atomics"},
-                                        {SymvBench::kOursAwareV3, "ours_aware_v3"}};
+constexpr SymvBenchInfo kSymvImpls[] = {{"ours_aware", Runner::kOurs, SymvImpl::kAware},
+                                        {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
+                                        {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
+                                        {"cublas", Runner::kCublas, SymvImpl::kAware},
+                                        {"cublas_atomics", Runner::kCublasAtomics, SymvImpl::kAware},
+                                        {"ours_aware_v3", Runner::kOurs, SymvImpl::kAwareV3}};
 
-enum class GemvBench { kOurs, kCublas, kOursV3, kOursV3NoHint };
 struct GemvBenchInfo {
-  GemvBench impl;
   const char* name;
+  Runner runner;
+  GemvImpl ours;          // for Runner::kOurs
+  bool where_v2_lost;     // registered only at gemv_v3_shape()
 };
-constexpr GemvBenchInfo kGemvImpls[] = {{GemvBench::kOurs, "ours"},
-                                        {GemvBench::kCublas, "cublas"},
-                                        {GemvBench::kOursV3, "ours_v3"},
-                                        {GemvBench::kOursV3NoHint, "ours_v3_nohint"}};
+constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kSplitReduce, false},
+                                        {"cublas", Runner::kCublas, GemvImpl::kSplitReduce, false},
+                                        {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, true},
+                                        {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true}};
 
 template <class T>
 constexpr const char* precision_name() {
@@ -113,7 +117,7 @@ void check_status(kernels::Status st, const char* what) {
 }
 
 template <class T>
-void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, Uplo uplo, int n) {
+void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, int n) {
   const std::size_t count = std::size_t(n) * n;
   DeviceBuffer<T> A(count), x(n), y(n);
   fill(A.data(), count, 11);
@@ -123,14 +127,14 @@ void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, 
   const double bytes = kernels::symv_min_bytes(n, sizeof(T), beta != T(0));
   Measurement m(state, kSymvDescriptor, Work{bytes, kernels::symv_flops(n), 0});
   m.param("n", n);
-  m.tag("impl", impl_name);
+  m.tag("impl", impl.name);
   m.tag("precision", precision_name<T>());
   m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
   tag_l2(m, bytes);
 
-  if (impl == SymvBench::kCublas || impl == SymvBench::kCublasAtomics) {
+  if (impl.runner != Runner::kOurs) {
     CublasHandle handle;
-    const bool atomics = impl == SymvBench::kCublasAtomics;
+    const bool atomics = impl.runner == Runner::kCublasAtomics;
     GP_CUBLAS_CHECK(cublasSetAtomicsMode(handle.get(), atomics ? CUBLAS_ATOMICS_ALLOWED : CUBLAS_ATOMICS_NOT_ALLOWED));
     m.tag("atomics", atomics ? "allowed" : "not_allowed");
     add_cublas_tags(m, handle);
@@ -142,10 +146,7 @@ void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, 
     });
     return;
   }
-  const SymvImpl ours = impl == SymvBench::kOursOblivious ? SymvImpl::kOblivious
-                        : impl == SymvBench::kOursAtomic  ? SymvImpl::kAwareAtomic
-                        : impl == SymvBench::kOursAwareV3 ? SymvImpl::kAwareV3
-                                                          : SymvImpl::kAware;
+  const SymvImpl ours = impl.ours;
   const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
@@ -159,7 +160,7 @@ void symv_entry(benchmark::State& state, SymvBench impl, const char* impl_name, 
 }
 
 template <class T>
-void gemv_entry(benchmark::State& state, GemvBench impl, const char* impl_name, Trans trans, int rows, int cols) {
+void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans, int rows, int cols) {
   const std::size_t count = std::size_t(rows) * cols;
   const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
   DeviceBuffer<T> A(count), x(x_len), y(y_len);
@@ -171,11 +172,11 @@ void gemv_entry(benchmark::State& state, GemvBench impl, const char* impl_name, 
   Measurement m(state, kGemvDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
   m.param("m", rows);
   m.param("n", cols);
-  m.tag("impl", impl_name);
+  m.tag("impl", impl.name);
   m.tag("precision", precision_name<T>());
   m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
   tag_l2(m, bytes);
-  if (impl == GemvBench::kCublas) {
+  if (impl.runner != Runner::kOurs) {
     CublasHandle handle;
     add_cublas_tags(m, handle);
     GP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -186,9 +187,7 @@ void gemv_entry(benchmark::State& state, GemvBench impl, const char* impl_name, 
     });
     return;
   }
-  const GemvImpl ours = impl == GemvBench::kOursV3         ? GemvImpl::kSinglePass
-                        : impl == GemvBench::kOursV3NoHint ? GemvImpl::kSinglePassNoHint
-                                                           : GemvImpl::kSplitReduce;
+  const GemvImpl ours = impl.ours;
   const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(trans, rows, cols, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
   // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
@@ -213,7 +212,7 @@ void register_symv(const std::vector<int>& sizes) {
                                                                      {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
                                                                      {"n", std::to_string(n)}});
         register_entry(name, kSymvDescriptor,
-                       [info, uplo, n](benchmark::State& st) { symv_entry<T>(st, info.impl, info.name, uplo, n); });
+                       [info, uplo, n](benchmark::State& st) { symv_entry<T>(st, info, uplo, n); });
       }
   }
 }
@@ -230,15 +229,14 @@ void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
     if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
       for (const GemvBenchInfo& info : kGemvImpls) {
-        const bool v3 = info.impl == GemvBench::kOursV3 || info.impl == GemvBench::kOursV3NoHint;
-        if (v3 && !gemv_v3_shape(rows, cols)) continue;
+        if (info.where_v2_lost && !gemv_v3_shape(rows, cols)) continue;
         const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},
                                                                      {"m", std::to_string(rows)},
                                                                      {"n", std::to_string(cols)}});
         register_entry(name, kGemvDescriptor, [info, trans, rows = rows, cols = cols](benchmark::State& st) {
-          gemv_entry<T>(st, info.impl, info.name, trans, rows, cols);
+          gemv_entry<T>(st, info, trans, rows, cols);
         });
       }
   }
