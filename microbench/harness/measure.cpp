@@ -228,12 +228,18 @@ void flush_l2(cudaStream_t stream) {
   // leave only clean lines, so the timed work's own misses never pay for write-backs. A memset
   // flush leaves up to a full L2 of dirty lines whose write-back (50 MB: ~17 us of DRAM time on an
   // H100) would land inside the timed call; flushed GEMV/SYMV calls measured with the memset flush
-  // showed a fixed +15-20 us that fits this (docs/perf/gemv.md; the cause is inferred, not yet
-  // confirmed by a measurement with this flush).
+  // showed a fixed +15-20 us that fits this. experiments/l2_flush.cu measured it on the H100: a
+  // 64 MiB read timed right after a 2x-L2 memset takes 33.5 us, after this read flush 25.4 us, and
+  // both flushes evict an L2-resident chain (283 -> 688 cycles) (docs/perf/gemv.md).
   static float* scratch = nullptr;  // allocated and filled once, never freed: one per process
   static std::size_t bytes = 0;
   if (!scratch) {
-    bytes = 2 * std::max<std::size_t>(context().device.l2_bytes, std::size_t(1) << 20);
+    // The L2 size comes from the device itself, not from the harness context: a caller outside
+    // the benchmark binary (the GPU tests) has no context, and a 2 MiB default evicts nothing.
+    int device = 0, l2_bytes = 0;
+    GP_CUDA_CHECK(cudaGetDevice(&device));
+    GP_CUDA_CHECK(cudaDeviceGetAttribute(&l2_bytes, cudaDevAttrL2CacheSize, device));
+    bytes = 2 * std::max<std::size_t>(static_cast<std::size_t>(l2_bytes), std::size_t(1) << 20);
     GP_CUDA_CHECK(cudaMalloc(&scratch, bytes));
     fill_uniform(scratch, bytes / sizeof(float), 11, 1.f, 2.f);
     GP_CUDA_CHECK(cudaDeviceSynchronize());
