@@ -10,7 +10,7 @@ import numpy as np
 
 from . import families as F
 from .fits import fit_alpha_beta
-from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels
+from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
 from .results import Entry, ResultSet
 
 MIN_CURVE_POINTS = 6
@@ -249,12 +249,14 @@ class Profile:
         self.data["hierarchy"] = out
 
     def _ns_levels(self, c: Curve):
-        """Level latencies in ns: the same knees and shape fitted to ns_per_op."""
+        """Level latencies in ns: the same knees, shapes and plateau rule applied to ns_per_op."""
         ns = np.array([e.num("ns_per_op") for e in c.entries])
         if not np.all(np.isfinite(ns)) or np.any(ns <= 0):
             return None
-        levels, _, _ = _solve(c.x, ns, c.fit.knees, c.fit.shapes)
-        return [float(v) for v in levels]
+        if not c.fit.knees:
+            levels, _, _ = _solve(c.x, ns, c.fit.knees, c.fit.shapes)
+            return [float(v) for v in levels]
+        return plateau_values(c.fit, ns, c.x)
 
     def _granularity(self):
         """Line/sector size: latency vs stride at a fixed footprint saturates at the miss unit."""

@@ -100,3 +100,24 @@ def test_line_size_from_stride_sweep(unit):
 def test_no_line_in_a_flat_stride_sweep():
     strides = np.array([8 * 2**i for i in range(8)], float)
     assert detect_knee_saturation(strides, 100 * np.exp(np.random.default_rng(0).normal(0, 0.01, 8))) is None
+
+
+def test_level_values_are_plateau_medians_not_pulled_by_transition_points():
+    # H100-like steps (L1 216 KiB, L2 near 22.6 MiB, L2 45 MiB) at 4 points/octave, with a point half
+    # way up each edge (the steps take two points on the device). The least-squares value of a step
+    # model counts such a point as a plateau point and was 3-5 % low on the device's curve; the
+    # reported level must be the plateau itself.
+    x = grid(4, hi=2**32)
+    plateaus = (32.0, 276.0, 521.0, 683.0)
+    edges = (216 * 2**10, 22.7 * 2**20, 46 * 2**20)
+    y = np.full_like(x, plateaus[0])
+    for edge, level in zip(edges, plateaus[1:]):
+        y[x > edge] = level
+    rng = np.random.default_rng(3)
+    y *= 1 + 0.001 * rng.standard_normal(len(x))
+    for edge, lo, hi in zip(edges, plateaus, plateaus[1:]):
+        y[np.argmax(x > edge)] = lo + 0.6 * (hi - lo)  # first point past the edge: mid-transition
+    fit = detect_levels(x, y)
+    assert len(fit.levels) == 4, fit
+    for got, want in zip(fit.levels, plateaus):
+        assert got == pytest.approx(want, rel=0.005)
