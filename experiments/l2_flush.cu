@@ -1,8 +1,8 @@
 // Which L2 flush evicts on this GPU, and which leaves dirty lines whose write-back lands in the
-// next timed kernel? A self-contained experiment (no gpuprobe libraries) behind the harness's
+// next timed kernel? A self-contained experiment (gpuprobe's check macro only) behind the harness's
 // flush_l2 design (docs/perf/gemv.md, "L2 flush").
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 experiments/l2_flush.cu -o l2_flush && ./l2_flush
+//   build/experiments/l2_flush   (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/l2_flush.cu -o l2_flush)
 //
 // Part 1: a 1 MiB random pointer chain (128-byte lines, ld.global.cg so L1 is bypassed) is warmed
 // for `laps` laps, its L2-resident latency taken, then a flush method runs, then one lap is timed
@@ -15,20 +15,15 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <numeric>
 #include <random>
 #include <string>
 #include <vector>
 
-#define CHECK(call)                                                                            \
-  do {                                                                                         \
-    cudaError_t e_ = (call);                                                                   \
-    if (e_ != cudaSuccess) {                                                                   \
-      std::fprintf(stderr, "%s:%d %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                            \
-    }                                                                                          \
-  } while (0)
+#include "gpuprobe/check.hpp"
+
 
 constexpr int kLineWords = 32;  // 128-byte line of uint32
 
@@ -61,13 +56,13 @@ __global__ void discard_kernel(char* data, size_t lines) {
     asm volatile("discard.global.L2 [%0], 128;" ::"l"(data + i * 128) : "memory");
 }
 
-int main() {
+int run() {
   int device = 0, l2 = 0, sms = 0;
-  CHECK(cudaGetDevice(&device));
-  CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
-  CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  GP_CUDA_CHECK(cudaGetDevice(&device));
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   cudaDeviceProp prop{};
-  CHECK(cudaGetDeviceProperties(&prop, device));
+  GP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
   std::printf("device %s, L2 %d bytes, %d SMs\n", prop.name, l2, sms);
   const int grid = sms * 8, block = 256;
 
@@ -81,20 +76,20 @@ int main() {
     host[size_t(order[i]) * kLineWords] = order[(i + 1) % chain_lines] * kLineWords;
   unsigned *chain, *sink;
   double* cycles;
-  CHECK(cudaMalloc(&chain, host.size() * 4));
-  CHECK(cudaMemcpy(chain, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
-  CHECK(cudaMalloc(&sink, 4));
-  CHECK(cudaMallocManaged(&cycles, sizeof(double)));
+  GP_CUDA_CHECK(cudaMalloc(&chain, host.size() * 4));
+  GP_CUDA_CHECK(cudaMemcpy(chain, host.data(), host.size() * 4, cudaMemcpyHostToDevice));
+  GP_CUDA_CHECK(cudaMalloc(&sink, 4));
+  GP_CUDA_CHECK(cudaMallocManaged(&cycles, sizeof(double)));
 
   const size_t scratch_bytes = 4 * size_t(l2);  // methods use 2x or 4x of it
   char* scratch;
-  CHECK(cudaMalloc(&scratch, scratch_bytes));
+  GP_CUDA_CHECK(cudaMalloc(&scratch, scratch_bytes));
   write_kernel<<<grid, block>>>(reinterpret_cast<uint4*>(scratch), scratch_bytes / 16, 0x3f800000u);
   const size_t stream_bytes = size_t(64) << 20;
   char* stream;
-  CHECK(cudaMalloc(&stream, stream_bytes));
+  GP_CUDA_CHECK(cudaMalloc(&stream, stream_bytes));
   write_kernel<<<grid, block>>>(reinterpret_cast<uint4*>(stream), stream_bytes / 16, 0x40000000u);
-  CHECK(cudaDeviceSynchronize());
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
 
   auto read = [&](size_t bytes) { read_kernel<<<grid, block>>>(reinterpret_cast<uint4*>(scratch), bytes / 16, sink, 0); };
   auto write = [&](size_t bytes) { write_kernel<<<grid, block>>>(reinterpret_cast<uint4*>(scratch), bytes / 16, 7u); };
@@ -108,11 +103,11 @@ int main() {
       {"none", [] {}},
       {"read 2xL2", [&] { read(two); }},
       {"read 4xL2", [&] { read(four); }},
-      {"memset 2xL2", [&] { CHECK(cudaMemsetAsync(scratch, 0, two)); }},
+      {"memset 2xL2", [&] { GP_CUDA_CHECK(cudaMemsetAsync(scratch, 0, two)); }},
       {"write 2xL2", [&] { write(two); }},
       {"write 2xL2 + discard", [&] { write(two); discard(two); }},
-      {"memset 2xL2 + discard", [&] { CHECK(cudaMemsetAsync(scratch, 0, two)); discard(two); }},
-      {"memset 2xL2 + read 2xL2", [&] { CHECK(cudaMemsetAsync(scratch, 0, two)); read(two); }},
+      {"memset 2xL2 + discard", [&] { GP_CUDA_CHECK(cudaMemsetAsync(scratch, 0, two)); discard(two); }},
+      {"memset 2xL2 + read 2xL2", [&] { GP_CUDA_CHECK(cudaMemsetAsync(scratch, 0, two)); read(two); }},
       {"write 1xL2 + discard", [&] { write(size_t(l2)); discard(size_t(l2)); }},
   };
 
@@ -123,12 +118,12 @@ int main() {
       for (int rep = 0; rep < 5; ++rep) {
         for (int l = 0; l < laps; ++l) chase<<<1, 1>>>(chain, 0, int(chain_lines), sink, cycles);
         chase<<<1, 1>>>(chain, 0, int(chain_lines), sink, cycles);
-        CHECK(cudaDeviceSynchronize());
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
         before.push_back(*cycles);
         m.run();
-        CHECK(cudaDeviceSynchronize());
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
         chase<<<1, 1>>>(chain, 0, int(chain_lines), sink, cycles);
-        CHECK(cudaDeviceSynchronize());
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
         after.push_back(*cycles);
       }
       std::sort(before.begin(), before.end());
@@ -140,24 +135,33 @@ int main() {
 
   std::printf("\nPart 2: 64 MiB streaming read timed right after each flush (us, median of 21)\n");
   cudaEvent_t e0, e1;
-  CHECK(cudaEventCreate(&e0));
-  CHECK(cudaEventCreate(&e1));
+  GP_CUDA_CHECK(cudaEventCreate(&e0));
+  GP_CUDA_CHECK(cudaEventCreate(&e1));
   for (auto& m : methods) {
     std::vector<float> us;
     for (int rep = 0; rep < 21; ++rep) {
       m.run();
-      CHECK(cudaEventRecord(e0));
+      GP_CUDA_CHECK(cudaEventRecord(e0));
       read_kernel<<<grid, block>>>(reinterpret_cast<uint4*>(stream), stream_bytes / 16, sink, 0);
-      CHECK(cudaEventRecord(e1));
-      CHECK(cudaEventSynchronize(e1));
+      GP_CUDA_CHECK(cudaEventRecord(e1));
+      GP_CUDA_CHECK(cudaEventSynchronize(e1));
       float ms = 0;
-      CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
       us.push_back(ms * 1000);
     }
     std::sort(us.begin(), us.end());
     std::printf("  %-26s %8.2f us  (min %.2f max %.2f)  %7.0f GB/s\n", m.name.c_str(), us[10], us[0], us[20],
                 stream_bytes / (us[10] * 1e3));
   }
-  CHECK(cudaGetLastError());
+  GP_CUDA_CHECK(cudaGetLastError());
   return 0;
+}
+
+int main() {
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "l2_flush: %s\n", e.what());
+    return 1;
+  }
 }
