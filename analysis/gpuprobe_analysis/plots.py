@@ -330,25 +330,26 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
     # One colour per kernel: our default filled, cuBLAS hollow, our other variants small and grey
     # (they are all in the optimality table; drawing each in its own colour hides the comparison).
     kernels = sorted({p.kernel for p in points})
+    present = {k: {p.impl for p in points if p.kernel == k} for k in kernels}
     for i, kernel in enumerate(kernels):
         color = KERNEL_COLORS[i % len(KERNEL_COLORS)]
         for p in points:
             if p.kernel != kernel:
                 continue
-            ref, default = is_reference(p.impl), is_default(kernel, p.impl)
+            ref, default = is_reference(p.impl), is_default(kernel, p.impl, present[kernel])
             for lvl, ai in p.intensity().items():
                 if ref or default:
                     ax.plot(ai, p.gflops, LEVEL_MARKERS.get(lvl, "x"), color=color, ms=6, mfc="none" if ref else color)
                 else:
                     ax.plot(ai, p.gflops, LEVEL_MARKERS.get(lvl, "x"), color="0.6", ms=3, mfc="0.6", zorder=1)
-        defaults = sorted({p.impl for p in points if p.kernel == kernel and is_default(kernel, p.impl)
+        defaults = sorted({p.impl for p in points if p.kernel == kernel and is_default(kernel, p.impl, present[kernel])
                            and not is_reference(p.impl)})
         refs = sorted({p.impl for p in points if p.kernel == kernel and is_reference(p.impl)})
         if defaults:
             ax.plot([], [], "o", color=color, label=f"{kernel} {', '.join(defaults)}")
         if refs:
             ax.plot([], [], "o", color=color, mfc="none", label=f"{kernel} {', '.join(refs)}")
-    if any(not is_reference(p.impl) and not is_default(p.kernel, p.impl) for p in points):
+    if any(not is_reference(p.impl) and not is_default(p.kernel, p.impl, present[p.kernel]) for p in points):
         ax.plot([], [], "o", color="0.6", ms=3, label="our other variants")
     for lvl, m in LEVEL_MARKERS.items():
         ax.plot([], [], m, color="gray", mfc="none", label=f"AI at {lvl}")
@@ -390,14 +391,15 @@ def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional
         precisions = sorted({facet(p, "precision") for p in pts})
         shape_key = "uplo" if any(facet(p, "uplo") for p in pts) else "trans"
         columns = sorted({facet(p, shape_key) for p in pts})
-        impls = sorted({p.impl for p in pts}, key=lambda i: (is_reference(i), not is_default(kernel, i), i))
+        present = {p.impl for p in pts}
+        impls = sorted(present, key=lambda i: (is_reference(i), not is_default(kernel, i, present), i))
         style = {}
         n_var = n_ref = 0
         for impl in impls:
             if is_reference(impl):
                 style[impl] = dict(ls="--", marker="s", color=f"C{n_ref % 10}", lw=1.4, mfc="none")
                 n_ref += 1
-            elif is_default(kernel, impl):
+            elif is_default(kernel, impl, present):
                 style[impl] = dict(ls="-", marker="o", color="black", lw=2.0)
             else:
                 style[impl] = dict(ls="-", marker=".", color=f"C{(n_var + 4) % 10}", lw=0.9)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import families as F
 from .results import Entry, ResultSet
@@ -137,12 +137,26 @@ def is_reference(impl: str) -> bool:
 
 
 # Our default implementation per kernel (what the library's API runs when no variant is named); the
-# other "ours_*" entries are variants kept for analysis. A kernel not listed: every impl is shown.
-DEFAULT_IMPL = {"symv": "ours_aware", "gemv": "ours", "sgemm": "ours_tuned"}
+# other "ours_*" entries are variants kept for analysis. Names newest first: the first one present in
+# the data is the default (result files from before SymvImpl::kAuto, 2026-11-23, name SYMV's default
+# "ours_aware"). A kernel not listed: every impl is shown as a default.
+DEFAULT_IMPL = {"symv": ("ours", "ours_aware"), "gemv": ("ours",), "sgemm": ("ours_tuned",)}
 
 
-def is_default(kernel: str, impl: str) -> bool:
-    return DEFAULT_IMPL.get(kernel, impl) == impl
+def default_impl(kernel: str, impls: Iterable[str]) -> Optional[str]:
+    """The default among the impls present for `kernel` (None if none of its names is there)."""
+    present = set(impls)
+    return next((name for name in DEFAULT_IMPL.get(kernel, ()) if name in present), None)
+
+
+def is_default(kernel: str, impl: str, impls: Optional[Iterable[str]] = None) -> bool:
+    """Whether `impl` is our default for `kernel`, given the impls present for it (without them:
+    whether it has the newest default name)."""
+    if kernel not in DEFAULT_IMPL:
+        return True
+    if impls is None:
+        return impl == DEFAULT_IMPL[kernel][0]
+    return impl == default_impl(kernel, impls)
 
 
 def memcpy_reference(rs: ResultSet) -> Optional[Tuple[float, str]]:
@@ -167,9 +181,10 @@ def kernel_comparison(points: List[KernelPoint], memcpy_gbps: Optional[float]) -
     for kernel in sorted({p.kernel for p in points}):
         pts = [p for p in points if p.kernel == kernel]
         metric = kernel_metric(pts)
-        impls = sorted({p.impl for p in pts}, key=lambda i: (is_reference(i), not is_default(kernel, i), i))
+        present = {p.impl for p in pts}
+        impls = sorted(present, key=lambda i: (is_reference(i), not is_default(kernel, i, present), i))
         refs = [i for i in impls if is_reference(i)]
-        default = next((i for i in impls if is_default(kernel, i) and not is_reference(i)), None)
+        default = next((i for i in impls if is_default(kernel, i, present) and not is_reference(i)), None)
         rows = []
         def order(key):  # textual parameters (precision, uplo, trans) first, then the sizes numerically
             return (tuple(v for k, v in key if isinstance(v, str) and k != "l2"),

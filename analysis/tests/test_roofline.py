@@ -127,3 +127,8 @@ def test_kernel_comparison_ratios_memcpy_and_order(tmp_path):
     assert first["ratios"]["cublas_atomics"] == pytest.approx(0.8)
     assert first["vs_memcpy"] == pytest.approx(2000.0 / 3000.0)
     assert second["ratios"]["cublas_atomics"] is None  # not measured at that size: no ratio invented
+    # With the newer default name present ("ours": SymvImpl::kAuto), it is the default, not ours_aware.
+    rs2 = load(tmp_path, ents + [gbps_entry("symv", "ours", 2048, 0.4e-3, 1e9)])
+    cmp2 = kernel_comparison(kernel_points(rs2)[0], ref[0])["symv"]
+    assert cmp2["default"] == "ours"
+    assert cmp2["impls"][0] == "ours" and cmp2["rows"][0]["ratios"]["cublas"] == pytest.approx(2.5)

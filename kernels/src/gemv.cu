@@ -12,7 +12,7 @@
 //             are summed by shuffles once, at the end.
 // When the units of whole rows (columns) are too few to fill the GPU, the segments' partials go to
 // the workspace and gemv_reduce_kernel sums them in segment order (deterministic).
-// That is GemvImpl::kSplitReduce (v2, the default). GemvImpl::kSinglePass (v3, namespace v3 below)
+// That is GemvImpl::kSplitReduce (v2; the default kAuto runs it except for thin A). GemvImpl::kSinglePass (v3, namespace v3 below)
 // keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
 // unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
 // for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
@@ -534,13 +534,15 @@ long long device_l2_bytes() {
 }  // namespace v3
 
 bool impl_valid(GemvImpl impl) {
-  return impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass || impl == GemvImpl::kSinglePassNoHint;
+  return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
+         impl == GemvImpl::kSinglePassNoHint;
 }
 
 }  // namespace
 
 const char* gemv_impl_name(GemvImpl impl) {
   switch (impl) {
+    case GemvImpl::kAuto: return "auto";
     case GemvImpl::kSplitReduce: return "split_reduce";
     case GemvImpl::kSinglePass: return "single_pass";
     case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
@@ -548,8 +550,19 @@ const char* gemv_impl_name(GemvImpl impl) {
   return "unknown";
 }
 
+GemvImpl gemv_auto_impl(int m, int n, GemvImpl impl) {
+  if (impl != GemvImpl::kAuto) return impl;
+  // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
+  // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
+  // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
+  // was 15 % faster in float N) on v2.
+  const long long lo = std::min(m, n), hi = std::max(m, n);
+  return lo <= 512 && hi >= 64 * lo ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
+}
+
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
+  impl = gemv_auto_impl(m, n, impl);
   if (impl == GemvImpl::kSplitReduce)
     return static_cast<std::size_t>(make_plan<T>(trans, m, n).workspace_elems()) * sizeof(T);
   return v3::make_plan3<T>(trans, m, n).workspace_bytes(sizeof(T));
@@ -562,6 +575,7 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   if (!impl_valid(impl)) return Status::kInvalidValue;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
+  impl = gemv_auto_impl(m, n, impl);
   // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
   if (impl == GemvImpl::kSplitReduce) {
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
@@ -598,6 +612,7 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
   }
   const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
+  impl = gemv_auto_impl(m, n, impl);
   if (impl != GemvImpl::kSplitReduce) {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
     v3::Work3<T> ws{nullptr, nullptr, nullptr};

@@ -2,11 +2,13 @@
 // Families kernels.symv and kernels.gemv; value_* is GB/s on minimal bytes (kernel_descriptors.hpp:
 // the stored triangle for SYMV, whatever the implementation reads), GFLOP/s beside it.
 //
-// SYMV impls: ours_aware (storage-aware, deterministic, the default), ours_oblivious (reads the
-// whole matrix), ours_atomic (aware with atomicAdd partials), cublas (cublasXsymv, atomics off:
-// cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED). GEMV impls: ours (the default,
-// GemvImpl::kSplitReduce), cublas, and at the shapes where v2 lost to cuBLAS (plus 8192 as the check
-// that n >= 8192 does not get slower) ours_v3 (kSinglePass) and ours_v3_nohint (kSinglePassNoHint).
+// SYMV impls: ours (the library's default, SymvImpl::kAuto: v1 or v3 by case; the entry's
+// impl_resolved says which ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
+// ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
+// (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
+// GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
+// ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at the shapes where v2 lost to cuBLAS
+// (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
@@ -48,21 +50,20 @@ const ProbeDescriptor kGemvDescriptor{
     "", 10, 2};
 
 // The benchmarked implementations, one table per kernel: the entry's impl name, who runs it, and for
-// ours the library's implementation (the one place a name maps to what runs). SYMV also has
-// ours_aware_v3 (SymvImpl::kAwareV3: groups of 4 / 2 block rows, segments anchored at absolute
-// columns, smaller workspace; deterministic; not the default until measured: docs/perf/symv.md).
+// ours the library's implementation (the one place a name maps to what runs).
 enum class Runner { kOurs, kCublas, kCublasAtomics };
 struct SymvBenchInfo {
   const char* name;
   Runner runner;
   SymvImpl ours;  // for Runner::kOurs
 };
-constexpr SymvBenchInfo kSymvImpls[] = {{"ours_aware", Runner::kOurs, SymvImpl::kAware},
+constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto},
+                                        {"ours_aware", Runner::kOurs, SymvImpl::kAware},
+                                        {"ours_aware_v3", Runner::kOurs, SymvImpl::kAwareV3},
                                         {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
                                         {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
-                                        {"cublas", Runner::kCublas, SymvImpl::kAware},
-                                        {"cublas_atomics", Runner::kCublasAtomics, SymvImpl::kAware},
-                                        {"ours_aware_v3", Runner::kOurs, SymvImpl::kAwareV3}};
+                                        {"cublas", Runner::kCublas, SymvImpl::kAuto},
+                                        {"cublas_atomics", Runner::kCublasAtomics, SymvImpl::kAuto}};
 
 struct GemvBenchInfo {
   const char* name;
@@ -70,9 +71,10 @@ struct GemvBenchInfo {
   GemvImpl ours;          // for Runner::kOurs
   bool where_v2_lost;     // registered only at gemv_v3_shape()
 };
-constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kSplitReduce, false},
-                                        {"cublas", Runner::kCublas, GemvImpl::kSplitReduce, false},
-                                        {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, true},
+constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto, false},
+                                        {"ours_v2", Runner::kOurs, GemvImpl::kSplitReduce, false},
+                                        {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, false},
+                                        {"cublas", Runner::kCublas, GemvImpl::kAuto, false},
                                         {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true}};
 
 template <class T>
@@ -150,6 +152,7 @@ void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, i
   const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
+  m.tag("impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl(uplo, n, ours)));
   m.tag("atomics", ours == SymvImpl::kAwareAtomic ? "yes" : "no");
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   m.time_events([&](cudaStream_t s) {
@@ -193,6 +196,7 @@ void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans,
   // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
   check_status(kernels::gemv_workspace_init(ws.data(), ws_bytes, nullptr), "gemv_workspace_init");
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
+  m.tag("impl_resolved", kernels::gemv_impl_name(kernels::gemv_auto_impl(rows, cols, ours)));
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   m.time_events([&](cudaStream_t s) {
     check_status(kernels::gemv<T>(trans, rows, cols, alpha, A.data(), rows, x.data(), 1, beta, y.data(), 1, ws.data(),
@@ -217,7 +221,7 @@ void register_symv(const std::vector<int>& sizes) {
   }
 }
 
-// The shapes at which ours_v3 / ours_v3_nohint are registered beside ours and cublas.
+// The shapes at which ours_v3_nohint is registered beside the others.
 bool gemv_v3_shape(int rows, int cols) {
   if (rows == cols) return rows == 512 || rows == 4096 || rows == 4097 || rows == 8192;
   return std::max(rows, cols) >= (1 << 18);  // the tall and wide ones

@@ -3,6 +3,9 @@
 // and must pass, on a machine without a GPU. Also the descriptors' arithmetic.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <utility>
+
 #include "gpuprobe/kernels/gemv.hpp"
 #include "gpuprobe/kernels/kernel_descriptors.hpp"
 #include "gpuprobe/kernels/symv.hpp"
@@ -22,7 +25,8 @@ const T* fake(std::uintptr_t address) {
 }
 void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
-const GemvImpl kGemvImpls[] = {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint};
+const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
+                               GemvImpl::kSinglePassNoHint};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -40,7 +44,8 @@ TYPED_TEST(KernelArgs, SymvRejectsInvalidValuesBeforeAnyLaunch) {
   const T* A = fake<T>(0x1000);
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
-  for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})
+  for (SymvImpl impl :
+       {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
       EXPECT_EQ(symv_call<T>(uplo, -1, 1, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
       EXPECT_EQ(symv_call<T>(uplo, 10, 9, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
@@ -171,9 +176,47 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
                   Status::kSuccess)
             << s[0] << " x " << s[1];
   }
-  // The default implementation (v2) at the same shapes as before this choice existed.
-  EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 1 << 20, 64),
-            kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 1 << 20, 64, GemvImpl::kSplitReduce));
+  // The default (kAuto) needs what the implementation it picks needs.
+  for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 64, 1 << 20),
+              kernels::gemv_workspace_bytes<T>(t, 64, 1 << 20, GemvImpl::kSinglePass));
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 4096, 4096),
+              kernels::gemv_workspace_bytes<T>(t, 4096, 4096, GemvImpl::kSplitReduce));
+  }
+}
+
+TEST(KernelAuto, GemvPicksSinglePassForThinShapesOnly) {
+  // Thin: at most 512 rows or columns and at least 64 x as many of the other.
+  const std::pair<int, int> thin[] = {{64, 1 << 20}, {1 << 20, 64}, {1 << 18, 512}, {512, 1 << 18}, {1, 64}, {8, 100000}};
+  const std::pair<int, int> other[] = {{512, 512},     {4096, 4096},  {4097, 4097}, {32768, 32768},
+                                       {1000, 100000}, {100000, 1000}, {1, 63},      {513, 1 << 20}};
+  for (auto [m, n] : thin)
+    EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSinglePass) << m << " x " << n;
+  for (auto [m, n] : other)
+    EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+  // An explicit choice is kept.
+  for (GemvImpl impl : {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint})
+    EXPECT_EQ(kernels::gemv_auto_impl(64, 1 << 20, impl), impl);
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
+}
+
+TEST(KernelAuto, SymvPicksV3ExceptForLargeLowerTriangles) {
+  for (int n : {1, 512, 1000, 2048, 4097, 8192}) {
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV3) << n;
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3) << n;
+  }
+  for (int n : {8193, 16384, 32768}) {
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAware) << n;
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3) << n;
+  }
+  for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, 32768, impl), impl);
+  // Its workspace serves either triangle.
+  for (int n : {100, 4096, 16384})
+    EXPECT_EQ(kernels::symv_workspace_bytes<float>(n),
+              std::max(kernels::symv_workspace_bytes<float>(n, SymvImpl::kAware),
+                       kernels::symv_workspace_bytes<float>(n, SymvImpl::kAwareV3)));
+  EXPECT_STREQ(kernels::symv_impl_name(SymvImpl::kAuto), "auto");
 }
 
 TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
@@ -186,7 +229,7 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {
   for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536})
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3}) {
+    for (SymvImpl impl : {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3}) {
       const double matrix = double(n) * n;
       EXPECT_LE(kernels::symv_workspace_bytes<float>(n, impl) / 4.0, 0.01 * matrix) << n;
       EXPECT_LE(kernels::symv_workspace_bytes<double>(n, impl) / 8.0, 0.01 * matrix) << n;

@@ -32,7 +32,8 @@ using kernels::Status;
 using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
-const GemvImpl kImpls[] = {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint};
+const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
+                           GemvImpl::kSinglePassNoHint};
 
 struct GemvCase {
   int m, n;

@@ -26,7 +26,8 @@ using kernels::Status;
 using kernels::SymvImpl;
 using kernels::Uplo;
 
-const SymvImpl kImpls[] = {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3};
+const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
+                           SymvImpl::kAwareV3};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {

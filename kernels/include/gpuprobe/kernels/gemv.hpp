@@ -21,7 +21,9 @@
 // caller (device memory, 16-byte aligned); not to be shared by concurrent calls.
 //
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
-//   kSplitReduce       (default, v2) the design above: when split, partials to the workspace and a
+//   kAuto              (default) kSinglePass for thin shapes, kSplitReduce otherwise (gemv_auto_impl
+//                      below; docs/perf/gemv.md, v4).
+//   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
 //                      second kernel (launched as a programmatic dependent) sums them.
 //   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
 //                      counter in the workspace) sums the unit's segment partials in a fixed order,
@@ -33,9 +35,10 @@
 //                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
 //                      and so leaves the L2's other contents (and their dirty lines) in place.
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
-// The kSinglePass workspace starts with arrival counters that must be zero before its first use:
-// call gemv_workspace_init once after allocating it (and again after a failed call, or after the
-// buffer was used for anything else); every completed call leaves them at zero.
+// The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
+// be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
+// failed call, or after the buffer was used for anything else); every completed call leaves them at
+// zero.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -46,29 +49,36 @@
 
 namespace gpuprobe::kernels {
 
-enum class GemvImpl { kSplitReduce, kSinglePass, kSinglePassNoHint };
+enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint };
 
-const char* gemv_impl_name(GemvImpl impl);  // "split_reduce", "single_pass", "single_pass_nohint"
+// "auto", "split_reduce", "single_pass", "single_pass_nohint"
+const char* gemv_impl_name(GemvImpl impl);
+
+// What gemv runs for `impl`: `impl` itself, except kAuto -> kSinglePass when A is thin (at most 512
+// rows or columns and at least 64 x as many of the other), kSplitReduce otherwise. On the H100 run of
+// 2026-11-23 v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th (64 x 1048576 N:
+// +53 % float, +46 % double); v2 was faster at n = 4096 / 4097 (1-5 %).
+GemvImpl gemv_auto_impl(int m, int n, GemvImpl impl = GemvImpl::kAuto);
 
 // Bytes of workspace gemv<T>(trans, m, n, ..., impl) needs; 0 for an empty problem or when not split.
 template <class T>
-std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSplitReduce);
+std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kAuto);
 
 // Checks the arguments only (no CUDA call): kSuccess, kInvalidValue, kNullPointer or
 // kWorkspaceTooSmall, in that order of precedence.
 template <class T>
 Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
-                       const void* workspace, std::size_t workspace_bytes, GemvImpl impl = GemvImpl::kSplitReduce);
+                       const void* workspace, std::size_t workspace_bytes, GemvImpl impl = GemvImpl::kAuto);
 
 // Enqueues y = alpha op(A) x + beta y on `stream` (T = float or double).
 template <class T>
 Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
             void* workspace, std::size_t workspace_bytes, cudaStream_t stream,
-            GemvImpl impl = GemvImpl::kSplitReduce);
+            GemvImpl impl = GemvImpl::kAuto);
 
 // Prepares a workspace for kSinglePass / kSinglePassNoHint: zeroes its counter area (a cudaMemsetAsync
 // of at most its first 16 KiB on `stream`). Needed once per buffer, not per call; harmless for the
-// other implementation. kSuccess for an empty workspace (nullptr, 0 bytes), kNullPointer for nullptr
+// other implementations. kSuccess for an empty workspace (nullptr, 0 bytes), kNullPointer for nullptr
 // with bytes > 0, kLaunchFailed if the memset could not be enqueued.
 Status gemv_workspace_init(void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 

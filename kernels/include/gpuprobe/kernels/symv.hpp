@@ -24,11 +24,12 @@
 //               rows x a segment of block columns anchored at absolute column positions for both
 //               triangles (1 KB of each column per unit, one column-dot partial per unit and block
 //               column: 0.35-0.65 x (float) / 0.5-0.8 x (double) of kAware's workspace for n 2048 ...
-//               32768), and its own fixed-order reduction kernel. Unmeasured candidate for the
-//               default: docs/perf/symv.md, v3.
+//               32768), and its own fixed-order reduction kernel (docs/perf/symv.md, v3).
+//   kAuto       (default) the faster of kAware and kAwareV3 for the case, as measured on the H100
+//               (symv_auto_impl below; docs/perf/symv.md, v4): both deterministic.
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
-// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (kAware, kOblivious,
+// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (kAuto, kAware, kOblivious,
 // kAwareV3), 0 bytes for kAwareAtomic. The workspace may not be shared by calls running concurrently.
 #pragma once
 
@@ -40,24 +41,32 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl { kAware, kOblivious, kAwareAtomic, kAwareV3 };
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3 };
 
-const char* symv_impl_name(SymvImpl impl);  // "aware", "oblivious", "aware_atomic", "aware_v3"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3"
+const char* symv_impl_name(SymvImpl impl);
 
-// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0.
+// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3, or kAware for the lower
+// triangle at n > 8192. On the H100 run of 2026-11-23 v3 was 2-28 % faster for upper at every
+// n >= 1024, and 2-30 % for lower at 1000 ... 8192 (a tie at 4097); v1 was 4-9 % faster for double
+// lower at 16384 / 32768 (float: a tie).
+SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
+
+// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: enough for either
+// triangle (the larger of kAware's and kAwareV3's).
 template <class T>
-std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAware);
+std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
 // Checks the arguments only (no CUDA call): kSuccess, kInvalidValue, kNullPointer or
 // kWorkspaceTooSmall, in that order of precedence.
 template <class T>
 Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
-                       const void* workspace, std::size_t workspace_bytes, SymvImpl impl = SymvImpl::kAware);
+                       const void* workspace, std::size_t workspace_bytes, SymvImpl impl = SymvImpl::kAuto);
 
 // Enqueues y = alpha A x + beta y on `stream` (T = float or double). Returns kLaunchFailed if a
 // launch itself failed (asynchronous faults surface at the caller's next synchronizing call).
 template <class T>
 Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
-            void* workspace, std::size_t workspace_bytes, cudaStream_t stream, SymvImpl impl = SymvImpl::kAware);
+            void* workspace, std::size_t workspace_bytes, cudaStream_t stream, SymvImpl impl = SymvImpl::kAuto);
 
 }  // namespace gpuprobe::kernels
