@@ -212,6 +212,7 @@ class CuptiRangeBackend final : public CounterBackend {
     config.passIndex = 0;
     config.targetNestingLevel = 1;
     GP_CUPTI_CHECK(cuptiRangeProfilerSetConfig(&config));
+    const auto configured = std::chrono::steady_clock::now();
 
     // One iteration per pass in user replay; kernel replay does all passes inside one iteration.
     bool all_passes = false;
@@ -243,6 +244,7 @@ class CuptiRangeBackend final : public CounterBackend {
       all_passes = stop.isAllPassSubmitted != 0;
     }
 
+    const auto passed = std::chrono::steady_clock::now();
     CUpti_RangeProfiler_DecodeData_Params decode{CUpti_RangeProfiler_DecodeData_Params_STRUCT_SIZE};
     decode.pRangeProfilerObject = profiler_;
     GP_CUPTI_CHECK(cuptiRangeProfilerDecodeData(&decode));
@@ -278,8 +280,14 @@ class CuptiRangeBackend final : public CounterBackend {
     // ran for them (passes in user replay; 1 in kernel replay, where CUPTI replays inside), drops.
     out["gpuprobe__counter_ranges"] = static_cast<double>(info.numTotalRanges);
     out["gpuprobe__counter_replays"] = static_cast<double>(iterations);
-    // Wall time of this collect (passes + CUPTI's own work): what counters cost per entry.
-    out["gpuprobe__counter_seconds"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    // Wall time of this collect (passes + CUPTI's own work): what counters cost per entry, and its
+    // three phases: image initialize + set config, the passes (the work included), decode + evaluate.
+    const auto done = std::chrono::steady_clock::now();
+    auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+    out["gpuprobe__counter_seconds"] = seconds(started, done);
+    out["gpuprobe__counter_seconds_configure"] = seconds(started, configured);
+    out["gpuprobe__counter_seconds_passes"] = seconds(configured, passed);
+    out["gpuprobe__counter_seconds_decode"] = seconds(passed, done);
     if (decode.numOfRangeDropped > 0) out["gpuprobe__counter_ranges_dropped"] = static_cast<double>(decode.numOfRangeDropped);
     return out;
   }
