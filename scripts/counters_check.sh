@@ -2,16 +2,17 @@
 # The H100 checks of the counters work (issue 5) in one call, each step under its own time limit:
 # counters GPU tests, the roofline set on the reference entries (user and kernel replay), the ncu
 # cross-check, and a 100-entry sweep with and without counters (what counters cost).
-#   scripts/counters_check.sh OUTDIR [--no-build] [--skip-ncu] [--skip-sweep]
+#   scripts/counters_check.sh OUTDIR [--no-build] [--skip-ref] [--skip-ncu] [--skip-sweep]
+# (--skip-ref: no counters GPU tests and no roofline reference entries)
 # Writes at most 8 files into OUTDIR (the device tool's limit).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:?usage: counters_check.sh OUTDIR [--no-build] [--skip-ncu] [--skip-sweep]}
+OUT=${1:?usage: counters_check.sh OUTDIR [--no-build] [--skip-ref] [--skip-ncu] [--skip-sweep]}
 shift
-build=1 ; ncu=1 ; sweep=1
+build=1 ; reference=1 ; ncu=1 ; sweep=1
 for a in "$@"; do
   case "$a" in
-    --no-build) build=0 ;; --skip-ncu) ncu=0 ;; --skip-sweep) sweep=0 ;;
+    --no-build) build=0 ;; --skip-ref) reference=0 ;; --skip-ncu) ncu=0 ;; --skip-sweep) sweep=0 ;;
     *) echo "counters_check.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -29,18 +30,19 @@ fi
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
 ldconfig -p | grep -c nvperf_host | sed 's/^/ld.so.cache entries for libnvperf_host: /'
 
-stamp "GPU tests (Counters.*)"
-timeout 150 "$BUILD_DIR/tests/gpuprobe_gpu_tests" --gtest_filter='Counters.*' > "$OUT/tests.log" 2>&1
-echo "tests exit $?"; grep -E "^\s+(range|kernel|512|axpy|--counters)|OK|FAILED|SKIPPED|Failure|counters:" "$OUT/tests.log" | head -40
+if ((reference)); then
+  stamp "GPU tests (Counters.*)"
+  timeout 150 "$BUILD_DIR/tests/gpuprobe_gpu_tests" --gtest_filter='Counters.*' > "$OUT/tests.log" 2>&1
+  echo "tests exit $?"; grep -E "^\s+(range|kernel|512|axpy|--counters)|OK|FAILED|SKIPPED|Failure|counters:" "$OUT/tests.log" | head -40
 
-ref='^(baseline\.memcpy_d2d/size:1073741824|memory\.occupancy/kernel:copy/vector:16/store:default/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:(ours_tuned|cublas_pedantic)/trans:nn/m:2048/n:2048/k:2048|kernels\.(gemv|symv)/impl:[a-z_]*/precision:s/[a-z]*:[a-z]*/(m:16384/)?n:16384)/'
-stamp "roofline, user replay"
-timeout 150 "$G" --counters=roofline --benchmark_filter="$ref" --benchmark_out="$OUT/roofline_user.json" \
-  --benchmark_out_format=json 2>&1 | grep -E "^gpuprobe|^[a-z]" | cut -c1-160
-stamp "roofline, kernel replay"
-timeout 100 "$G" --counters=roofline,replay=kernel --benchmark_filter="$ref" --samples=3 \
-  --benchmark_out="$OUT/roofline_kernel.json" --benchmark_out_format=json 2>&1 | grep -E "^gpuprobe" | cut -c1-200
-python3 - "$OUT/roofline_user.json" "$OUT/roofline_kernel.json" <<'PY'
+  ref='^(baseline\.memcpy_d2d/size:1073741824|memory\.occupancy/kernel:copy/vector:16/store:default/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:(ours_tuned|cublas_pedantic)/trans:nn/m:2048/n:2048/k:2048|kernels\.(gemv|symv)/impl:[a-z_]*/precision:s/[a-z]*:[a-z]*/(m:16384/)?n:16384)/'
+  stamp "roofline, user replay"
+  timeout 150 "$G" --counters=roofline --benchmark_filter="$ref" --benchmark_out="$OUT/roofline_user.json" \
+    --benchmark_out_format=json 2>&1 | grep -E "^gpuprobe|^[a-z]" | cut -c1-160
+  stamp "roofline, kernel replay"
+  timeout 100 "$G" --counters=roofline,replay=kernel --benchmark_filter="$ref" --samples=3 \
+    --benchmark_out="$OUT/roofline_kernel.json" --benchmark_out_format=json 2>&1 | grep -E "^gpuprobe" | cut -c1-200
+  python3 - "$OUT/roofline_user.json" "$OUT/roofline_kernel.json" <<'PY'
 import json, sys
 for path in sys.argv[1:]:
     try: bs = json.load(open(path))["benchmarks"]
@@ -53,6 +55,7 @@ for path in sys.argv[1:]:
               f" fp32 {b.get('gpuprobe__fp32_flop')} time {b.get('gpu__time_duration.sum')} ns ranges {b.get('gpuprobe__counter_ranges')}"
               f" replays {b.get('gpuprobe__counter_replays')} clock {b.get('sm__cycles_elapsed.avg.per_second')}")
 PY
+fi
 
 if ((ncu)); then
   stamp "ncu cross-check"
