@@ -51,15 +51,19 @@ TEST(MemoryLatencyTiming, LatencyGrowsFromL1ToL2ToDram) {
 
 // flush_l2 (the harness's "l2=flushed" condition) must evict: a chain that was L2-resident is
 // DRAM-latency on its first lap after the flush (H100: ~280 -> ~680 cycles; the margin is 1.5x).
+// The chain is longer than kInKernelWarmLimit: a shorter one gets an untimed warm lap inside the
+// timed launch, which would reload it into the L2 after the flush (a 1 MiB chain did: 276 -> 276).
 TEST(HarnessTiming, FlushL2EvictsAnL2ResidentChain) {
-  const ChainSpec spec{ChainPattern::kRandom, (1 << 20) / 128, 128, 0, 5};  // 1 MiB: L2, not L1 (cg)
+  const ChainSpec spec{ChainPattern::kRandom, (8 << 20) / 128, 128, 0, 5};  // 8 MiB: L2, not L1 (cg)
+  ASSERT_GT(spec.elements, PointerChase::kInKernelWarmLimit);
   DeviceBuffer<char> memory(chain_span_bytes(spec));
   PointerChase chase(memory.data(), spec);
+  const std::uint64_t steps = 8192;  // an eighth of a lap: every timed load finds its line flushed
   chase.warm(ChaseLoad::kL2Only, 2 * spec.elements);
-  const double resident = cycles_per_load(chase, ChaseLoad::kL2Only, spec.elements);
+  const double resident = cycles_per_load(chase, ChaseLoad::kL2Only, steps);
   flush_l2(nullptr);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  const double flushed = cycles_per_load(chase, ChaseLoad::kL2Only, spec.elements);
+  const double flushed = cycles_per_load(chase, ChaseLoad::kL2Only, steps);
   EXPECT_GT(flushed, 1.5 * resident) << "resident " << resident << " cycles, after flush_l2 " << flushed;
 }
 
