@@ -54,6 +54,7 @@ FAMILY = {
     "memory.bandwidth": dict(group=("kernel", "vector", "blocks_per_sm"), x="footprint", title="Bandwidth vs working set"),
     "memory.stride": dict(group=("offset",), x="stride_elements", title="Strided and misaligned access"),
     "memory.shared_bandwidth": dict(group=(), x=None, title="Shared-memory bandwidth"),
+    "memory.l1_peak": dict(group=("vector",), x=None, title="L1 load bandwidth, per-block resident arrays"),
     "memory.bank_conflicts": dict(group=("word_bytes",), x="word_stride", title="Shared-memory bank conflicts"),
     "baseline.memcpy_d2d": dict(group=(), x="size", title="cudaMemcpy device-to-device"),
     "exec.pipeline_latency": dict(group=("op",), x=None, title="Pipeline latency"),

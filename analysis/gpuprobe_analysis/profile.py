@@ -350,6 +350,17 @@ class Profile:
         self.curves["bandwidth"] = curves
         ceilings, rows, errors = self._bandwidth_ceilings(curves)
         self.data["bandwidth_errors"] = errors
+        # The L1 ceiling: the better of the sweep's L1 plateau and the dedicated peak probe (each block
+        # re-reading its own L1-resident array: no index arithmetic, long samples).
+        peak = [e for e in self.rs.by_family("memory.l1_peak") if math.isfinite(e.value)]
+        if peak:
+            top = max(peak, key=lambda e: e.value)
+            plateau = ceilings.get("L1")
+            if plateau is None or top.value > plateau["gbps"]:
+                ceilings["L1"] = {"gbps": top.value, "how": "largest memory.l1_peak entry (each block re-reads its own "
+                                  "L1-resident array)" + (f"; the memory.bandwidth L1 plateau is {plateau['gbps']:,.0f} GB/s"
+                                                          if plateau else ""),
+                                  "source": F.provenance([top])}
         sh = self.rs.by_family("memory.shared_bandwidth")
         if sh:
             best = max(sh, key=lambda e: e.value if math.isfinite(e.value) else -1)
@@ -365,7 +376,7 @@ class Profile:
             "between L1 and L2 capacity (full-capacity plateau) or read_cg/read_nc-bypassing kernels at <= L1 "
             "capacity (hot set), DRAM = footprint >= %g x L2 capacity; plateau of a curve (kernel, vector, blocks "
             "per SM, store hint; memory.bandwidth and memory.occupancy) in a level = median of "
-            "its points there; ceiling = best plateau over curves; a plateau above the theoretical value is an error "
+            "its points there; ceiling = best plateau over curves (L1: or the largest memory.l1_peak entry if higher); a plateau above the theoretical value is an error "
             "and is not used; full-capacity L2 starts at %g x L1 capacity" % (DRAM_FOOTPRINT_FACTOR, L1_CLEAR_FACTOR))}
 
     # ------------------------------------------------------------------ access penalties

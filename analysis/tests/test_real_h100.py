@@ -54,6 +54,23 @@ def test_real_bandwidth_ceilings_are_physical():
         assert c[name]["source"]["entries"] and c[name]["how"]
 
 
+def test_l1_ceiling_takes_the_peak_probe_when_higher(tmp_path):
+    import json
+    d = json.load(open(DATA))
+    plateau = Profile(results.load([DATA])).to_json()["bandwidth"]["ceilings"]["L1"]["gbps"]
+    def with_peak(gbps):
+        e = {"name": "memory.l1_peak/vector:8/iterations:10/manual_time", "run_name": "x", "run_type": "iteration",
+             "iterations": 10, "real_time": 1.0, "time_unit": "us", "value_median": gbps, "value_cv": 0.001,
+             "vector_bytes": 8.0, "label": "probe=memory.l1_peak;unit=GB/s;method=per-block arrays"}
+        path = tmp_path / f"peak{gbps:.0f}.json"
+        path.write_text(json.dumps(dict(d, benchmarks=d["benchmarks"] + [e])))
+        return Profile(results.load([str(path)])).to_json()["bandwidth"]["ceilings"]["L1"]
+    higher = with_peak(plateau * 1.02)
+    assert higher["gbps"] == plateau * 1.02 and "memory.l1_peak" in higher["how"]
+    lower = with_peak(plateau * 0.9)
+    assert lower["gbps"] == plateau and "memory.l1_peak" not in lower["how"]
+
+
 def test_real_report_builds_self_contained(tmp_path):
     import re
 

@@ -1,9 +1,11 @@
 // Bandwidth probes: memory.bandwidth (read, write, copy, triad x 4/8/16-byte accesses x working
-// set 16 KiB .. --max-footprint, on all SMs), memory.occupancy (DRAM bandwidth vs blocks per SM) and
-// memory.stride (V&D SC08 section 3.5: bandwidth vs stride and misalignment).
+// set 16 KiB .. --max-footprint, on all SMs), memory.occupancy (DRAM bandwidth vs blocks per SM),
+// memory.l1_peak (L1 load bandwidth with per-block resident arrays) and memory.stride (V&D SC08
+// section 3.5: bandwidth vs stride and misalignment).
 // Byte counts: every load and store a kernel performs, counted once (a copy moves read + write,
 // a triad two reads + one write); the figures derive from StreamKernel's table below.
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -125,6 +127,90 @@ void launch_stream(StreamKernel k, V* a, const V* b, const V* c, const StreamArg
   }
 }
 
+// DRAM-sized working sets (memory.bandwidth): one pass in which each block moves one contiguous tile
+// of kTileLoads x kBlockThreads vectors and exits; the grid is the tile count and the hardware
+// schedules the blocks. Every thread issues its kTileLoads loads before any store. On the H100
+// (experiments/dram_stream.cu, 1-4 GiB per array) this design reached copy 0.993-0.994 x cudaMemcpy
+// D2D and write 3247-3288 GB/s, where stream_kernel's sweep reached 0.93 x and 3129-3172 GB/s, and
+// persistent-block tiles (contiguous or round-robin) 0.94 x: what helps is the short-lived blocks.
+constexpr int kTileLoads = 4;
+constexpr std::uint64_t kTileVectors = std::uint64_t(kTileLoads) * kBlockThreads;
+
+template <class V, StreamKernel kKernel, bool kStreamingStores>
+__global__ void __launch_bounds__(kBlockThreads) tile_kernel(V* __restrict__ a, const V* __restrict__ b,
+                                                             const V* __restrict__ c, std::uint64_t n,
+                                                             unsigned* __restrict__ sink, int write_sink) {
+  const std::uint64_t first = std::uint64_t(blockIdx.x) * kTileVectors + threadIdx.x;
+  constexpr float kScale = 0.5f;
+  unsigned acc = 0;
+  V u[kTileLoads], w[kTileLoads];  // loaded operands of copy / triad, held until the stores
+#pragma unroll
+  for (int j = 0; j < kTileLoads; ++j) {
+    const std::uint64_t i = first + std::uint64_t(j) * kBlockThreads;
+    u[j] = w[j] = splat<V>(0.f);
+    if (i >= n) continue;
+    if constexpr (kKernel == StreamKernel::kRead) acc ^= lanes_xor(a[i]);
+    if constexpr (kKernel == StreamKernel::kReadL2Only) acc ^= lanes_xor(__ldcg(a + i));
+    if constexpr (kKernel == StreamKernel::kReadNonCoherent) acc ^= lanes_xor(__ldg(a + i));
+    if constexpr (kKernel == StreamKernel::kCopy || kKernel == StreamKernel::kTriad) u[j] = b[i];
+    if constexpr (kKernel == StreamKernel::kTriad) w[j] = c[i];
+  }
+#pragma unroll
+  for (int j = 0; j < kTileLoads; ++j) {
+    const std::uint64_t i = first + std::uint64_t(j) * kBlockThreads;
+    if (i >= n) continue;
+    if constexpr (kKernel == StreamKernel::kWrite) store<kStreamingStores>(a + i, splat<V>(1.5f));
+    if constexpr (kKernel == StreamKernel::kCopy) store<kStreamingStores>(a + i, u[j]);
+    if constexpr (kKernel == StreamKernel::kTriad) store<kStreamingStores>(a + i, axpy(kScale, w[j], u[j]));
+  }
+  if constexpr (kKernel == StreamKernel::kRead || kKernel == StreamKernel::kReadL2Only ||
+                kKernel == StreamKernel::kReadNonCoherent)
+    if (write_sink) sink[0] = acc;
+}
+
+template <class V, StreamKernel kKernel, bool kStreaming>
+void launch_tiles(V* a, const V* b, const V* c, std::uint64_t n, unsigned* sink, cudaStream_t stream) {
+  const auto tiles = static_cast<unsigned>((n + kTileVectors - 1) / kTileVectors);
+  tile_kernel<V, kKernel, kStreaming><<<tiles, kBlockThreads, 0, stream>>>(a, b, c, n, sink, 0);
+}
+
+template <class V, bool kStreaming>
+void launch_tiles(StreamKernel k, V* a, const V* b, const V* c, std::uint64_t n, unsigned* sink, cudaStream_t s) {
+  switch (k) {
+    case StreamKernel::kRead: return launch_tiles<V, StreamKernel::kRead, kStreaming>(a, b, c, n, sink, s);
+    case StreamKernel::kReadL2Only: return launch_tiles<V, StreamKernel::kReadL2Only, kStreaming>(a, b, c, n, sink, s);
+    case StreamKernel::kReadNonCoherent:
+      return launch_tiles<V, StreamKernel::kReadNonCoherent, kStreaming>(a, b, c, n, sink, s);
+    case StreamKernel::kWrite: return launch_tiles<V, StreamKernel::kWrite, kStreaming>(a, b, c, n, sink, s);
+    case StreamKernel::kCopy: return launch_tiles<V, StreamKernel::kCopy, kStreaming>(a, b, c, n, sink, s);
+    case StreamKernel::kTriad: return launch_tiles<V, StreamKernel::kTriad, kStreaming>(a, b, c, n, sink, s);
+  }
+}
+
+// L1 peak (memory.l1_peak): each block reads its own kL1PeakBlockBytes array over and over (L1-resident:
+// kL1PeakBlocksPerSm x 16 KiB per SM), every load at a compile-time offset from one pointer, so the loop
+// is loads and XORs only. `zero` (0 at run time) is added to the pointer every pass so the compiler
+// cannot hoist the loop-invariant loads. experiments/l1_bandwidth.cu on the H100: 33.1-33.3 TB/s (126.6-
+// 127.5 B/clk/SM of 128) for float2/float4, where the stream kernel's sweep of a 32 KiB set reaches 32.8.
+constexpr int kL1PeakBlockBytes = 16 * 1024;
+constexpr int kL1PeakBlocksPerSm = 8;
+
+template <class V>
+__global__ void __launch_bounds__(kBlockThreads, kL1PeakBlocksPerSm)
+    l1_peak_kernel(const V* data, std::uint32_t passes, long long zero, unsigned* sink, int write_sink) {
+  constexpr int kPerThread = kL1PeakBlockBytes / int(sizeof(V)) / kBlockThreads;
+  static_assert(kPerThread * kBlockThreads * int(sizeof(V)) == kL1PeakBlockBytes, "whole vectors per thread");
+  const V* p = data + std::size_t(blockIdx.x) * (kL1PeakBlockBytes / sizeof(V)) + threadIdx.x;
+  unsigned acc[2] = {0, 0};  // two independent chains of XORs
+#pragma unroll 2
+  for (std::uint32_t pass = 0; pass < passes; ++pass) {
+    p += zero;
+#pragma unroll
+    for (int k = 0; k < kPerThread; ++k) acc[k & 1] ^= lanes_xor(p[k * kBlockThreads]);
+  }
+  if (write_sink) sink[0] = acc[0] ^ acc[1];
+}
+
 // Reads one float per thread and load at index (t + j * threads) * stride, from base + offset bytes.
 __global__ void __launch_bounds__(kBlockThreads) strided_read_kernel(const float* __restrict__ base,
                                                                      std::uint64_t stride, std::uint32_t loads,
@@ -159,7 +245,13 @@ unsigned* bandwidth_sink() {
 const ProbeDescriptor kBandwidth{
     "memory.bandwidth", Figure::kBandwidth,
     "all SMs, 256-thread blocks; each thread visits elements i, i+step, ... mod n (coalesced, reuse "
-    "distance = working set); CUDA events; bytes = accesses x vector bytes",
+    "distance = working set; pattern=sweep); working sets > 4 x L2: one pass, one contiguous tile of 4 x 256 "
+    "vectors per block, 4 loads in flight per thread (pattern=tiles); CUDA events; bytes = accesses x vector bytes",
+    "", 10, 2};
+const ProbeDescriptor kL1Peak{
+    "memory.l1_peak", Figure::kBandwidth,
+    "8 blocks x 256 threads per SM, each block re-reading its own 16 KiB array (L1-resident), loads at "
+    "compile-time offsets; ~4 ms samples; CUDA events; bytes = loads x vector bytes",
     "", 10, 2};
 const ProbeDescriptor kOccupancy{
     "memory.occupancy", Figure::kBandwidth,
@@ -177,6 +269,7 @@ struct StreamConfig {
   std::uint64_t working_set;  // bytes over all arrays
   int blocks_per_sm;
   bool streaming_stores = false;
+  bool tiles_when_dram = false;  // DRAM-sized working sets: tile_kernel instead of the sweep
 };
 
 // Arrays of one kernel start this far apart beyond their size, so that two streams never walk
@@ -184,8 +277,13 @@ struct StreamConfig {
 constexpr std::uint64_t kArrayPadding = (std::uint64_t(1) << 20) + (std::uint64_t(5) << 10);
 
 // Bytes one sample moves at least: enough that a sample lasts >= ~250 us even at L1 speed, so the
-// launch latency and the last wave's tail inside the event pair stay a small fraction.
+// launch latency and the last wave's tail inside the event pair stay a small fraction...
 constexpr double kMinBytesPerSample = 8e9;
+// ... and 8x that for L1-sized working sets (any GPU's L1 is below 1 MiB per SM), ~2 ms at L1 speed:
+// on the H100 a 32 KiB sweep read 31.99 TB/s with 0.25 ms samples and 32.81 with 3.9 ms ones
+// (experiments/l1_bandwidth.cu), the ramp-up of 1056 blocks being ~2.5 % of a 0.25 ms sample.
+constexpr double kMinBytesPerL1Sample = 64e9;
+constexpr std::uint64_t kL1SizedWorkingSet = std::uint64_t(1) << 20;
 
 template <class V>
 void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const StreamConfig& cfg) {
@@ -197,8 +295,9 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   // rewritten or re-read from the L2 within a sample; smaller ones are swept repeatedly until the
   // sample has moved kMinBytesPerSample.
   const bool dram_sized = cfg.working_set > 4 * dev.l2_bytes;
+  const double min_bytes = cfg.working_set <= kL1SizedWorkingSet ? kMinBytesPerL1Sample : kMinBytesPerSample;
   const double visits_wanted =
-      dram_sized ? double(elements) : std::max(kMinBytesPerSample / (cfg.kernel.accesses * sizeof(V)), double(elements));
+      dram_sized ? double(elements) : std::max(min_bytes / (cfg.kernel.accesses * sizeof(V)), double(elements));
   const auto visits = static_cast<std::uint32_t>(std::max(1.0, std::ceil(visits_wanted / threads)));
   if (elements >= (std::uint64_t(1) << 32) || threads >= (std::uint64_t(1) << 31))
     throw UsageError("memory.bandwidth: working set or grid too large for 32-bit indices");
@@ -210,16 +309,28 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   V* a = reinterpret_cast<V*>(base);
   V* b = reinterpret_cast<V*>(base + array_stride);
   V* c = reinterpret_cast<V*>(base + 2 * array_stride);
-  const double bytes = double(threads) * visits * cfg.kernel.accesses * sizeof(V);
+  const bool tiles = cfg.tiles_when_dram && dram_sized;
+  const double bytes = tiles ? double(elements) * cfg.kernel.accesses * sizeof(V)
+                             : double(threads) * visits * cfg.kernel.accesses * sizeof(V);
 
   Measurement m(state, d, Work{bytes, 0, 0});
   m.param("footprint_bytes", double(elements * sizeof(V) * cfg.kernel.arrays));
   m.param("vector_bytes", sizeof(V));
   m.param("blocks_per_sm", cfg.blocks_per_sm);
-  m.param("threads", double(threads));
+  m.param("threads", tiles ? double((elements + kTileVectors - 1) / kTileVectors * kBlockThreads) : double(threads));
   m.tag("kernel", cfg.kernel.name);
   m.tag("store", cfg.streaming_stores ? "cs" : "default");
+  m.tag("pattern", tiles ? "tiles" : "sweep");
   unsigned* sink = bandwidth_sink();
+  if (tiles) {
+    m.time_events([&](cudaStream_t s) {
+      if (cfg.streaming_stores)
+        launch_tiles<V, true>(cfg.kernel.kernel, a, b, c, elements, sink, s);
+      else
+        launch_tiles<V, false>(cfg.kernel.kernel, a, b, c, elements, sink, s);
+    });
+    return;
+  }
   m.time_events([&](cudaStream_t s) {
     const StreamArgs args{blocks, static_cast<std::uint32_t>(elements), static_cast<std::uint32_t>(step), visits,
                           sink, s};
@@ -237,6 +348,25 @@ void stream_entry(benchmark::State& state, const ProbeDescriptor& d, const Strea
     case 16: return stream_entry_typed<float4>(state, d, cfg);
   }
   throw UsageError("vector width must be 4, 8 or 16 bytes");
+}
+
+template <class V>
+void l1_peak_entry(benchmark::State& state) {
+  const DeviceInfo& dev = context().device;
+  const unsigned blocks = static_cast<unsigned>(dev.sm_count * kL1PeakBlocksPerSm);
+  const double bytes_per_pass = double(blocks) * kL1PeakBlockBytes;
+  const auto passes = static_cast<std::uint32_t>(std::ceil(128e9 / bytes_per_pass));  // ~4 ms at L1 speed
+  const V* data = reinterpret_cast<const V*>(bandwidth_memory(std::uint64_t(blocks) * kL1PeakBlockBytes));
+  // All of the unified L1/shared SRAM to L1 (the kernel uses no shared memory).
+  GP_CUDA_CHECK(cudaFuncSetAttribute(l1_peak_kernel<V>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
+  Measurement m(state, kL1Peak, Work{bytes_per_pass * passes, 0, 0});
+  m.param("vector_bytes", sizeof(V));
+  m.param("blocks_per_sm", kL1PeakBlocksPerSm);
+  m.param("block_bytes", kL1PeakBlockBytes);
+  unsigned* sink = bandwidth_sink();
+  m.time_events([&](cudaStream_t s) {
+    l1_peak_kernel<V><<<blocks, kBlockThreads, 0, s>>>(data, passes, 0, sink, 0);
+  });
 }
 
 void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t offset_bytes) {
@@ -278,7 +408,7 @@ void register_memory_bandwidth_probes() {
     for (int vector_bytes : {4, 8, 16}) {
       if (quick && vector_bytes != 16) continue;
       for (std::uint64_t ws : log_sweep(16 << 10, limit, quick ? 1 : 2, std::uint64_t(k.arrays) * 16 * 256)) {
-        const StreamConfig cfg{k, vector_bytes, ws, full_occupancy};
+        const StreamConfig cfg{k, vector_bytes, ws, full_occupancy, false, true};
         register_entry(entry_name(kBandwidth.family, {{"kernel", k.name}, {"vector", std::to_string(vector_bytes)},
                                                       {"footprint", std::to_string(ws)}}),
                        kBandwidth, [cfg](benchmark::State& st) { stream_entry(st, kBandwidth, cfg); });
@@ -307,6 +437,12 @@ void register_memory_bandwidth_probes() {
       }
     }
   }
+
+  // L1 peak: float2 and float4 loads.
+  register_entry(entry_name(kL1Peak.family, {{"vector", "8"}}), kL1Peak,
+                 [](benchmark::State& st) { l1_peak_entry<float2>(st); });
+  register_entry(entry_name(kL1Peak.family, {{"vector", "16"}}), kL1Peak,
+                 [](benchmark::State& st) { l1_peak_entry<float4>(st); });
 
   // Stride (offset 0) and misalignment (stride 1), in DRAM.
   std::vector<std::uint64_t> strides = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
