@@ -76,7 +76,7 @@ added = secs["roofline"] - secs["none"]
 allowance = 2 * secs["none"] + replay
 print(f"sweep: {len(d['benchmarks'])} entries; wall {secs}; GPU time of the counter replays ~{replay:.2f} s; "
       f"sum of collect wall times {collect:.2f} s")
-phases = {k: sum(b.get(f"gpuprobe__counter_seconds_{k}", 0) for b in d["benchmarks"]) for k in ("configure", "passes", "decode")}
+phases = {k: sum(b.get(f"gpuprobe__counter_seconds_{k}", 0) for b in d["benchmarks"]) for k in ("configure", "passes", "start", "work", "stop", "decode")}
 print("sweep: collect phases " + ", ".join(f"{k} {v:.2f} s" for k, v in phases.items()))
 print(f"sweep: counters added {added:.2f} s; allowance 2 x uninstrumented + replays = {allowance:.2f} s: "
       f"{'met' if added <= allowance else 'NOT met'}")

@@ -217,7 +217,13 @@ class CuptiRangeBackend final : public CounterBackend {
     // One iteration per pass in user replay; kernel replay does all passes inside one iteration.
     bool all_passes = false;
     std::size_t iterations = 0;
+    using Clock = std::chrono::steady_clock;
+    auto seconds = [](Clock::time_point from, Clock::time_point to) {
+      return std::chrono::duration<double>(to - from).count();
+    };
+    double start_seconds = 0, work_seconds = 0, stop_seconds = 0;  // summed over the passes
     while (!all_passes) {
+      const auto pass_begin = Clock::now();
       if (++iterations > passes_ + 2)
         throw Error("counters: CUPTI asked for more passes than the " + std::to_string(passes_) + " it scheduled");
       CUpti_RangeProfiler_Start_Params start{CUpti_RangeProfiler_Start_Params_STRUCT_SIZE};
@@ -232,7 +238,11 @@ class CuptiRangeBackend final : public CounterBackend {
         push.pRangeName = kRangeName;
         GP_CUPTI_CHECK(cuptiRangeProfilerPushRange(&push));
       }
+      const auto work_begin = Clock::now();
       work();  // enqueues and synchronizes
+      const auto work_end = Clock::now();
+      start_seconds += seconds(pass_begin, work_begin);
+      work_seconds += seconds(work_begin, work_end);
       if (replay_ == ReplayMode::kUser) {
         CUpti_RangeProfiler_PopRange_Params pop{CUpti_RangeProfiler_PopRange_Params_STRUCT_SIZE};
         pop.pRangeProfilerObject = profiler_;
@@ -241,6 +251,7 @@ class CuptiRangeBackend final : public CounterBackend {
       CUpti_RangeProfiler_Stop_Params stop{CUpti_RangeProfiler_Stop_Params_STRUCT_SIZE};
       stop.pRangeProfilerObject = profiler_;
       GP_CUPTI_CHECK(cuptiRangeProfilerStop(&stop));
+      stop_seconds += seconds(work_end, Clock::now());
       all_passes = stop.isAllPassSubmitted != 0;
     }
 
@@ -281,12 +292,15 @@ class CuptiRangeBackend final : public CounterBackend {
     out["gpuprobe__counter_ranges"] = static_cast<double>(info.numTotalRanges);
     out["gpuprobe__counter_replays"] = static_cast<double>(iterations);
     // Wall time of this collect (passes + CUPTI's own work): what counters cost per entry, and its
-    // three phases: image initialize + set config, the passes (the work included), decode + evaluate.
-    const auto done = std::chrono::steady_clock::now();
-    auto seconds = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+    // phases: image initialize + set config; per pass (summed) start + push range, the work, pop range
+    // + stop; decode + evaluate.
+    const auto done = Clock::now();
     out["gpuprobe__counter_seconds"] = seconds(started, done);
     out["gpuprobe__counter_seconds_configure"] = seconds(started, configured);
     out["gpuprobe__counter_seconds_passes"] = seconds(configured, passed);
+    out["gpuprobe__counter_seconds_start"] = start_seconds;
+    out["gpuprobe__counter_seconds_work"] = work_seconds;
+    out["gpuprobe__counter_seconds_stop"] = stop_seconds;
     out["gpuprobe__counter_seconds_decode"] = seconds(passed, done);
     if (decode.numOfRangeDropped > 0) out["gpuprobe__counter_ranges_dropped"] = static_cast<double>(decode.numOfRangeDropped);
     return out;
