@@ -7,7 +7,7 @@ import html
 import json
 import math
 import os
-from typing import List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence
 
 from . import plots
 from .profile import Profile
@@ -120,6 +120,18 @@ th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}figure{margi
 figcaption{font-size:0.85em;color:#444}.warn{color:#a40}code{background:#f4f4f4}"""
 
 
+def tool_time(rs: ResultSet) -> Dict[str, dict]:
+    """Per family (in the order first seen): entries with `entry_wall_seconds` and their sum."""
+    out: Dict[str, dict] = {}
+    for e in rs.entries:
+        sec = e.num("entry_wall_seconds")
+        if math.isfinite(sec):
+            t = out.setdefault(e.family, {"entries": 0, "seconds": 0.0})
+            t["entries"] += 1
+            t["seconds"] += sec
+    return out
+
+
 def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
     """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
     os.makedirs(outdir, exist_ok=True)
@@ -136,6 +148,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     memcpy = memcpy_reference(rs)
     comparison = kernel_comparison(pts, memcpy[0] if memcpy else None)
     data["kernels_vs_cublas"] = {"memcpy_d2d_gbps": memcpy[0] if memcpy else None, "kernels": comparison}
+    data["tool_time"] = tool_time(rs)
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -159,6 +172,11 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.items(issues)
     else:
         d.para("All inputs complete and conforming to docs/results-schema.md.")
+    if data["tool_time"]:
+        d.para("Host wall time the tool spent per probe family (`entry_wall_seconds`: setup, warm-up, samples "
+               "and, for entries taken from a counters file, their counter replays):")
+        d.table(["family", "entries", "seconds"], [[f, t["entries"], f"{t['seconds']:.1f}"]
+                                                   for f, t in data["tool_time"].items()])
 
     # Summary: the figures users ask for first, each pointing to its section.
     d.section("summary")

@@ -130,3 +130,19 @@ def test_report_from_committed_h100_results(tmp_path):
     for kernel, table in cmp["kernels"].items():
         assert f"{kernel} ({table['metric']}; default: {table['default']})" in html
         assert any(r for row in table["rows"] for r in row["ratios"].values()), kernel
+
+
+def test_tool_time_sums_entry_wall_seconds_per_family(tmp_path):
+    from gpuprobe_analysis.report import tool_time
+    base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
+            "value_median": 1.0, "value_cv": 0.01}
+    ents = [dict(base, name="memory.latency/footprint:1024", label="probe=memory.latency;unit=cycles",
+                 entry_wall_seconds=0.25),
+            dict(base, name="memory.latency/footprint:2048", label="probe=memory.latency;unit=cycles",
+                 entry_wall_seconds=0.5),
+            dict(base, name="exec.barrier/blocks:1", label="probe=exec.barrier;unit=us", entry_wall_seconds=2.0),
+            dict(base, name="exec.barrier/blocks:2", label="probe=exec.barrier;unit=us")]  # older file: no field
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    t = tool_time(results.load([str(path)]))
+    assert t == {"memory.latency": {"entries": 2, "seconds": 0.75}, "exec.barrier": {"entries": 1, "seconds": 2.0}}

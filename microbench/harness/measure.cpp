@@ -1,5 +1,6 @@
 #include "measure.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -212,7 +213,12 @@ void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                                [name, body](benchmark::State& state) {
                                  try {
                                    current_entry() = name;
+                                   // What the entry costs the tool (setup, warm-up, samples, counters):
+                                   // sums per family say how long a sweep takes.
+                                   const auto started = std::chrono::steady_clock::now();
                                    body(state);
+                                   state.counters["entry_wall_seconds"] = std::chrono::duration<double>(
+                                       std::chrono::steady_clock::now() - started).count();
                                  } catch (const std::exception& e) {
                                    fail(name, e);
                                  }

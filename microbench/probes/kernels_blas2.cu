@@ -102,6 +102,35 @@ cublasStatus_t cublas_gemv(cublasHandle_t h, cublasOperation_t op, int m, int n,
 void fill(float* p, std::size_t count, std::uint64_t seed) { fill_uniform(p, count, seed, -1.f, 1.f); }
 void fill(double* p, std::size_t count, std::uint64_t seed) { fill_uniform(p, count, seed, -1.0, 1.0); }
 
+// The operands of one problem, shared by every impl measured on it: entries of one shape run back
+// to back and reuse the buffers, so ours and cuBLAS read the same physical pages. On the H100 the
+// same kernel on two fresh allocations of one size differed by up to 15 % (GEMV D N 64 x 1048576,
+// v3: 217 vs 185 us; SYMV D lower 32768, v1: 1592 vs 1704 us; --benchmark_repetitions=3, 2026-11-23),
+// more than most differences between impls. y is written by every call (beta = 0: never read).
+template <class T>
+struct Operands {
+  DeviceBuffer<T> A, x, y;
+  std::uint64_t seed = 0;  // A, x, y filled with seeds seed, seed + 1, seed + 2
+};
+
+template <class T>
+const Operands<T>& operands(std::size_t a_count, std::size_t x_len, std::size_t y_len, std::uint64_t seed) {
+  // Never destroyed: freeing device memory from a static destructor can run after the CUDA runtime
+  // has unloaded; the process's exit releases it.
+  static Operands<T>& cached = *new Operands<T>();
+  if (cached.A.size() != a_count || cached.x.size() != x_len || cached.y.size() != y_len || cached.seed != seed) {
+    cached = Operands<T>();  // free the previous problem's buffers before allocating the next
+    cached.A = DeviceBuffer<T>(a_count);
+    cached.x = DeviceBuffer<T>(x_len);
+    cached.y = DeviceBuffer<T>(y_len);
+    cached.seed = seed;
+    fill(cached.A.data(), a_count, seed);
+    fill(cached.x.data(), x_len, seed + 1);
+    fill(cached.y.data(), y_len, seed + 2);
+  }
+  return cached;
+}
+
 void tag_l2(Measurement& m, double min_bytes) {
   const bool flush = min_bytes > static_cast<double>(context().device.l2_bytes);
   m.flush_l2_before_each_sample(flush);
@@ -120,11 +149,8 @@ void check_status(kernels::Status st, const char* what) {
 
 template <class T>
 void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, int n) {
-  const std::size_t count = std::size_t(n) * n;
-  DeviceBuffer<T> A(count), x(n), y(n);
-  fill(A.data(), count, 11);
-  fill(x.data(), n, 12);
-  fill(y.data(), n, 13);
+  const Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
+  const DeviceBuffer<T> &A = ops.A, &x = ops.x, &y = ops.y;
   const T alpha = 1, beta = 0;
   const double bytes = kernels::symv_min_bytes(n, sizeof(T), beta != T(0));
   Measurement m(state, kSymvDescriptor, Work{bytes, kernels::symv_flops(n), 0});
@@ -164,12 +190,9 @@ void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, i
 
 template <class T>
 void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans, int rows, int cols) {
-  const std::size_t count = std::size_t(rows) * cols;
   const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
-  DeviceBuffer<T> A(count), x(x_len), y(y_len);
-  fill(A.data(), count, 21);
-  fill(x.data(), x_len, 22);
-  fill(y.data(), y_len, 23);
+  const Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
+  const DeviceBuffer<T> &A = ops.A, &x = ops.x, &y = ops.y;
   const T alpha = 1, beta = 0;
   const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), beta != T(0));
   Measurement m(state, kGemvDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
