@@ -525,12 +525,9 @@ const char* symv_impl_name(SymvImpl impl) {
   return "unknown";
 }
 
-SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl) {
-  if (impl != SymvImpl::kAuto) return impl;
-  // The only case v1 won by more than the noise: the lower triangle of large matrices (double
-  // 16384 / 32768: 2695 / 2757 GB/s vs 2587 / 2520; float tied). 8192 is the last size measured
-  // where v3 won for lower (float +2 %, double +7 %).
-  return uplo == Uplo::kLower && n > 8192 ? SymvImpl::kAware : SymvImpl::kAwareV3;
+SymvImpl symv_auto_impl(Uplo, int, SymvImpl impl) {
+  // The arguments stay: a later rule may depend on the case (the header says why none does now).
+  return impl == SymvImpl::kAuto ? SymvImpl::kAwareV3 : impl;
 }
 
 template <class T>

@@ -200,13 +200,9 @@ TEST(KernelAuto, GemvPicksSinglePassForThinShapesOnly) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
-TEST(KernelAuto, SymvPicksV3ExceptForLargeLowerTriangles) {
-  for (int n : {1, 512, 1000, 2048, 4097, 8192}) {
+TEST(KernelAuto, SymvPicksV3) {
+  for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 32768}) {
     EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV3) << n;
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3) << n;
-  }
-  for (int n : {8193, 16384, 32768}) {
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAware) << n;
     EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3) << n;
   }
   for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})

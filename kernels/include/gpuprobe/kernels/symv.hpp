@@ -25,8 +25,7 @@
 //               triangles (1 KB of each column per unit, one column-dot partial per unit and block
 //               column: 0.35-0.65 x (float) / 0.5-0.8 x (double) of kAware's workspace for n 2048 ...
 //               32768), and its own fixed-order reduction kernel (docs/perf/symv.md, v3).
-//   kAuto       (default) the faster of kAware and kAwareV3 for the case, as measured on the H100
-//               (symv_auto_impl below; docs/perf/symv.md, v4): both deterministic.
+//   kAuto       (default) kAwareV3 (symv_auto_impl below; docs/perf/symv.md, v4).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
 // content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (kAuto, kAware, kOblivious,
@@ -46,14 +45,15 @@ enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3 };
 // "auto", "aware", "oblivious", "aware_atomic", "aware_v3"
 const char* symv_impl_name(SymvImpl impl);
 
-// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3, or kAware for the lower
-// triangle at n > 8192. On the H100 run of 2026-11-23 v3 was 2-28 % faster for upper at every
-// n >= 1024, and 2-30 % for lower at 1000 ... 8192 (a tie at 4097); v1 was 4-9 % faster for double
-// lower at 16384 / 32768 (float: a tie).
+// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3. On the H100 (main job of
+// 2026-11-23, tree 25ce569, every impl of a problem on the same operands) v3 was as fast as v1
+// (within 0.5 %) or faster in 32 of 36 cases (n = 32768: +4-8 %); v1 was ahead at float lower 4097
+// (9 %) and at three launch-bound float sizes <= 1024 (3-4 %). An earlier rule (v1 for lower at n > 8192) came from a run where
+// each impl had its own allocation, and page placement alone moved one kernel by up to 15 %.
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
 
-// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: enough for either
-// triangle (the larger of kAware's and kAwareV3's).
+// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the larger of kAware's
+// and kAwareV3's (what it runs may change with the measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
