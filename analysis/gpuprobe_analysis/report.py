@@ -166,12 +166,16 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.section("inputs")
     d.table(["file", "complete", "entries"], [[i["file"], "no (FILE.partial)" if i["partial"] else "yes", i["entries"]]
                                               for i in data["inputs"]])
-    issues = data["issues"] + data.get("notes", []) + kernel_notes
+    issues = [i for i in data["issues"] if not i.startswith("note: ")] + data.get("notes", []) + kernel_notes
+    notes = [i for i in data["issues"] if i.startswith("note: ")]
     if issues:
         d.para("Problems found while reading (the report uses what exists):")
         d.items(issues)
     else:
         d.para("All inputs complete and conforming to docs/results-schema.md.")
+    if notes:
+        d.para("How the inputs were combined:")
+        d.items(notes)
     if data["tool_time"]:
         d.para("Host wall time the tool spent per probe family (`entry_wall_seconds`: setup, warm-up, samples "
                "and, for entries taken from a counters file, their counter replays):")

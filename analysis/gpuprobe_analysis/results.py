@@ -33,7 +33,8 @@ GBENCH_FIELDS = {
 
 @dataclass
 class Issue:
-    severity: str  # "error" (a file or entry could not be used) or "warning" (used, but incomplete)
+    severity: str  # "error" (a file or entry could not be used), "warning" (used, but incomplete) or
+    # "note" (nothing wrong: how the inputs were combined)
     source: str
     message: str
 
@@ -122,6 +123,9 @@ class ResultSet:
 
     def warn(self, source: str, message: str) -> None:
         self.issues.append(Issue("warning", source, message))
+
+    def note(self, source: str, message: str) -> None:
+        self.issues.append(Issue("note", source, message))
 
     def error(self, source: str, message: str) -> None:
         self.issues.append(Issue("error", source, message))
@@ -242,8 +246,15 @@ def load(paths: Iterable[str]) -> ResultSet:
         for f in rs.files:
             f.entries = [e for e in f.entries if merge_key(e.name) not in dup or id(e) in keep]
         example = next(iter(dup))
-        rs.warn("inputs", f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
-                "with counters only earlier files have added")
+        later = {id(f) for f in rs.files for e in f.entries if id(e) in keep}
+        counter_runs = all(f.context.get("counters_backend") for f in rs.files if id(f) in later)
+        message = (f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
+                   "with counters only earlier files have added")
+        if counter_runs:
+            # The main job's pair: a timing run and a --counters run of the kernels: expected, not a problem.
+            rs.note("inputs", message + " (the later files are --counters runs of the same entries)")
+        else:
+            rs.warn("inputs", message)
     gpus = sorted({f.context.get("gpu_name", "?") for f in rs.files})
     if len(gpus) > 1:
         rs.warn("inputs", "files come from different GPUs (" + ", ".join(gpus) + "): they are merged as one "

@@ -137,6 +137,13 @@ def test_merging_files_and_skipping_our_own_output(tmp_path, small_doc):
     assert len(rs.entries) == len(small_doc["benchmarks"])
     (merged,) = [e for e in rs.entries if e.name == later["benchmarks"][0]["name"]]
     assert merged.value == 123.0 and merged.counters["dram__bytes.sum"] == 5.0
+    assert any(i.severity == "warning" and "appear in several files" in i.message for i in rs.issues)
+    # A later --counters run of the same entries (the main job's pair) is a note, not a warning.
+    later["context"]["counters_backend"] = "cupti-range-profiler"
+    c = synth.write(str(tmp_path / "c.json"), later)
+    rs2 = results.load([a, c])
+    dups = [i for i in rs2.issues if "appear in several files" in i.message]
+    assert len(dups) == 1 and dups[0].severity == "note"
 
 
 def test_counters_run_merges_by_name_without_iterations(tmp_path):
