@@ -2,8 +2,8 @@
 // Families kernels.symv and kernels.gemv; value_* is GB/s on minimal bytes (kernel_descriptors.hpp:
 // the stored triangle for SYMV, whatever the implementation reads), GFLOP/s beside it.
 //
-// SYMV impls: ours (the library's default, SymvImpl::kAuto: v1 or v3 by case; the entry's
-// impl_resolved says which ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
+// SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 since ba76621; the entry's
+// impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
 // ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
 // (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
 // GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
