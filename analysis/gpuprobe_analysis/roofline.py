@@ -149,14 +149,9 @@ def default_impl(kernel: str, impls: Iterable[str]) -> Optional[str]:
     return next((name for name in DEFAULT_IMPL.get(kernel, ()) if name in present), None)
 
 
-def is_default(kernel: str, impl: str, impls: Optional[Iterable[str]] = None) -> bool:
-    """Whether `impl` is our default for `kernel`, given the impls present for it (without them:
-    whether it has the newest default name)."""
-    if kernel not in DEFAULT_IMPL:
-        return True
-    if impls is None:
-        return impl == DEFAULT_IMPL[kernel][0]
-    return impl == default_impl(kernel, impls)
+def is_default(kernel: str, impl: str, impls: Iterable[str]) -> bool:
+    """Whether `impl` is our default for `kernel`, given the impls present for it."""
+    return kernel not in DEFAULT_IMPL or impl == default_impl(kernel, impls)
 
 
 def memcpy_reference(rs: ResultSet) -> Optional[Tuple[float, str]]:
