@@ -12,6 +12,7 @@
 
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/profiler.hpp"
+#include "harness/application_replay.hpp"
 #include "harness/device.hpp"
 #include "harness/measure.hpp"
 #include "harness/nvml.hpp"
@@ -40,7 +41,8 @@ int run(int argc, char** argv) {
 
   // Counters: chosen and validated once, before any entry runs (a bad metric name stops here); a
   // refusal by the system prints one line and leaves timing only. Collected per entry in an untimed
-  // replay after its samples (Measurement::run).
+  // replay after its samples (Measurement::run), or under replay=application in counter passes
+  // over the whole selection after the timed run (run_selection).
   std::unique_ptr<profilers::CounterBackend> counters;
   if (!ctx.options.counters.empty() || !ctx.options.papi_events.empty()) {
     profilers::BackendChoice choice =
@@ -69,7 +71,7 @@ int run(int argc, char** argv) {
   benchmark::Initialize(&gb_argc, gb_argv.data());
   if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
 
-  benchmark::RunSpecifiedBenchmarks();
+  run_selection();  // once timed; under application replay, then once per counter pass
   benchmark::Shutdown();
 
   if (!ctx.options.benchmark_out.empty()) {

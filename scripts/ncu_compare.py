@@ -3,7 +3,10 @@
 
   ncu_compare.py OURS.json NCU.csv --metrics=a,b,c [--tolerance=0.02]
 
-OURS.json: a gpuprobe result file collected with --counters=...,replay=kernel. NCU.csv: rows of
+OURS.json: a gpuprobe result file collected with --counters=...,replay=kernel (one range per kernel,
+--ours-replay=kernel) or replay=user (one range around the entry's whole work, --ours-replay=user:
+compare with ncu --replay-mode application, which, like user replay, neither saves nor restores
+memory between passes). NCU.csv: rows of
 `ncu --csv --page raw --print-units base`, with a first column "entry" naming the gpuprobe entry that
 was run under ncu. The entry's kernels are those launched most often (warm-up and samples launch each
 of them once per repetition; input fills run once); the sum over them of ncu's median per kernel is
@@ -41,6 +44,8 @@ def main():
     ap.add_argument("--metrics", required=True)
     ap.add_argument("--tolerance", type=float, default=0.02)
     ap.add_argument("--dram-floor", type=float, default=256 * 2**20)
+    ap.add_argument("--ours-replay", choices=("kernel", "user"), default="kernel",
+                    help="how OURS.json was collected: a range per kernel, or one range per entry")
     args = ap.parse_args()
     metrics = [m for m in args.metrics.split(",") if m]
 
@@ -67,7 +72,7 @@ def main():
         ranges = mine.get("gpuprobe__counter_ranges")
         names = "; ".join(k[:60] for k in kernels)
         print(f"{entry}\n  {len(kernels)} kernel(s) x {most} launches under ncu ({names}); {ranges} range(s) ours")
-        if ranges != len(kernels):
+        if args.ours_replay == "kernel" and ranges != len(kernels):
             print("  skipped: our ranges and ncu's kernels do not correspond")
             failures += 1
             continue

@@ -17,13 +17,11 @@
 #include <vector>
 
 #include "device.hpp"
+#include "gpuprobe/profiler.hpp"
 #include "options.hpp"
 
 namespace gpuprobe {
 
-namespace profilers {
-class CounterBackend;
-}
 class Nvml;
 
 // Which figure a probe reports as its value_* statistics (docs/results-schema.md).
@@ -69,6 +67,15 @@ struct Context {
   Options options;
   Nvml* nvml = nullptr;
   profilers::CounterBackend* counters = nullptr;
+  // Application replay (application_replay.hpp). counter_pass: 0 in the timed run (always, without
+  // application replay), k >= 1 during counter pass k, when entries replay their work in a range
+  // instead of timing it. timed_replays: Measurement::run calls with a replay in the timed run (the
+  // ranges one pass will have). pass_ranges / pass_values: per range of the current pass, in order,
+  // the entry it belongs to and what collect() returned at once (e.g. PAPI events).
+  int counter_pass = 0;
+  std::size_t timed_replays = 0;
+  std::vector<std::string> pass_ranges;
+  std::vector<profilers::MetricValues> pass_values;
 };
 Context& context();
 
@@ -114,6 +121,8 @@ class Measurement {
 
  private:
   void finish(const std::vector<Sample>& samples, const std::vector<double>& clocks);
+  // Application replay's counter pass: warm-up, then the replay inside the entry's range; no samples.
+  void replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay);
   double value_of(const Sample& s) const;
 
   benchmark::State& state_;

@@ -84,6 +84,9 @@ Options parse_options(std::vector<std::string>& args) {
       if (v.empty()) throw UsageError("--benchmark_out needs a file name");
       opt.benchmark_out = v;
       rest.push_back("--benchmark_out=" + v + ".partial");
+    } else if (take_value(a, "--benchmark_out_format", v)) {
+      opt.benchmark_out_format = v;  // Google Benchmark validates it
+      rest.push_back(a);
     } else if (a == "--device" || a == "--samples" || a == "--max-footprint" || a == "--counters" ||
                a == "--papi-events" || a == "--exclude") {
       throw UsageError(a + " needs a value: write " + a + "=VALUE");

@@ -21,6 +21,7 @@ struct Options {
   std::string exclude;            // --exclude=RE: entries whose name matches are not registered
   bool help = false;              // --help
   std::string benchmark_out;      // the --benchmark_out=FILE the user gave (written via FILE.partial)
+  std::string benchmark_out_format = "json";  // --benchmark_out_format (also left for Google Benchmark)
 };
 
 // Parses and removes gpuprobe's flags from args (args[0] is the program name). Rewrites

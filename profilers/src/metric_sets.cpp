@@ -86,7 +86,8 @@ CounterSpec parse_counter_spec(const std::string& text) {
       const std::string mode = item.substr(7);
       if (mode == "user") spec.replay = ReplayMode::kUser;
       else if (mode == "kernel") spec.replay = ReplayMode::kKernel;
-      else throw UsageError("--counters: replay must be 'user' or 'kernel', not '" + mode + "'");
+      else if (mode == "application") spec.replay = ReplayMode::kApplication;
+      else throw UsageError("--counters: replay must be 'user', 'kernel' or 'application', not '" + mode + "'");
     } else if (const MetricSet* set = find_metric_set(item)) {
       spec.sets.push_back(set->name);
       for (const auto& m : set->metrics) add(m);

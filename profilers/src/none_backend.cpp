@@ -32,6 +32,30 @@ class CompositeBackend final : public CounterBackend {
       for (const auto& [k, v] : p->collect(range, work)) all[k] = v;
     return all;
   }
+  bool application_replay() const override {
+    for (const auto& p : parts_)
+      if (p->application_replay()) return true;
+    return false;
+  }
+  void begin_application_pass(std::size_t max_ranges) override {
+    for (const auto& p : parts_) p->begin_application_pass(max_ranges);
+  }
+  bool end_application_pass() override {
+    bool all_done = true;
+    for (const auto& p : parts_) all_done = p->end_application_pass() && all_done;
+    return all_done;
+  }
+  // Range by range, the values of every part that has them (a part measuring at collect() has none).
+  std::vector<MetricValues> application_results() override {
+    std::vector<MetricValues> all;
+    for (const auto& p : parts_) {
+      const std::vector<MetricValues> part = p->application_results();
+      if (all.size() < part.size()) all.resize(part.size());
+      for (std::size_t i = 0; i < part.size(); ++i)
+        for (const auto& [k, v] : part[i]) all[i][k] = v;
+    }
+    return all;
+  }
   std::vector<std::pair<std::string, std::string>> context() const override {
     std::vector<std::pair<std::string, std::string>> all;
     for (const auto& p : parts_)

@@ -179,6 +179,22 @@ class SdeExport final : public CounterBackend {
 
   MetricValues collect(const std::string& range, const std::function<void()>& work) override {
     MetricValues values = inner_->collect(range, work);
+    // Under application replay the range's figures exist only after the last pass: published then.
+    if (!inner_->application_replay()) publish(values);
+    return values;
+  }
+
+  bool application_replay() const override { return inner_->application_replay(); }
+  void begin_application_pass(std::size_t max_ranges) override { inner_->begin_application_pass(max_ranges); }
+  bool end_application_pass() override { return inner_->end_application_pass(); }
+  std::vector<MetricValues> application_results() override {
+    std::vector<MetricValues> ranges = inner_->application_results();
+    for (const auto& values : ranges) publish(values);
+    return ranges;
+  }
+
+ private:
+  static void publish(const MetricValues& values) {
     std::size_t n = 0;
     SdeCounter* counters = sde_counters(n);
     for (std::size_t i = 0; i < n; ++i) {
@@ -190,10 +206,8 @@ class SdeExport final : public CounterBackend {
       auto it = values.find(c.metric);
       if (it != values.end() && std::isfinite(it->second)) c.total += std::llround(it->second);
     }
-    return values;
   }
 
- private:
   std::unique_ptr<CounterBackend> inner_;
 };
 

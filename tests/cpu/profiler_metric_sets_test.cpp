@@ -66,12 +66,17 @@ TEST(MetricSpec, SetsAndNamesMergeWithoutDuplicates) {
   EXPECT_EQ(spec.metrics.back(), "dram__bytes.sum");
 }
 
+TEST(MetricSpec, ApplicationReplayIsAReplayMode) {
+  EXPECT_EQ(gp::parse_counter_spec("roofline,replay=application").replay, gp::ReplayMode::kApplication);
+  EXPECT_EQ(gp::parse_counter_spec("replay=user,roofline").replay, gp::ReplayMode::kUser);
+}
+
 TEST(MetricSpec, MalformedSpecsAreUsageErrors) {
   EXPECT_NE(usage_error_of([] { gp::parse_counter_spec("roofline,,memory"); }).find("empty item"), std::string::npos);
   const std::string typo = usage_error_of([] { gp::parse_counter_spec("roofine"); });
   EXPECT_NE(typo.find("unknown metric set 'roofine'"), std::string::npos) << typo;
   EXPECT_NE(typo.find("did you mean 'roofline'"), std::string::npos) << typo;
-  EXPECT_NE(usage_error_of([] { gp::parse_counter_spec("roofline,replay=application"); }).find("replay must be"),
+  EXPECT_NE(usage_error_of([] { gp::parse_counter_spec("roofline,replay=range"); }).find("replay must be"),
             std::string::npos);
   EXPECT_NE(usage_error_of([] { gp::parse_counter_spec("replay=kernel"); }).find("names no metric"),
             std::string::npos);

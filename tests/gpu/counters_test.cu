@@ -117,6 +117,44 @@ TEST(Counters, KernelReplaySumsTheKernelsOfOneOperation) {
   EXPECT_LT(near(v["dram__bytes_read.sum"], 12 * n), 0.03);
 }
 
+TEST(Counters, ApplicationReplayGivesEachRangeOfAPassItsOwnValues) {
+  // As the harness does under replay=application: every pass runs the same ranges in the same
+  // order, one CUPTI start/stop per pass; the values come per range after the last pass.
+  const Axpy axpy(std::size_t(1) << 26);
+  MAKE_BACKEND_OR_SKIP(choice, "roofline,replay=application");
+  ASSERT_TRUE(choice.backend->application_replay());
+  const double n = static_cast<double>(axpy.n);
+  const std::size_t counts[] = {axpy.n, axpy.n / 2, axpy.n};
+  axpy.launch(axpy.n);
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  int passes = 0;
+  for (bool done = false; !done;) {
+    ASSERT_LE(++passes, 3) << "the roofline set takes 2 passes";
+    const auto t0 = std::chrono::steady_clock::now();
+    choice.backend->begin_application_pass(3);
+    for (std::size_t count : counts)
+      choice.backend->collect("axpy", [&] {
+        axpy.launch(count);
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+      });
+    done = choice.backend->end_application_pass();
+    std::printf("  application pass %d: 3 ranges, %.3f s\n", passes,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::vector<gp::MetricValues> v = choice.backend->application_results();
+  ASSERT_EQ(v.size(), 3u);
+  for (std::size_t r = 0; r < 3; ++r) {
+    const double count = static_cast<double>(counts[r]);
+    std::printf("  range %zu: ffma %.0f dram read %.4f x 8 count, replays %.0f\n", r, v[r][kFfma],
+                v[r]["dram__bytes_read.sum"] / (8 * count), v[r]["gpuprobe__counter_replays"]);
+    EXPECT_EQ(v[r][kFfma], count);  // exact, and its own range's (the middle one is half)
+    EXPECT_LT(near(v[r]["dram__bytes_read.sum"], 8 * count), 0.03);
+    EXPECT_EQ(v[r]["gpuprobe__counter_replays"], passes);
+  }
+  EXPECT_LE(passes, 2);
+  EXPECT_EQ(v[1][kFfma] * 2, n);
+}
+
 TEST(Counters, DeviceCopyTrafficIsCountedInAUserRange) {
   const std::size_t bytes = std::size_t(512) << 20;
   DeviceBuffer<float> src(bytes / 4), dst(bytes / 4);

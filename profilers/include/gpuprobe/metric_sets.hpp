@@ -25,6 +25,11 @@ const MetricSet* find_metric_set(const std::string& name);
 enum class ReplayMode {
   kUser,    // one user range around the whole work (all kernels and copies in it), replayed by us per pass
   kKernel,  // auto range: one range per kernel, CUPTI replays each kernel (saving/restoring memory); summed
+  // One user range per entry as in kUser, but the passes span the whole selection: the harness runs
+  // every entry once timed, then once more per pass with only its work inside the entry's range, so
+  // CUPTI starts and stops once per pass instead of once per pass and entry (ncu's "application
+  // replay" within one process). What a sweep of many short entries needs.
+  kApplication,
 };
 
 struct CounterSpec {
@@ -34,7 +39,7 @@ struct CounterSpec {
   ReplayMode replay = ReplayMode::kUser;
 };
 
-// Parses "roofline,memory", "dram__bytes.sum,roofline", "roofline,replay=kernel". Throws UsageError
+// Parses "roofline,memory", "dram__bytes.sum,roofline", "roofline,replay=kernel" (or user, application). Throws UsageError
 // for an empty item, an unknown set name (listing the sets) or an unknown option.
 CounterSpec parse_counter_spec(const std::string& text);
 

@@ -9,6 +9,7 @@
 // docs/counters.md describes the sets, the replay modes and the names written into result files.
 #pragma once
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <memory>
@@ -30,6 +31,17 @@ class CounterBackend {
   virtual MetricValues collect(const std::string& range, const std::function<void()>& work) = 0;
   // Fields for the result file's context (backend, metrics, passes, replay mode, unavailable events).
   virtual std::vector<std::pair<std::string, std::string>> context() const { return {}; }
+
+  // Application replay (--counters=...,replay=application). The caller runs its whole selection of
+  // work once per pass, between begin_application_pass() and end_application_pass(), calling
+  // collect() for each range in the same order every pass; collect() then only marks the range
+  // (and returns what other backends measure at once, e.g. PAPI). After the pass for which
+  // end_application_pass() returns true, application_results() has one MetricValues per range, in
+  // the order collect() was called. `max_ranges` bounds the ranges of one pass.
+  virtual bool application_replay() const { return false; }
+  virtual void begin_application_pass(std::size_t /*max_ranges*/) {}
+  virtual bool end_application_pass() { return true; }
+  virtual std::vector<MetricValues> application_results() { return {}; }
 };
 
 // The timing-only backend: collects nothing. `why` (when counters were asked for but refused) goes
