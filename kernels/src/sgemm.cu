@@ -16,6 +16,7 @@ const char* sgemm_impl_name(SgemmImpl impl) {
     case SgemmImpl::kTuned128x128w64x32KRegister: return "tuned_128x128_w64x32_kregister";
     case SgemmImpl::kTuned128x128x32w64x32: return "tuned_128x128x32_w64x32";
     case SgemmImpl::kTuned128x128w64x32Stages4: return "tuned_128x128_w64x32_4stages";
+    case SgemmImpl::kTuned128x128x32w64x32Swizzle: return "tuned_128x128x32_w64x32_swizzle";
   }
   return "unknown";
 }
@@ -53,6 +54,9 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
       break;
     case SgemmImpl::kTuned128x128w64x32Stages4:
       err = detail::launch_sgemm_tuned_128x128w64x32_4stages(args, stream);
+      break;
+    case SgemmImpl::kTuned128x128x32w64x32Swizzle:
+      err = detail::launch_sgemm_tuned_128x128x32w64x32_swizzle(args, stream);
       break;
     default: return Status::kInvalidValue;
   }

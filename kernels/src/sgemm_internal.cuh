@@ -34,5 +34,7 @@ cudaError_t launch_sgemm_tuned_128x128w64x32_kregister(const SgemmArgs& args, cu
 // 128x128w64x32 variants with 4-byte cp.async for K-contiguous operands: k-tile 32; 4 stages.
 cudaError_t launch_sgemm_tuned_128x128x32w64x32(const SgemmArgs& args, cudaStream_t stream);
 cudaError_t launch_sgemm_tuned_128x128w64x32_4stages(const SgemmArgs& args, cudaStream_t stream);
+// The k-tile-32 tiling with grouped rasterization (16 M-tile rows per group, 1-D grid; v7).
+cudaError_t launch_sgemm_tuned_128x128x32w64x32_swizzle(const SgemmArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels::detail

@@ -34,6 +34,10 @@
 //       and writes them as 8 shared rows x 4 elements; the row stride kBlockM + 4 = 4 (mod 32) banks
 //       puts those 32 words in 32 distinct banks.
 //       Whole tiles take an unpredicated form of that copy (one pointer per column pass).
+// Block -> C tile: kGroupM == 0 launches a 2-D grid, blockIdx.x = M tile, blockIdx.y = N tile (the
+// scheduler walks down whole columns of M tiles); kGroupM > 0 launches a 1-D grid walked in groups
+// of kGroupM M-tile rows, column by column inside a group (sgemm_swizzle.cuh: the L2/DRAM arithmetic).
+//
 // Out-of-range elements (edge tiles, the k remainder) are zero-filled (cp.async's src-size operand,
 // or zeros in the staging registers), so the inner loop has no bounds checks and edge blocks stay correct.
 //
@@ -50,6 +54,7 @@
 #include <type_traits>
 
 #include "sgemm_internal.cuh"
+#include "sgemm_swizzle.cuh"
 
 namespace gpuprobe::kernels::detail {
 
@@ -87,13 +92,24 @@ constexpr int kVec = 4;  // floats per 128-bit access
 constexpr int smem_pad(OperandCopy copy) { return copy == OperandCopy::kKRegister ? 8 : 4; }
 constexpr int kMaxSmemPad = 8;
 
+// kGroupM: 0 = plain 2-D rasterization; G > 0 = grouped rasterization with G M-tile rows per group.
+// G is part of the tiling (compile time) rather than a host-computed launch argument because
+//  - the plain kernels stay exactly as they were (no extra argument, same SASS), so the two mappings
+//    are timed side by side with nothing else changed;
+//  - the best G depends on the number of co-resident blocks (about sqrt(2 x SMs): 16 on the H100
+//    SXM's 132 SMs, 15 on the PCIe card's 114), not on the GEMM shape, so there is nothing to compute
+//    per call; a grid of fewer than G M-tiles is one group, i.e. the plain walk, which is the best
+//    order there anyway.
+// (The two divisions of the mapping, by G x n_tiles and by the group's height, are by runtime values
+// either way: about 100 instructions once per block, against about 2550 per k-tile of 32.)
 template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpsM_, int kWarpsN_, int kThreadM_, int kThreadN_,
-          int kStages_, int kMinBlocksPerSm_>
+          int kStages_, int kMinBlocksPerSm_, int kGroupM_ = 0>
 struct TunedTiling {
   static constexpr int kBlockM = kBlockM_, kBlockN = kBlockN_, kBlockK = kBlockK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
   static constexpr int kThreadM = kThreadM_, kThreadN = kThreadN_;
   static constexpr int kStages = kStages_, kMinBlocksPerSm = kMinBlocksPerSm_;
+  static constexpr int kGroupM = kGroupM_;
 
   static constexpr int kLanesM = 8, kLanesN = 4;
   static constexpr int kWarpM = kLanesM * kThreadM;  // warp tile
@@ -116,6 +132,7 @@ struct TunedTiling {
   static_assert(kStages >= 2, "a pipeline needs at least two stages");
   static_assert(kBlockM % 32 == 0 && kBlockN % 32 == 0, "row strides mod 32 banks are set by the padding");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block exceeds sm_90's 227 KB");
+  static_assert(kGroupM >= 0, "kGroupM: 0 (plain 2-D grid) or M-tile rows per group");
 };
 
 // Copies the k-tile [k0, k0 + kBlockK) of one operand, seen as X(mn, k) with mn in [0, kTileMn) of
@@ -267,6 +284,29 @@ struct TileCopier {
   }
 };
 
+struct BlockOrigin {
+  int m0, n0;  // first row and first column of this block's C tile
+};
+
+// This block's C tile: blockIdx.x/y (kGroupM == 0, 2-D grid) or the grouped walk of the 1-D grid.
+// The kernel calls it twice, for the copies and again for the epilogue: ptxas recomputes a
+// blockIdx-based origin at no cost where it needs it, but a grouped origin (a division by the
+// group's height) computed once would stay live across the k loop, and in the 128-register NN
+// kernel those 2 registers spilled 20 bytes. %ctaid.x is read by volatile asm so that the two calls
+// are not merged into one live value.
+template <class T>
+__device__ __forceinline__ BlockOrigin block_origin(int m, int n) {
+  if constexpr (T::kGroupM > 0) {
+    unsigned id;
+    asm volatile("mov.u32 %0, %%ctaid.x;" : "=r"(id));
+    const TileCoord t =
+        grouped_tile<T::kGroupM>(static_cast<int>(id), (m - 1) / T::kBlockM + 1, (n - 1) / T::kBlockN + 1);
+    return BlockOrigin{t.m_tile * T::kBlockM, t.n_tile * T::kBlockN};
+  } else {
+    return BlockOrigin{static_cast<int>(blockIdx.x) * T::kBlockM, static_cast<int>(blockIdx.y) * T::kBlockN};
+  }
+}
+
 template <class T, OperandCopy kCopyA, OperandCopy kCopyB>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     sgemm_tuned_kernel(int m, int n, int k, float alpha, const float* __restrict__ A, int lda,
@@ -274,8 +314,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
                        bool c_vector_ok) {
   extern __shared__ __align__(16) float smem[];
   const int tid = static_cast<int>(threadIdx.x);
-  const int block_m0 = static_cast<int>(blockIdx.x) * T::kBlockM;
-  const int block_n0 = static_cast<int>(blockIdx.y) * T::kBlockN;
+  const BlockOrigin origin = block_origin<T>(m, n);  // the epilogue asks again (see block_origin)
+  const int block_m0 = origin.m0, block_n0 = origin.n0;
 
   // op(A)(mn, k): kNoTrans -> A[mn + k lda] (MN-contiguous), kTrans -> A[k + mn lda] (K-contiguous).
   // op(B)(k, mn): kNoTrans -> B[k + mn ldb] (K-contiguous),  kTrans -> B[mn + k ldb] (MN-contiguous).
@@ -371,12 +411,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 
   // Epilogue: each 4x4 sub-tile column is 4 consecutive rows of a C column: one 16-byte access when
   // C allows it (ldc % 4 == 0, 16-byte aligned), else element by element. beta == 0: C is not read.
+  const BlockOrigin c_origin = block_origin<T>(m, n);
 #pragma unroll
   for (int i4 = 0; i4 < T::kThreadM / kVec; ++i4) {
-    const int row = block_m0 + a_frag + i4 * T::kSubStrideM;
+    const int row = c_origin.m0 + a_frag + i4 * T::kSubStrideM;
 #pragma unroll
     for (int j = 0; j < T::kThreadN; ++j) {
-      const int col = block_n0 + b_frag + (j / kVec) * T::kSubStrideN + j % kVec;
+      const int col = c_origin.n0 + b_frag + (j / kVec) * T::kSubStrideN + j % kVec;
       if (col >= n || row >= m) continue;
       float* c = C + static_cast<std::ptrdiff_t>(col) * ldc + row;
       float4 v = make_float4(alpha * acc[i4 * kVec + 0][j], alpha * acc[i4 * kVec + 1][j],
@@ -419,7 +460,10 @@ cudaError_t launch_tuned_with(const SgemmArgs& a, cudaStream_t stream) {
         cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(T::kSmemBytes));
   });
   if (opt_in_status[device] != cudaSuccess) return opt_in_status[device];
-  const dim3 grid((a.m + T::kBlockM - 1) / T::kBlockM, (a.n + T::kBlockN - 1) / T::kBlockN);
+  const int m_tiles = (a.m - 1) / T::kBlockM + 1, n_tiles = (a.n - 1) / T::kBlockN + 1;  // m, n > 0
+  // Grouped: one linear id per tile (launch_tuned checked that m_tiles * n_tiles fits in an int).
+  const dim3 grid = T::kGroupM > 0 ? dim3(static_cast<unsigned>(m_tiles) * static_cast<unsigned>(n_tiles))
+                                   : dim3(m_tiles, n_tiles);
   const bool c_vector_ok = aligned16(a.C) && a.ldc % kVec == 0;
   kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(a.m, a.n, a.k, a.alpha, a.A, a.lda, a.B, a.ldb, a.beta,
                                                         a.C, a.ldc, c_vector_ok);
@@ -435,7 +479,13 @@ enum class KContiguousPath { kRegisterStaged, kCpAsyncScalar };
 // Picks the copy path of each operand from the transposition and the alignment of its storage.
 template <class T, KContiguousPath kKPath = KContiguousPath::kRegisterStaged>
 cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
-  if (a.n > 65535 * T::kBlockN) return cudaErrorInvalidValue;  // grid.y limit
+  if constexpr (T::kGroupM > 0) {
+    // 1-D grid: gridDim.x < 2^31, and grouped_tile's ids and ids per group are ints.
+    const long long m_tiles = (a.m - 1) / T::kBlockM + 1, n_tiles = (a.n - 1) / T::kBlockN + 1;
+    if (m_tiles * n_tiles > 0x7fffffffLL || T::kGroupM * n_tiles > 0x7fffffffLL) return cudaErrorInvalidValue;
+  } else if (a.n > 65535 * T::kBlockN) {
+    return cudaErrorInvalidValue;  // grid.y limit
+  }
   // Register-staged kernels are instantiated only where asked for (their copier needs kBlockK = 16).
   constexpr bool kRegisterPath = kKPath == KContiguousPath::kRegisterStaged;
   auto pick = [](bool k_contiguous, const float* p, int ld) {

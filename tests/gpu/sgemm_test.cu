@@ -42,7 +42,8 @@ constexpr Trans kT = Trans::kTrans;
 
 const SgemmImpl kAllImpls[] = {SgemmImpl::kTuned, SgemmImpl::kVolkovDemmel, SgemmImpl::kTuned128x256w64x64,
                                SgemmImpl::kTuned128x128w64x64, SgemmImpl::kTuned128x128w64x32KRegister,
-                               SgemmImpl::kTuned128x128w64x32, SgemmImpl::kTuned128x128w64x32Stages4};
+                               SgemmImpl::kTuned128x128w64x32, SgemmImpl::kTuned128x128w64x32Stages4,
+                               SgemmImpl::kTuned128x128x32w64x32Swizzle};
 const Trans kTransPairs[4][2] = {{kN, kN}, {kN, kT}, {kT, kN}, {kT, kT}};
 
 struct GemmCase {
@@ -261,6 +262,10 @@ TEST_P(SgemmLarge, MatchesCublasDgemmReference) {
       {1000, 777, 1029, 3, 0, 5, -0.5f, 1.25f},
       {1024, 1024, 1024, 4, 4, 4, 1.f, 0.f},   // aligned: the 16-byte copy paths at size
       {2049, 515, 333, 1, 2, 3, 1.f, 0.5f},
+      // More than one group of 16 M-tile rows for the grouped rasterization (kTuned128x128x32w64x32Swizzle):
+      // 40 M tiles = groups of 16, 16 and 8; 33 M tiles = 16, 16 and a one-row group, edge tiles both ways.
+      {5000, 300, 64, 0, 0, 0, 1.f, 0.f},
+      {4200, 260, 47, 1, 3, 2, 1.f, 0.5f},
   };
   for (const GemmCase& c : cases)
     for (const auto& t : kTransPairs) check_case(c, t[0], t[1], GetParam(), fresh_seed(), true);

@@ -22,6 +22,9 @@
 //                  operands (A transposed, B not) are transposed into shared memory by 4-byte cp.async.
 //   kTuned128x128w64x32KRegister  the same, K-contiguous operands loaded into registers a k-tile
 //                  ahead (8-byte loads) and stored transposed (STS.128); the 8 x 16 tilings use it.
+//   kTuned128x128x32w64x32Swizzle  the kTuned kernel with blocks walked in groups of 16 M-tile rows,
+//                  column by column inside a group (1-D grid), so that the blocks resident at once
+//                  share fewer A and B panels' worth of DRAM traffic (docs/perf/sgemm.md, v7).
 //   kTuned*        other tilings of the same kernel template, kept for the tuning record.
 #pragma once
 
@@ -40,6 +43,7 @@ enum class SgemmImpl {
   kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging (v4)
   kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA)
   kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
+  kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group)
 };
 
 const char* sgemm_impl_name(SgemmImpl impl);
