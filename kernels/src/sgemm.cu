@@ -44,7 +44,6 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
   cudaError_t err = cudaErrorInvalidValue;
   switch (impl) {
     case SgemmImpl::kVolkovDemmel: err = detail::launch_sgemm_volkov_demmel(args, stream); break;
-    case SgemmImpl::kTuned:  // the best measured tiling (docs/perf/sgemm.md, run 4)
     case SgemmImpl::kTuned128x128x32w64x32: err = detail::launch_sgemm_tuned_128x128x32w64x32(args, stream); break;
     case SgemmImpl::kTuned128x128w64x32: err = detail::launch_sgemm_tuned_128x128w64x32(args, stream); break;
     case SgemmImpl::kTuned128x256w64x64: err = detail::launch_sgemm_tuned_128x256w64x64(args, stream); break;
@@ -55,6 +54,7 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
     case SgemmImpl::kTuned128x128w64x32Stages4:
       err = detail::launch_sgemm_tuned_128x128w64x32_4stages(args, stream);
       break;
+    case SgemmImpl::kTuned:  // the best measured: k-tile 32, grouped rasterization (docs/perf/sgemm.md, v8)
     case SgemmImpl::kTuned128x128x32w64x32Swizzle:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_swizzle(args, stream);
       break;

@@ -40,7 +40,7 @@ enum class Impl {
   kOursTunedKRegister,
   kOursTunedK16,
   kOursTunedStages4,
-  kOursTunedSwizzle,
+  kOursTunedPlainRaster,
   kCublasPedantic,
   kCublasDefault
 };
@@ -57,7 +57,7 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTunedKRegister, "ours_tuned_kregister"},
     {Impl::kOursTunedK16, "ours_tuned_128x128_w64x32"},
     {Impl::kOursTunedStages4, "ours_tuned_4stages"},
-    {Impl::kOursTunedSwizzle, "ours_tuned_swizzle"},  // ours_tuned with grouped rasterization (v7)
+    {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization (v6)
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
 };
@@ -70,7 +70,7 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursTunedKRegister: return SgemmImpl::kTuned128x128w64x32KRegister;
     case Impl::kOursTunedK16: return SgemmImpl::kTuned128x128w64x32;
     case Impl::kOursTunedStages4: return SgemmImpl::kTuned128x128w64x32Stages4;
-    case Impl::kOursTunedSwizzle: return SgemmImpl::kTuned128x128x32w64x32Swizzle;
+    case Impl::kOursTunedPlainRaster: return SgemmImpl::kTuned128x128x32w64x32;
     default: return SgemmImpl::kTuned;
   }
 }
@@ -173,7 +173,7 @@ void register_sgemm_benchmarks() {
   auto tuning_only = [](Impl impl) {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
            impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4 ||
-           impl == Impl::kOursTunedSwizzle;
+           impl == Impl::kOursTunedPlainRaster;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)

@@ -20,6 +20,7 @@
 //                  8 x 8 per thread), a 3-stage cp.async pipeline, padded (bank-conflict-free) shared
 //                  tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32). K-contiguous
 //                  operands (A transposed, B not) are transposed into shared memory by 4-byte cp.async.
+//                  Blocks are walked in groups of 16 M-tile rows (= kTuned128x128x32w64x32Swizzle).
 //   kTuned128x128w64x32KRegister  the same, K-contiguous operands loaded into registers a k-tile
 //                  ahead (8-byte loads) and stored transposed (STS.128); the 8 x 16 tilings use it.
 //   kTuned128x128x32w64x32Swizzle  the kTuned kernel with blocks walked in groups of 16 M-tile rows,
@@ -35,13 +36,13 @@
 namespace gpuprobe::kernels {
 
 enum class SgemmImpl {
-  kTuned,            // the default: the best measured tiling (see docs/perf/sgemm.md), = kTuned128x128x32w64x32
+  kTuned,            // the default: the best measured (docs/perf/sgemm.md, v8), = kTuned128x128x32w64x32Swizzle
   kVolkovDemmel,     // SC08 baseline
   kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, k-tile 16, 3 stages
   kTuned128x256w64x64,   // 256 threads, 8 x 16 per thread, 3 stages
   kTuned128x128w64x64,   // 128 threads, 8 x 16 per thread, 4 stages
   kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging (v4)
-  kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA)
+  kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA); plain raster
   kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
   kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group)
 };
