@@ -12,6 +12,7 @@
 
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/profiler.hpp"
+#include "gpuprobe_revision.h"  // generated at build time (cmake/source_revision.cmake)
 #include "harness/application_replay.hpp"
 #include "harness/device.hpp"
 #include "harness/measure.hpp"
@@ -19,9 +20,6 @@
 #include "harness/options.hpp"
 #include "probes/registry.hpp"
 
-#ifndef GPUPROBE_GIT_REVISION
-#define GPUPROBE_GIT_REVISION "unknown"
-#endif
 
 namespace {
 
@@ -53,7 +51,8 @@ int run(int argc, char** argv) {
   }
   ctx.counters = counters.get();
 
-  benchmark::AddCustomContext("gpuprobe_version", GPUPROBE_GIT_REVISION);
+  benchmark::AddCustomContext("gpuprobe_version", GPUPROBE_SOURCE_REVISION);
+  benchmark::AddCustomContext("gpuprobe_source_tree", GPUPROBE_SOURCE_TREE);
   benchmark::AddCustomContext("gpuprobe_schema", "1");
   for (const auto& [key, value] : context_fields(ctx.device)) benchmark::AddCustomContext(key, value);
   benchmark::AddCustomContext("gpu_sm_clock_at_start_mhz",

@@ -126,7 +126,7 @@ class Profile:
         self.data["device"] = {k: c.get(k) for k in (
             "gpu_name", "gpu_compute_capability", "gpu_sm_count", "gpu_sm_clock_max_mhz", "gpu_mem_clock_max_mhz",
             "gpu_sm_clock_at_start_mhz", "gpu_bus_width_bits", "gpu_theoretical_dram_gbps", "gpu_l2_bytes",
-            "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version", "gpuprobe_version",
+            "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version", "gpuprobe_version", "gpuprobe_source_tree",
             "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
         self.data["inputs"] = [{"file": f.path, "partial": f.partial, "entries": len(f.entries)} for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
