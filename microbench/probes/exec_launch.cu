@@ -5,8 +5,8 @@
 //                       sets the pace); %globaltimer at the start of each; (last - first) / (K-1)
 //   exec.launch_sync    one launch + cudaStreamSynchronize, host time per round trip
 // for <<<>>>, cudaLaunchKernelEx, cooperative launch, a ~4 KB parameter block, the driver's
-// cuLaunchKernel called directly (no runtime layer: on the H100 VM it saved ~0.35 us of the ~4 us
-// host cost per launch, experiments/launch_host.cu), and CUDA graphs (K kernel nodes launched as one
+// cuLaunchKernel called directly (no runtime layer: on the H100 VM it saved 0.3-0.6 us of the ~4 us
+// host cost per launch, experiments/launch_host.cu and docs/perf/launch.md), and CUDA graphs (K kernel nodes launched as one
 // graph), at several grid sizes. docs/probes.md#launch-overhead.
 #include <cuda.h>  // CUfunction, CUresult: types only (libcuda is not linked; see DriverLaunch)
 
