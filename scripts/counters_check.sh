@@ -75,7 +75,6 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 secs = json.loads(d["context"]["counter_sweep_seconds"])
 replay = sum(b.get("gpuprobe__counter_replays", 0) * b.get("time_median_s", 0) for b in d["benchmarks"])
-collect = sum(b.get("gpuprobe__counter_seconds", 0) for b in d["benchmarks"])
 allowance = 2 * secs["none"] + replay
 print(f"sweep: {len(d['benchmarks'])} entries; wall {secs}; GPU time of the counter replays ~{replay:.2f} s; "
       f"application passes {d['context'].get('counters_application_pass_seconds[roofline]', '?')} s")
