@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/driver_api.hpp"
 
 extern char** environ;
 
@@ -492,24 +493,12 @@ int run(Mode mode) {
       GP_CUDA_CHECK(cudaLaunchKernel(reinterpret_cast<const void*>(k), dim3(1), dim3(kBlock), args, 0, stream));
     }));
 
-    void* entry = nullptr;
-    cudaDriverEntryPointQueryResult entry_status = cudaDriverEntryPointSymbolNotFound;
-    GP_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &entry, 12000, cudaEnableDefault, &entry_status));
-    if (entry_status != cudaDriverEntryPointSuccess || entry == nullptr)
-      throw gpuprobe::Error("cuLaunchKernel: no driver entry point (query result " +
-                            std::to_string(static_cast<int>(entry_status)) + ")");
-    cu_launch = reinterpret_cast<CuLaunchKernel>(entry);
-    cudaFunction_t function = nullptr;
-    GP_CUDA_CHECK(cudaGetFuncBySymbol(&function, reinterpret_cast<const void*>(k)));
-    cu_function = reinterpret_cast<CUfunction>(function);
+    cu_launch = gpuprobe::driver_entry_point<CuLaunchKernel>("cuLaunchKernel");
+    cu_function = gpuprobe::driver_function(reinterpret_cast<const void*>(k));
     variants.push_back(variant("cuLaunchKernel (driver, direct)", stream,
                                [&arg_i, &args, cu_launch, cu_function, cu_stream](unsigned i) {
                                  arg_i = i;
-                                 const CUresult r =
-                                     cu_launch(cu_function, 1, 1, 1, kBlock, 1, 1, 0, cu_stream, args, nullptr);
-                                 if (r != CUDA_SUCCESS)
-                                   throw gpuprobe::Error("cuLaunchKernel failed: CUresult " +
-                                                         std::to_string(static_cast<int>(r)));
+                                 GP_CU_CHECK(cu_launch(cu_function, 1, 1, 1, kBlock, 1, 1, 0, cu_stream, args, nullptr));
                                }));
 
     // Pinned (around each of its batches, untimed): (a) to the CPU the thread ran on at this

@@ -8,14 +8,13 @@
 // cuLaunchKernel called directly (no runtime layer: on the H100 VM it saved 0.3-0.6 us of the ~4 us
 // host cost per launch, experiments/launch_host.cu and docs/perf/launch.md), and CUDA graphs (K kernel nodes launched as one
 // graph), at several grid sizes. docs/probes.md#launch-overhead.
-#include <cuda.h>  // CUfunction, CUresult: types only (libcuda is not linked; see DriverLaunch)
-
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/device_buffer.hpp"
+#include "gpuprobe/driver_api.hpp"
 #include "harness/measure.hpp"
 #include "probes/exec_probes.hpp"
 
@@ -60,27 +59,15 @@ __global__ void stamp_kernel_big(BigParams p) {
   if (p.stamps && blockIdx.x == 0 && threadIdx.x == 0) p.stamps[p.index] = exec_global_timer_ns();
 }
 
-// cuLaunchKernel for stamp_kernel, reached through the runtime's entry-point query so that gpuprobe
-// does not link libcuda (the CI machine has none); resolved once.
+// cuLaunchKernel and stamp_kernel's driver handle, resolved once (driver_api.hpp: libcuda not linked).
 struct DriverLaunch {
   using LaunchFn = CUresult(CUDAAPI*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
                                       CUstream, void**, void**);
-  LaunchFn launch = nullptr;
-  CUfunction function = nullptr;
+  LaunchFn launch = driver_entry_point<LaunchFn>("cuLaunchKernel");
+  CUfunction function = driver_function(reinterpret_cast<const void*>(stamp_kernel));
 
   static const DriverLaunch& get() {
-    static const DriverLaunch d = [] {
-      DriverLaunch r;
-      void* entry = nullptr;
-      cudaDriverEntryPointQueryResult found{};
-      GP_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuLaunchKernel", &entry, 12000, cudaEnableDefault, &found));
-      if (found != cudaDriverEntryPointSuccess || !entry) throw Error("the driver has no cuLaunchKernel entry point");
-      r.launch = reinterpret_cast<LaunchFn>(entry);
-      cudaFunction_t f = nullptr;  // the same handle as the driver's CUfunction
-      GP_CUDA_CHECK(cudaGetFuncBySymbol(&f, reinterpret_cast<const void*>(stamp_kernel)));
-      r.function = reinterpret_cast<CUfunction>(f);
-      return r;
-    }();
+    static const DriverLaunch d;
     return d;
   }
 };
@@ -130,9 +117,8 @@ void launch_once(LaunchApi api, int grid, cudaStream_t stream, unsigned long lon
     case LaunchApi::kDriver: {
       const DriverLaunch& d = DriverLaunch::get();
       void* args[] = {&stamps, &index};
-      const CUresult r = d.launch(d.function, static_cast<unsigned>(grid), 1, 1, kLaunchBlock, 1, 1, 0,
-                                  reinterpret_cast<CUstream>(stream), args, nullptr);
-      if (r != CUDA_SUCCESS) throw Error("cuLaunchKernel failed: CUresult " + std::to_string(static_cast<int>(r)));
+      GP_CU_CHECK(d.launch(d.function, static_cast<unsigned>(grid), 1, 1, kLaunchBlock, 1, 1, 0,
+                           reinterpret_cast<CUstream>(stream), args, nullptr));
       break;
     }
   }

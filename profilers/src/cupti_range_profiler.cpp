@@ -25,6 +25,7 @@
 
 #include "backends.hpp"
 #include "gpuprobe/check_cupti.hpp"
+#include "gpuprobe/driver_api.hpp"
 #include "gpuprobe/cupti_host.hpp"
 
 namespace gpuprobe::profilers {
@@ -40,17 +41,13 @@ void refuse_if_system(CUptiResult r) {
   if (!why.empty()) throw CounterRefusal(why);
 }
 
-// The current CUcontext, obtained through the runtime so that gpuprobe does not link libcuda (the
-// CI machine has none; the binary must start there and say "no GPU").
+// The current CUcontext, through the runtime's entry-point query (driver_api.hpp: gpuprobe does not
+// link libcuda; the CI machine has none and the binary must start there and say "no GPU").
 CUcontext current_context() {
   using CtxGetCurrent = CUresult (*)(CUcontext*);
-  void* fn = nullptr;
-  cudaDriverEntryPointQueryResult found{};
   GP_CUDA_CHECK(cudaFree(nullptr));  // makes the device's primary context current
-  GP_CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuCtxGetCurrent", &fn, 12000, cudaEnableDefault, &found));
-  if (found != cudaDriverEntryPointSuccess || !fn) throw CounterRefusal("the driver has no cuCtxGetCurrent");
   CUcontext ctx = nullptr;
-  if (reinterpret_cast<CtxGetCurrent>(fn)(&ctx) != CUDA_SUCCESS || !ctx)
+  if (driver_entry_point<CtxGetCurrent>("cuCtxGetCurrent")(&ctx) != CUDA_SUCCESS || !ctx)
     throw CounterRefusal("no current CUDA context for CUPTI");
   return ctx;
 }
