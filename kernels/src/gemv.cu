@@ -17,7 +17,6 @@
 // unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
 // for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
 #include <algorithm>
-#include <atomic>
 
 #include "gpuprobe/kernels/gemv.hpp"
 #include "symv_gemv_common.cuh"
@@ -187,7 +186,7 @@ void launch_main(Trans trans, const Plan& plan, const T* A, int lda, Strided<con
 }
 
 // ---------------------------------------------------------------------------------------------
-// v3 (GemvImpl::kSinglePass, kSinglePassNoHint): one kernel per call.
+// v3 (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassSegMajor): one kernel per call.
 //
 // The main loops are v2's, with three block shapes for kNoTrans (NCfg below) and, for lda not a
 // multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension is
@@ -443,15 +442,19 @@ __global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1 ? 1 : kVector ? kM
   if (plan.segments > 1) finish_unit<T, kRows>(plan, ws, blockIdx.x, s, row0, min(kRows, rows_valid), alpha, beta, y);
 }
 
-template <class T, bool kVector, bool kStream>
+// kSegMajor: the grid is (segments, units) instead of (units, segments), so that the blocks resident
+// together are consecutive row segments of the same columns (long runs down each column) rather than
+// the same segment of many column units (2 KB pieces of hundreds of columns).
+template <class T, bool kVector, bool kStream, bool kSegMajor>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) gemv3_t_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
                                                            Strided<const T> x, T alpha, T beta, Strided<T> y,
                                                            Work3<T> ws) {
   constexpr int kV = Vec16<T>::kCount, kRows = rows_per_unit<T>();
   const int lane = threadIdx.x % kRowLanes, g = threadIdx.x / kRowLanes;
-  const int o0 = blockIdx.x * kColsPerUnit;
+  const int unit = kSegMajor ? blockIdx.y : blockIdx.x;
+  const int o0 = unit * kColsPerUnit;
   const int col0 = o0 + g;
-  const int s = blockIdx.y;
+  const int s = kSegMajor ? blockIdx.x : blockIdx.y;
   const int r_begin = s * plan.seg_len, r_end = min(plan.m, r_begin + plan.seg_len);
 
   const int lane_row = blas2::slot_row<kRowLanes, kV, kVector>(lane, 0, 0);
@@ -488,15 +491,19 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) gemv3_t_kernel(Plan
     }
   }
   if (plan.segments > 1)
-    finish_unit<T, kColsPerUnit>(plan, ws, blockIdx.x, s, o0, min(kColsPerUnit, plan.n - o0), alpha, beta, y);
+    finish_unit<T, kColsPerUnit>(plan, ws, unit, s, o0, min(kColsPerUnit, plan.n - o0), alpha, beta, y);
 }
 
 template <class T, bool kVector, bool kStream>
-void launch3(Trans trans, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
-             Work3<T> ws, cudaStream_t stream) {
+void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta,
+             Strided<T> y, Work3<T> ws, cudaStream_t stream) {
   const dim3 grid(plan.units, plan.segments);
   if (trans == Trans::kTrans) {
-    gemv3_t_kernel<T, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+    if (seg_major)
+      gemv3_t_kernel<T, kVector, kStream, true>
+          <<<dim3(plan.segments, plan.units), kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+    else
+      gemv3_t_kernel<T, kVector, kStream, false><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
     return;
   }
   switch (plan.shape) {
@@ -515,27 +522,11 @@ void launch3(Trans trans, const Plan3& plan, const T* A, int lda, Strided<const 
   }
 }
 
-// The current device's L2 size in bytes (queried once per device); 0 if it cannot be queried.
-long long device_l2_bytes() {
-  constexpr int kMaxDevices = 64;
-  static std::atomic<long long> cache[kMaxDevices];  // 0: not queried yet
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 0;
-  long long bytes = cache[device].load(std::memory_order_relaxed);
-  if (bytes == 0) {
-    int l2 = 0;
-    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess || l2 <= 0) return 0;
-    bytes = l2;
-    cache[device].store(bytes, std::memory_order_relaxed);
-  }
-  return bytes;
-}
-
 }  // namespace v3
 
 bool impl_valid(GemvImpl impl) {
   return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
-         impl == GemvImpl::kSinglePassNoHint;
+         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassSegMajor;
 }
 
 }  // namespace
@@ -546,6 +537,7 @@ const char* gemv_impl_name(GemvImpl impl) {
     case GemvImpl::kSplitReduce: return "split_reduce";
     case GemvImpl::kSinglePass: return "single_pass";
     case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
+    case GemvImpl::kSinglePassSegMajor: return "single_pass_seg_major";
   }
   return "unknown";
 }
@@ -581,7 +573,10 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
   } else {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
-    if (plan.segments > 65535 || plan.counters() > v3::kMaxCounters) return Status::kInvalidValue;
+    // The grid's y dimension: the segments, or the units for kSinglePassSegMajor's transposed grid.
+    const bool seg_major = impl == GemvImpl::kSinglePassSegMajor && trans == Trans::kTrans;
+    if ((seg_major ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
+      return Status::kInvalidValue;
   }
   if (!A || !x || !y) return Status::kNullPointer;
   const std::size_t needed = gemv_workspace_bytes<T>(trans, m, n, impl);
@@ -622,15 +617,18 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
       ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
     }
     // Evict-first loads when A cannot stay in the L2 anyway (it is read once per call); plain loads
-    // when the L2 size is unknown.
-    const long long l2 = impl == GemvImpl::kSinglePass ? v3::device_l2_bytes() : 0;
-    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
+    // when the L2 size is unknown, and for the tall N shape, where the hint cost 13 % (H100, tree
+    // 79e4429: 1048576 x 64 N, double 2631 vs 2979 GB/s without it, float 2555 vs 2894).
+    const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
+    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2) &&
+                             !(trans == Trans::kNoTrans && plan.shape == v3::NShape::kTall);
+    const bool seg_major = impl == GemvImpl::kSinglePassSegMajor;
     if (vector)
-      stream_hint ? v3::launch3<T, true, true>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream)
-                  : v3::launch3<T, true, false>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream);
+      stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
+                  : v3::launch3<T, true, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
     else
-      stream_hint ? v3::launch3<T, false, true>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream)
-                  : v3::launch3<T, false, false>(trans, plan, A, lda, xs, alpha, beta, ys, ws, stream);
+      stream_hint ? v3::launch3<T, false, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
+                  : v3::launch3<T, false, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
     return blas2::launch_status();
   }
   const Plan plan = make_plan<T>(trans, m, n);

@@ -303,7 +303,7 @@ void launch_all(const Plan& plan, bool vector, const T* A, int lda, Strided<cons
 // tiles are summed in registers and reduced over the row lanes once per step (v1: once per tile).
 enum class V3Step { kInterior, kEdge, kBand };  // kInterior: every row and column inside the matrix, no masking
 
-template <class T, bool kLower, bool kVector, V3Step kKind>
+template <class T, bool kLower, bool kVector, bool kStream, V3Step kKind>
 __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long long lda, const Strided<const T>& x,
                                         const symv_v3::Plan& plan, int g, int j, int lane, int grp,
                                         const T (&xs)[symv_v3::sub_rows<T>() * kNB],
@@ -324,7 +324,7 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
 #pragma unroll
     for (int u = 0; u < kCPT; ++u)
 #pragma unroll
-      for (int i = 0; i < kSub; ++i) blas2::load_rows<T, kVector>(p + u * kCG * lda + i * kNB, kV, a[i][u]);
+      for (int i = 0; i < kSub; ++i) blas2::load_rows<T, kVector, kStream>(p + u * kCG * lda + i * kNB, kV, a[i][u]);
   } else {
 #pragma unroll
     for (int i = 0; i < kSub; ++i) {
@@ -337,7 +337,7 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
           const bool some = kLower ? row_in_tile + kV - 1 >= c : row_in_tile <= c;
           load = load && (kLower ? (i > b || (i == b && some)) : (i < b || (i == b && some)));
         }
-        blas2::load_rows<T, kVector>(p + u * kCG * lda + i * kNB, load ? rows_valid : 0, a[i][u]);
+        blas2::load_rows<T, kVector, kStream>(p + u * kCG * lda + i * kNB, load ? rows_valid : 0, a[i][u]);
       }
     }
   }
@@ -396,7 +396,9 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
   }
 }
 
-template <class T, bool kLower, bool kVector>
+// kStream: A read with evict-first loads (the triangle is larger than the L2, read once), so that
+// the partials the units write stay in the L2 for the reduction kernel.
+template <class T, bool kLower, bool kVector, bool kStream>
 __global__ void __launch_bounds__(kThreads, 2)
     symv_v3_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
                    T* __restrict__ slots, T* __restrict__ row_parts) {
@@ -433,14 +435,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int interior_e = (r0 + kSub) * kNB <= n ? min(full_e, n / kNB) : full_b;
   auto full_columns = [&] {
     for (int j = full_b; j < interior_e; ++j)
-      v3_step<T, kLower, kVector, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band,
+      v3_step<T, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band,
                                                      slots);
     for (int j = max(full_b, interior_e); j < full_e; ++j)
-      v3_step<T, kLower, kVector, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+      v3_step<T, kLower, kVector, kStream, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
   };
   if constexpr (kLower) full_columns();
   for (int j = band_b; j < band_e; ++j)
-    v3_step<T, kLower, kVector, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+    v3_step<T, kLower, kVector, kStream, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
   if constexpr (!kLower) full_columns();
 
   // Epilogue: the row part = row sums over the column groups (in group order) + the band's column dots.
@@ -497,19 +499,49 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
-template <class T, bool kLower>
-void launch_v3(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* ws, T alpha,
-               T beta, Strided<T> y, cudaStream_t stream) {
-  T* slots = ws;
-  T* row_parts = ws + plan.slot_elems;
+// What v3 and its variants change: evict-first loads of A (kAwareV3Stream, kAwareV5) and twice the
+// units (kAwareV5: a shorter tail, more row parts).
+struct V3Config {
+  bool stream = false;
+  long long target_units = symv_v3::kTargetUnits;
+};
+
+V3Config v3_config(SymvImpl impl) {
+  V3Config c;
+  c.stream = impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5;
+  if (impl == SymvImpl::kAwareV5) c.target_units = 2 * symv_v3::kTargetUnits;
+  return c;
+}
+
+template <class T>
+symv_v3::Plan v3_plan(int n, SymvImpl impl) {
+  return symv_v3::make_plan(n, symv_v3::sub_rows<T>(), v3_config(impl).target_units);
+}
+
+template <class T, bool kLower, bool kStream>
+void launch_v3_main(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
+                    T* row_parts, cudaStream_t stream) {
   const dim3 grid(plan.max_segments, plan.groups);
   if (vector)
-    symv_v3_kernel<T, kLower, true><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+    symv_v3_kernel<T, kLower, true, kStream><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
   else
-    symv_v3_kernel<T, kLower, false><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+    symv_v3_kernel<T, kLower, false, kStream><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+}
+
+template <class T, bool kLower>
+void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A, int lda, Strided<const T> x, T* ws,
+               T alpha, T beta, Strided<T> y, cudaStream_t stream) {
+  T* slots = ws;
+  T* row_parts = ws + plan.slot_elems;
+  stream_a ? launch_v3_main<T, kLower, true>(plan, vector, A, lda, x, slots, row_parts, stream)
+           : launch_v3_main<T, kLower, false>(plan, vector, A, lda, x, slots, row_parts, stream);
   blas2::launch_dependent(symv_v3_reduce_kernel<T, kLower>, dim3(plan.tiles, kNB / kReduceElems), dim3(kThreads),
                           stream, plan, static_cast<const T*>(slots), static_cast<const T*>(row_parts), alpha, beta,
                           y);
+}
+
+bool is_v3(SymvImpl impl) {
+  return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5;
 }
 
 }  // namespace
@@ -521,6 +553,8 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kOblivious: return "oblivious";
     case SymvImpl::kAwareAtomic: return "aware_atomic";
     case SymvImpl::kAwareV3: return "aware_v3";
+    case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
+    case SymvImpl::kAwareV5: return "aware_v5";
   }
   return "unknown";
 }
@@ -533,9 +567,10 @@ SymvImpl symv_auto_impl(Uplo, int, SymvImpl impl) {
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
   if (impl == SymvImpl::kAuto)
-    return std::max(symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3));
-  const long long elems = impl == SymvImpl::kAwareV3 ? symv_v3::make_plan(n, symv_v3::sub_rows<T>()).workspace_elems()
-                                                     : make_plan(n, algo_of(impl)).workspace_elems();
+    return std::max({symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3),
+                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5)});
+  const long long elems =
+      is_v3(impl) ? v3_plan<T>(n, impl).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
   return static_cast<std::size_t>(elems) * sizeof(T);
 }
 
@@ -544,7 +579,7 @@ Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int in
                        const void* workspace, std::size_t workspace_bytes, SymvImpl impl) {
   if (uplo != Uplo::kLower && uplo != Uplo::kUpper) return Status::kInvalidValue;
   if (impl != SymvImpl::kAuto && impl != SymvImpl::kAware && impl != SymvImpl::kOblivious &&
-      impl != SymvImpl::kAwareAtomic && impl != SymvImpl::kAwareV3)
+      impl != SymvImpl::kAwareAtomic && !is_v3(impl))
     return Status::kInvalidValue;
   if (n < 0 || lda < std::max(1, n) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (n == 0) return Status::kSuccess;  // quick return: nothing is read or written
@@ -573,10 +608,13 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   T* ws = static_cast<T*>(workspace);
   const bool lower = uplo == Uplo::kLower;
   impl = symv_auto_impl(uplo, n, impl);
-  if (impl == SymvImpl::kAwareV3) {
-    const symv_v3::Plan plan = symv_v3::make_plan(n, symv_v3::sub_rows<T>());
-    lower ? launch_v3<T, true>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream)
-          : launch_v3<T, false>(plan, vector, A, lda, xs, ws, alpha, beta, ys, stream);
+  if (is_v3(impl)) {
+    const symv_v3::Plan plan = v3_plan<T>(n, impl);
+    // Evict-first loads only when the triangle cannot stay in the L2 anyway (unknown L2: plain loads).
+    const long long l2 = blas2::device_l2_bytes();
+    const bool stream_a = v3_config(impl).stream && l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > l2;
+    lower ? launch_v3<T, true>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream)
+          : launch_v3<T, false>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream);
     return blas2::launch_status();
   }
   const Algo algo = algo_of(impl);

@@ -4,6 +4,7 @@
 
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "gpuprobe/kernels/blas_types.hpp"
@@ -44,24 +45,45 @@ __device__ __forceinline__ T load_x(const Strided<const T>& x, long long i) {
   return __ldg(&x[i]);
 }
 
+// One element or one 16-byte vector read through the read-only path (kStream = false) or as a
+// streaming load (kStream = true: ld.global.cs, "evict first" in L1 and L2, SASS LDG.E.EF): for data
+// read once and larger than the L2, so that it is replaced before the L2's other lines (a kernel's
+// partials, y).
+template <class T, bool kStream>
+__device__ __forceinline__ T load_elem(const T* p) {
+  if constexpr (kStream)
+    return __ldcs(p);
+  else
+    return __ldg(p);
+}
+template <class T, bool kStream>
+__device__ __forceinline__ typename Vec16<T>::type load_vec16(const T* p) {
+  using V = typename Vec16<T>::type;
+  if constexpr (kStream)
+    return __ldcs(reinterpret_cast<const V*>(p));
+  else
+    return __ldg(reinterpret_cast<const V*>(p));
+}
+
 // Loads kV = 16 / sizeof(T) consecutive elements p[0..kV) of one column, keeping the first `valid`
 // (<= 0: none, nothing read) and zeroing the rest by selection, so that NaN or garbage beyond the
 // matrix (padding rows of lda, the unstored triangle) never enters a sum. kVector: one 16-byte load;
 // the caller guarantees p is 16-byte aligned and that the whole vector lies inside the allocation
-// (lda a multiple of kV, so a vector starting at a row < lda ends at a row < lda).
-template <class T, bool kVector>
+// (lda a multiple of kV, so a vector starting at a row < lda ends at a row < lda). kStream: as
+// load_elem / load_vec16.
+template <class T, bool kVector, bool kStream = false>
 __device__ __forceinline__ void load_rows(const T* p, int valid, T (&out)[Vec16<T>::kCount]) {
   constexpr int kV = Vec16<T>::kCount;
   if constexpr (kVector) {
     using V = typename Vec16<T>::type;
     V v{};
-    if (valid > 0) v = __ldg(reinterpret_cast<const V*>(p));
+    if (valid > 0) v = load_vec16<T, kStream>(p);
     const T* e = reinterpret_cast<const T*>(&v);
 #pragma unroll
     for (int k = 0; k < kV; ++k) out[k] = k < valid ? e[k] : T(0);
   } else {
 #pragma unroll
-    for (int k = 0; k < kV; ++k) out[k] = k < valid ? __ldg(p + k) : T(0);
+    for (int k = 0; k < kV; ++k) out[k] = k < valid ? load_elem<T, kStream>(p + k) : T(0);
   }
 }
 
@@ -142,25 +164,22 @@ inline Status launch_status() { return cudaGetLastError() == cudaSuccess ? Statu
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
-// ---- Added for GEMV v3 (gemv.cu, GemvImpl::kSinglePass); the helpers above are unchanged. ----
+// ---- Added for GEMV v3 (gemv.cu, GemvImpl::kSinglePass), also used by SYMV v5. ----
 
-// One element or one 16-byte vector read through the read-only path (kStream = false, as load_rows)
-// or as a streaming load (kStream = true: ld.global.cs, "evict first" in L1 and L2, SASS LDG.E.EF):
-// for data read once, so that it is replaced before the L2's other lines.
-template <class T, bool kStream>
-__device__ __forceinline__ T load_elem(const T* p) {
-  if constexpr (kStream)
-    return __ldcs(p);
-  else
-    return __ldg(p);
-}
-template <class T, bool kStream>
-__device__ __forceinline__ typename Vec16<T>::type load_vec16(const T* p) {
-  using V = typename Vec16<T>::type;
-  if constexpr (kStream)
-    return __ldcs(reinterpret_cast<const V*>(p));
-  else
-    return __ldg(reinterpret_cast<const V*>(p));
+// The current device's L2 size in bytes (queried once per device); 0 if it cannot be queried.
+inline long long device_l2_bytes() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<long long> cache[kMaxDevices];  // 0: not queried yet
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 0;
+  long long bytes = cache[device].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess || l2 <= 0) return 0;
+    bytes = l2;
+    cache[device].store(bytes, std::memory_order_relaxed);
+  }
+  return bytes;
 }
 
 // Row offset of a thread's slot (v, k) (v < row vectors, k < kV) inside a block of

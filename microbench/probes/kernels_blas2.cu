@@ -4,11 +4,13 @@
 //
 // SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 since ba76621; the entry's
 // impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
+// ours_aware_v3_stream and ours_aware_v5 (v3 with evict-first loads of A; and twice the units),
 // ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
 // (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
 // GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
 // ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at the shapes where v2 lost to cuBLAS
-// (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads).
+// (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
+// ours_v3_segmajor (kSinglePassSegMajor: v3 with the blocks dispatched segment-first).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
@@ -60,6 +62,8 @@ struct SymvBenchInfo {
 constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto},
                                         {"ours_aware", Runner::kOurs, SymvImpl::kAware},
                                         {"ours_aware_v3", Runner::kOurs, SymvImpl::kAwareV3},
+                                        {"ours_aware_v3_stream", Runner::kOurs, SymvImpl::kAwareV3Stream},
+                                        {"ours_aware_v5", Runner::kOurs, SymvImpl::kAwareV5},
                                         {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
                                         {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
                                         {"cublas", Runner::kCublas, SymvImpl::kAuto},
@@ -70,12 +74,14 @@ struct GemvBenchInfo {
   Runner runner;
   GemvImpl ours;          // for Runner::kOurs
   bool where_v2_lost;     // registered only at gemv_v3_shape()
+  bool trans_only = false;  // differs from ours_v3 only for Trans::kTrans
 };
 constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto, false},
                                         {"ours_v2", Runner::kOurs, GemvImpl::kSplitReduce, false},
                                         {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, false},
                                         {"cublas", Runner::kCublas, GemvImpl::kAuto, false},
-                                        {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true}};
+                                        {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
+                                        {"ours_v3_segmajor", Runner::kOurs, GemvImpl::kSinglePassSegMajor, false, true}};
 
 template <class T>
 constexpr const char* precision_name() {
@@ -257,6 +263,7 @@ void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
       for (const GemvBenchInfo& info : kGemvImpls) {
         if (info.where_v2_lost && !gemv_v3_shape(rows, cols)) continue;
+        if (info.trans_only && trans != Trans::kTrans) continue;
         const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},

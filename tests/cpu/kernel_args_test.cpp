@@ -26,7 +26,9 @@ const T* fake(std::uintptr_t address) {
 void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                               GemvImpl::kSinglePassNoHint};
+                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor};
+const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,    SymvImpl::kAware,         SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
+                               SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -44,8 +46,7 @@ TYPED_TEST(KernelArgs, SymvRejectsInvalidValuesBeforeAnyLaunch) {
   const T* A = fake<T>(0x1000);
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
-  for (SymvImpl impl :
-       {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})
+  for (SymvImpl impl : kSymvImpls)
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
       EXPECT_EQ(symv_call<T>(uplo, -1, 1, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
       EXPECT_EQ(symv_call<T>(uplo, 10, 9, 1, 1, A, x, y, kFakeWorkspace, kHuge, impl), Status::kInvalidValue);
@@ -70,7 +71,7 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3}) {
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV5}) {
       const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
       ASSERT_GT(need, 0u) << n;
       EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),
@@ -155,7 +156,7 @@ TYPED_TEST(KernelArgs, GemvChecksTheWorkspace) {
 
 TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
   using T = TypeParam;
-  for (GemvImpl impl : {GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint}) {
+  for (GemvImpl impl : {GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor}) {
     // Split: a 16 KiB counter area, then at least one partial per output and segment (here >= 2).
     const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 4096, 4096, impl);
     EXPECT_GE(square, 16384u + 2 * 4096 * sizeof(T));
@@ -205,13 +206,12 @@ TEST(KernelAuto, SymvPicksV3) {
     EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV3) << n;
     EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3) << n;
   }
-  for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic, SymvImpl::kAwareV3})
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, 32768, impl), impl);
-  // Its workspace serves either triangle.
-  for (int n : {100, 4096, 16384})
-    EXPECT_EQ(kernels::symv_workspace_bytes<float>(n),
-              std::max(kernels::symv_workspace_bytes<float>(n, SymvImpl::kAware),
-                       kernels::symv_workspace_bytes<float>(n, SymvImpl::kAwareV3)));
+  for (SymvImpl impl : kSymvImpls)
+    if (impl != SymvImpl::kAuto) EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, 32768, impl), impl);
+  // Its workspace serves every deterministic impl it may be switched to, for either triangle.
+  for (int n : {100, 4096, 16384, 32768})
+    for (SymvImpl impl : kSymvImpls)
+      EXPECT_GE(kernels::symv_workspace_bytes<float>(n), kernels::symv_workspace_bytes<float>(n, impl)) << n;
   EXPECT_STREQ(kernels::symv_impl_name(SymvImpl::kAuto), "auto");
 }
 
@@ -221,11 +221,12 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSplitReduce), "split_reduce");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePass), "single_pass");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassNoHint), "single_pass_nohint");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassSegMajor), "single_pass_seg_major");
 }
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {
   for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536})
-    for (SymvImpl impl : {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3}) {
+    for (SymvImpl impl : kSymvImpls) {
       const double matrix = double(n) * n;
       EXPECT_LE(kernels::symv_workspace_bytes<float>(n, impl) / 4.0, 0.01 * matrix) << n;
       EXPECT_LE(kernels::symv_workspace_bytes<double>(n, impl) / 8.0, 0.01 * matrix) << n;

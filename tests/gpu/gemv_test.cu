@@ -33,7 +33,7 @@ using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
 const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                           GemvImpl::kSinglePassNoHint};
+                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor};
 
 struct GemvCase {
   int m, n;

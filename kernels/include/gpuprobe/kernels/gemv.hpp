@@ -32,9 +32,13 @@
 //                      lanes for m <= 64 (float) / 32 (double) rows, 4 row vectors per thread for tall
 //                      matrices with few columns; lda not a multiple of 16 bytes: each scalar load is
 //                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
-//                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
-//                      and so leaves the L2's other contents (and their dirty lines) in place.
+//                      loads (ld.global.cs) when the matrix is larger than the L2 (except the tall N
+//                      shape, where the hint was measured to cost 13 %): it is streamed once and so
+//                      leaves the L2's other contents (and their dirty lines) in place.
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
+//   kSinglePassSegMajor  kSinglePass whose kTrans blocks are dispatched segment-first (the blocks
+//                      resident together read consecutive row segments of the same columns);
+//                      kNoTrans as kSinglePass. An experiment (docs/perf/gemv.md, v5).
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
@@ -49,9 +53,9 @@
 
 namespace gpuprobe::kernels {
 
-enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint };
+enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassSegMajor };
 
-// "auto", "split_reduce", "single_pass", "single_pass_nohint"
+// "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_seg_major"
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv runs for `impl`: `impl` itself, except kAuto -> kSinglePass when A is thin (at most 512

@@ -28,8 +28,8 @@
 //   kAuto       (default) kAwareV3 (symv_auto_impl below; docs/perf/symv.md, v4).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
-// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (kAuto, kAware, kOblivious,
-// kAwareV3), 0 bytes for kAwareAtomic. The workspace may not be shared by calls running concurrently.
+// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
+// kAwareAtomic, which needs 0 bytes). The workspace may not be shared by calls running concurrently.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -40,9 +40,11 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3 };
+// kAwareV3Stream: v3 with evict-first loads of A when the triangle is larger than the L2;
+// kAwareV5: that and twice v3's units (docs/perf/symv.md, v5).
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5 };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5"
 const char* symv_impl_name(SymvImpl impl);
 
 // What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3. On the H100 (main job of
@@ -52,8 +54,8 @@ const char* symv_impl_name(SymvImpl impl);
 // each impl had its own allocation, and page placement alone moved one kernel by up to 15 %.
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
 
-// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the larger of kAware's
-// and kAwareV3's (what it runs may change with the measurements; the workspace size does not).
+// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
+// kAwareV3's and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
