@@ -1,0 +1,135 @@
+// Does freeing (or allocating) device memory slow the DRAM for a while afterwards? A self-contained
+// experiment (gpuprobe's check macro only) behind the kernel benchmarks' operand handling
+// (microbench/probes/kernels_blas2.cu, docs/perf/gemv.md "order effects").
+//
+//   build/experiments/free_settle [GiB]   (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include
+//                                          experiments/free_settle.cu -o free_settle)
+//
+// Why: on the H100 the same kernel on the same operands ran 10-15 % slower as the first entries
+// of a problem (right after the previous problem's buffers were freed and the new ones allocated)
+// than as the last ones, seconds later. If the driver scrubs freed memory in the background, that
+// traffic competes with the timed kernels until it ends.
+//
+// Method: a 1 GiB buffer is read by a grid-stride kernel, timed with events (one read = one
+// sample). Baseline: 40 samples on a quiet GPU. Then, for each event below, samples are taken back
+// to back for `window` seconds right after it, and printed per 0.25 s bin as the median time
+// relative to the baseline:
+//   alloc+fill : cudaMalloc of GiB gigabytes and a kernel writing all of it (synchronized)
+//   free       : cudaFree of that buffer
+//   alloc only : cudaMalloc of GiB gigabytes, nothing written (then freed after the window, not timed)
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "gpuprobe/check.hpp"
+
+__global__ void read_kernel(const uint4* data, size_t count, unsigned* sink) {
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x) {
+    const uint4 v = data[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x12345678u) *sink = acc;  // practically never: keeps the loads
+}
+
+__global__ void write_kernel(uint4* data, size_t count, unsigned value) {
+  for (size_t i = blockIdx.x * size_t(blockDim.x) + threadIdx.x; i < count; i += size_t(gridDim.x) * blockDim.x)
+    data[i] = make_uint4(value, value ^ 1u, value ^ 2u, value ^ 3u);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : v[v.size() / 2];
+}
+
+int run(double gib) {
+  int device = 0, sms = 0;
+  GP_CUDA_CHECK(cudaGetDevice(&device));
+  GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  cudaDeviceProp prop{};
+  GP_CUDA_CHECK(cudaGetDeviceProperties(&prop, device));
+  std::printf("device %s, %d SMs; event size %.1f GiB\n", prop.name, sms, gib);
+  const int grid = sms * 8, block = 256;
+  const size_t probe_bytes = size_t(1) << 30;
+  uint4* probe;
+  unsigned* sink;
+  GP_CUDA_CHECK(cudaMalloc(&probe, probe_bytes));
+  GP_CUDA_CHECK(cudaMalloc(&sink, 4));
+  write_kernel<<<grid, block>>>(probe, probe_bytes / 16, 0x3f800000u);
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t e0, e1;
+  GP_CUDA_CHECK(cudaEventCreate(&e0));
+  GP_CUDA_CHECK(cudaEventCreate(&e1));
+  auto sample = [&] {
+    GP_CUDA_CHECK(cudaEventRecord(e0));
+    read_kernel<<<grid, block>>>(probe, probe_bytes / 16, sink);
+    GP_CUDA_CHECK(cudaEventRecord(e1));
+    GP_CUDA_CHECK(cudaEventSynchronize(e1));
+    float ms = 0;
+    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+    return double(ms) * 1e-3;
+  };
+  for (int i = 0; i < 5; ++i) sample();
+  std::vector<double> base;
+  for (int i = 0; i < 40; ++i) base.push_back(sample());
+  const double t0 = median(base);
+  std::printf("baseline: 1 GiB read %.1f us (%.0f GB/s), min %.1f max %.1f us\n", t0 * 1e6, probe_bytes / t0 / 1e9,
+              *std::min_element(base.begin(), base.end()) * 1e6, *std::max_element(base.begin(), base.end()) * 1e6);
+
+  const double window = 12.0, bin = 0.25;
+  using clock = std::chrono::steady_clock;
+  auto watch = [&](const char* what) {
+    const auto start = clock::now();
+    std::vector<std::vector<double>> bins(static_cast<size_t>(window / bin));
+    for (;;) {
+      const double t = std::chrono::duration<double>(clock::now() - start).count();
+      if (t >= window) break;
+      bins[std::min(bins.size() - 1, static_cast<size_t>(t / bin))].push_back(sample());
+    }
+    std::printf("%s: per %.2f s bin, median read time / baseline (samples)\n ", what, bin);
+    for (size_t b = 0; b < bins.size(); ++b) {
+      std::printf(" %.3f(%zu)", median(bins[b]) / t0, bins[b].size());
+      if (b % 8 == 7) std::printf("\n ");
+    }
+    std::printf("\n");
+  };
+  const size_t big = static_cast<size_t>(gib * double(size_t(1) << 30)) / 16 * 16;
+  uint4* buf = nullptr;
+
+  auto t = clock::now();
+  GP_CUDA_CHECK(cudaMalloc(&buf, big));
+  write_kernel<<<grid, block>>>(buf, big / 16, 7u);
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  std::printf("alloc+fill took %.3f s\n", std::chrono::duration<double>(clock::now() - t).count());
+  watch("after alloc+fill");
+
+  t = clock::now();
+  GP_CUDA_CHECK(cudaFree(buf));
+  std::printf("free took %.3f s\n", std::chrono::duration<double>(clock::now() - t).count());
+  watch("after free");
+
+  t = clock::now();
+  GP_CUDA_CHECK(cudaMalloc(&buf, big));
+  std::printf("alloc (untouched) took %.3f s\n", std::chrono::duration<double>(clock::now() - t).count());
+  watch("after alloc only");
+  GP_CUDA_CHECK(cudaFree(buf));
+  GP_CUDA_CHECK(cudaFree(probe));
+  GP_CUDA_CHECK(cudaFree(sink));
+  return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc > 1 ? std::atof(argv[1]) : 8.0);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "free_settle: %s\n", e.what());
+    return 1;
+  }
+}
