@@ -17,6 +17,11 @@
 //   alloc+fill : cudaMalloc of GiB gigabytes and a kernel writing all of it (synchronized)
 //   free       : cudaFree of that buffer
 //   alloc only : cudaMalloc of GiB gigabytes, nothing written (then freed after the window, not timed)
+// Part 2 (allocation states): 8 buffers of 1 GiB, then 8 of 256 MiB, allocated one after another and
+// kept, each filled and its own read timed (median of 9) right away and again once all are
+// allocated: does an allocation have a fixed "speed", and do allocations differ?
+// Part 3 (the benchmarks' sequence): an 8 GiB buffer read back to back for 2 s, freed, a 512 MiB
+// one allocated and filled, and *its* read timed per 0.25 s bin for 12 s.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -120,6 +125,78 @@ int run(double gib) {
   std::printf("alloc (untouched) took %.3f s\n", std::chrono::duration<double>(clock::now() - t).count());
   watch("after alloc only");
   GP_CUDA_CHECK(cudaFree(buf));
+
+  // Part 2.
+  auto read_gbps = [&](const uint4* p, size_t bytes) {
+    std::vector<double> t;
+    for (int i = 0; i < 10; ++i) {
+      GP_CUDA_CHECK(cudaEventRecord(e0));
+      read_kernel<<<grid, block>>>(p, bytes / 16, sink);
+      GP_CUDA_CHECK(cudaEventRecord(e1));
+      GP_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      if (i > 0) t.push_back(double(ms) * 1e-3);
+    }
+    return bytes / median(t) / 1e9;
+  };
+  for (size_t each : {size_t(1) << 30, size_t(256) << 20}) {
+    std::vector<uint4*> bufs;
+    std::vector<double> first;
+    for (int i = 0; i < 8; ++i) {
+      uint4* b = nullptr;
+      GP_CUDA_CHECK(cudaMalloc(&b, each));
+      write_kernel<<<grid, block>>>(b, each / 16, 11u + i);
+      GP_CUDA_CHECK(cudaDeviceSynchronize());
+      bufs.push_back(b);
+      first.push_back(read_gbps(b, each));
+    }
+    std::printf("allocation states, %zu MiB buffers, read GB/s right after allocation / after all 8:\n ",
+                each >> 20);
+    for (int i = 0; i < 8; ++i) std::printf(" %.0f/%.0f", first[i], read_gbps(bufs[i], each));
+    std::printf("\n");
+    for (uint4* b : bufs) GP_CUDA_CHECK(cudaFree(b));
+  }
+
+  // Part 3.
+  {
+    const size_t huge = size_t(8) << 30, small = size_t(512) << 20;
+    uint4* h = nullptr;
+    GP_CUDA_CHECK(cudaMalloc(&h, huge));
+    write_kernel<<<grid, block>>>(h, huge / 16, 5u);
+    const auto start = clock::now();
+    while (std::chrono::duration<double>(clock::now() - start).count() < 2.0) {
+      read_kernel<<<grid, block>>>(h, huge / 16, sink);
+      GP_CUDA_CHECK(cudaDeviceSynchronize());
+    }
+    GP_CUDA_CHECK(cudaFree(h));
+    uint4* s = nullptr;
+    GP_CUDA_CHECK(cudaMalloc(&s, small));
+    write_kernel<<<grid, block>>>(s, small / 16, 6u);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+    std::swap(probe, s);  // sample() reads `probe`: now the new buffer, 512 MiB of it
+    const auto t1 = clock::now();
+    std::vector<std::vector<double>> bins(48);
+    for (;;) {
+      const double t = std::chrono::duration<double>(clock::now() - t1).count();
+      if (t >= 12.0) break;
+      GP_CUDA_CHECK(cudaEventRecord(e0));
+      read_kernel<<<grid, block>>>(probe, small / 16, sink);
+      GP_CUDA_CHECK(cudaEventRecord(e1));
+      GP_CUDA_CHECK(cudaEventSynchronize(e1));
+      float ms = 0;
+      GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
+      bins[std::min<size_t>(47, static_cast<size_t>(t / 0.25))].push_back(small / (double(ms) * 1e-3) / 1e9);
+    }
+    std::printf("after an 8 GiB buffer read for 2 s and freed: a new 512 MiB buffer's read GB/s per 0.25 s\n ");
+    for (size_t b = 0; b < bins.size(); ++b) {
+      std::printf(" %.0f", median(bins[b]));
+      if (b % 12 == 11) std::printf("\n ");
+    }
+    std::printf("\n");
+    std::swap(probe, s);
+    GP_CUDA_CHECK(cudaFree(s));
+  }
   GP_CUDA_CHECK(cudaFree(probe));
   GP_CUDA_CHECK(cudaFree(sink));
   return 0;

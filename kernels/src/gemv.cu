@@ -617,11 +617,9 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
       ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
     }
     // Evict-first loads when A cannot stay in the L2 anyway (it is read once per call); plain loads
-    // when the L2 size is unknown, and for the tall N shape, where the hint cost 13 % (H100, tree
-    // 79e4429: 1048576 x 64 N, double 2631 vs 2979 GB/s without it, float 2555 vs 2894).
+    // when the L2 size is unknown.
     const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
-    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2) &&
-                             !(trans == Trans::kNoTrans && plan.shape == v3::NShape::kTall);
+    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
     const bool seg_major = impl == GemvImpl::kSinglePassSegMajor;
     if (vector)
       stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)

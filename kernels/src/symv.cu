@@ -467,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 // order), then the slots (h, c) of the other groups (h in order). 8 groups of terms x 32 elements per
 // block, each thread with kReduceAcc independent sums (term u of the thread into sum u % kReduceAcc),
 // so kReduceAcc loads are in flight; the association is fixed, hence bit-identical repeats.
-constexpr int kReduceAcc = 4;
+constexpr int kReduceAcc = 8;
 
 template <class T, bool kLower>
 __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan plan, const T* __restrict__ slots,
@@ -499,23 +499,9 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
-// What v3 and its variants change: evict-first loads of A (kAwareV3Stream, kAwareV5) and twice the
-// units (kAwareV5: a shorter tail, more row parts).
-struct V3Config {
-  bool stream = false;
-  long long target_units = symv_v3::kTargetUnits;
-};
-
-V3Config v3_config(SymvImpl impl) {
-  V3Config c;
-  c.stream = impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5;
-  if (impl == SymvImpl::kAwareV5) c.target_units = 2 * symv_v3::kTargetUnits;
-  return c;
-}
-
 template <class T>
-symv_v3::Plan v3_plan(int n, SymvImpl impl) {
-  return symv_v3::make_plan(n, symv_v3::sub_rows<T>(), v3_config(impl).target_units);
+symv_v3::Plan v3_plan(int n) {
+  return symv_v3::make_plan(n, symv_v3::sub_rows<T>());
 }
 
 template <class T, bool kLower, bool kStream>
@@ -540,9 +526,7 @@ void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A
                           y);
 }
 
-bool is_v3(SymvImpl impl) {
-  return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5;
-}
+bool is_v3(SymvImpl impl) { return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream; }
 
 }  // namespace
 
@@ -554,23 +538,21 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAwareAtomic: return "aware_atomic";
     case SymvImpl::kAwareV3: return "aware_v3";
     case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
-    case SymvImpl::kAwareV5: return "aware_v5";
   }
   return "unknown";
 }
 
 SymvImpl symv_auto_impl(Uplo, int, SymvImpl impl) {
   // The arguments stay: a later rule may depend on the case (the header says why none does now).
-  return impl == SymvImpl::kAuto ? SymvImpl::kAwareV3 : impl;
+  return impl == SymvImpl::kAuto ? SymvImpl::kAwareV3Stream : impl;
 }
 
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
   if (impl == SymvImpl::kAuto)
-    return std::max({symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3),
-                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5)});
+    return std::max(symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3));
   const long long elems =
-      is_v3(impl) ? v3_plan<T>(n, impl).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
+      is_v3(impl) ? v3_plan<T>(n).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
   return static_cast<std::size_t>(elems) * sizeof(T);
 }
 
@@ -609,10 +591,11 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   const bool lower = uplo == Uplo::kLower;
   impl = symv_auto_impl(uplo, n, impl);
   if (is_v3(impl)) {
-    const symv_v3::Plan plan = v3_plan<T>(n, impl);
-    // Evict-first loads only when the triangle cannot stay in the L2 anyway (unknown L2: plain loads).
-    const long long l2 = blas2::device_l2_bytes();
-    const bool stream_a = v3_config(impl).stream && l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > l2;
+    const symv_v3::Plan plan = v3_plan<T>(n);
+    // kAwareV3Stream: evict-first loads when the triangle cannot stay in the L2 anyway (unknown L2:
+    // plain loads).
+    const long long l2 = impl == SymvImpl::kAwareV3Stream ? blas2::device_l2_bytes() : 0;
+    const bool stream_a = l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > static_cast<double>(l2);
     lower ? launch_v3<T, true>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream)
           : launch_v3<T, false>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream);
     return blas2::launch_status();

@@ -120,7 +120,7 @@ struct Plan {
 // t: the next candidate after t (divisors of sub doubling up to sub, then multiples of sub).
 inline int next_seg_tiles(int t, int sub) { return t < sub ? 2 * t : t + sub; }
 
-inline Plan make_plan(int n, int sub, long long target_units = kTargetUnits) {
+inline Plan make_plan(int n, int sub) {
   Plan p;
   p.n = n;
   p.sub = sub;
@@ -142,7 +142,7 @@ inline Plan make_plan(int n, int sub, long long target_units = kTargetUnits) {
     return units;
   };
   int t = std::min(kMinSteps, sub);  // 2: a divisor of sub (2 or 4)
-  while (fill(t) > target_units && t < p.tiles) t = next_seg_tiles(t, sub);
+  while (fill(t) > kTargetUnits && t < p.tiles) t = next_seg_tiles(t, sub);
   if (n >= kBoundFrom)
     while (static_cast<double>(p.workspace_elems()) > 0.01 * n * static_cast<double>(n) && t < p.tiles)
       fill(t = next_seg_tiles(t, sub));

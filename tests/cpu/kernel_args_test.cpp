@@ -27,8 +27,8 @@ void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
                                GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor};
-const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,    SymvImpl::kAware,         SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
-                               SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5};
+const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
+                               SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -71,7 +71,7 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV5}) {
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream}) {
       const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
       ASSERT_GT(need, 0u) << n;
       EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),
@@ -201,10 +201,10 @@ TEST(KernelAuto, GemvPicksSinglePassForThinShapesOnly) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
-TEST(KernelAuto, SymvPicksV3) {
+TEST(KernelAuto, SymvPicksV3Stream) {
   for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 32768}) {
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV3) << n;
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3) << n;
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV3Stream) << n;
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3Stream) << n;
   }
   for (SymvImpl impl : kSymvImpls)
     if (impl != SymvImpl::kAuto) EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, 32768, impl), impl);

@@ -21,10 +21,9 @@ namespace {
 
 namespace v3 = kernels::symv_v3;
 
-void check_plan(int n, int sub, bool lower, long long target_units) {
-  SCOPED_TRACE(testing::Message() << "n=" << n << " sub=" << sub << (lower ? " lower" : " upper")
-                                  << " target units=" << target_units);
-  const v3::Plan p = v3::make_plan(n, sub, target_units);
+void check_plan(int n, int sub, bool lower) {
+  SCOPED_TRACE(testing::Message() << "n=" << n << " sub=" << sub << (lower ? " lower" : " upper"));
+  const v3::Plan p = v3::make_plan(n, sub);
   const int N = p.tiles;
   ASSERT_EQ(N, (n + 63) / 64);
   ASSERT_EQ(p.groups, (N + sub - 1) / sub);
@@ -115,10 +114,9 @@ TEST(SymvV3Plan, EveryStoredTileOnceAndEveryPartialReduced) {
   std::vector<int> sizes;
   for (int n = 1; n <= 700; n += (n < 140 ? 1 : 37)) sizes.push_back(n);
   for (int n : {1000, 1023, 1024, 1025, 2048, 3000, 4096, 4097, 8192, 10000, 16384, 32768}) sizes.push_back(n);
-  for (long long target : {v3::kTargetUnits, 2 * v3::kTargetUnits})  // v3, v5
-    for (int sub : {4, 2})
-      for (bool lower : {true, false})
-        for (int n : sizes) check_plan(n, sub, lower, target);
+  for (int sub : {4, 2})
+    for (bool lower : {true, false})
+      for (int n : sizes) check_plan(n, sub, lower);
 }
 
 TEST(SymvV3Plan, SegmentsAtTheBenchmarkSizes) {
@@ -129,9 +127,6 @@ TEST(SymvV3Plan, SegmentsAtTheBenchmarkSizes) {
   for (const Expect& e : {Expect{2048, 4, 2}, Expect{2048, 2, 2}, Expect{8192, 4, 2}, Expect{16384, 4, 2},
                           Expect{16384, 2, 4}, Expect{32768, 4, 8}, Expect{32768, 2, 16}})
     EXPECT_EQ(v3::make_plan(e.n, e.sub).seg_tiles, e.t) << "n=" << e.n << " sub=" << e.sub;
-  // v5 (twice the units): half the segment length where v3's was set by the unit count.
-  for (const Expect& e : {Expect{16384, 2, 2}, Expect{32768, 4, 4}, Expect{32768, 2, 8}})
-    EXPECT_EQ(v3::make_plan(e.n, e.sub, 2 * v3::kTargetUnits).seg_tiles, e.t) << "n=" << e.n << " sub=" << e.sub;
 }
 
 }  // namespace

@@ -32,9 +32,8 @@
 //                      lanes for m <= 64 (float) / 32 (double) rows, 4 row vectors per thread for tall
 //                      matrices with few columns; lda not a multiple of 16 bytes: each scalar load is
 //                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
-//                      loads (ld.global.cs) when the matrix is larger than the L2 (except the tall N
-//                      shape, where the hint was measured to cost 13 %): it is streamed once and so
-//                      leaves the L2's other contents (and their dirty lines) in place.
+//                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
+//                      and so leaves the L2's other contents (and their dirty lines) in place.
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
 //   kSinglePassSegMajor  kSinglePass whose kTrans blocks are dispatched segment-first (the blocks
 //                      resident together read consecutive row segments of the same columns);

@@ -25,7 +25,10 @@
 //               triangles (1 KB of each column per unit, one column-dot partial per unit and block
 //               column: 0.35-0.65 x (float) / 0.5-0.8 x (double) of kAware's workspace for n 2048 ...
 //               32768), and its own fixed-order reduction kernel (docs/perf/symv.md, v3).
-//   kAuto       (default) kAwareV3 (symv_auto_impl below; docs/perf/symv.md, v4).
+//   kAwareV3Stream kAwareV3 reading A with evict-first loads (ld.global.cs) when the triangle is
+//               larger than the L2: A is read once and no longer pushes the partials out of the L2
+//               before the reduction reads them (docs/perf/symv.md, v5).
+//   kAuto       (default) kAwareV3Stream (symv_auto_impl below; docs/perf/symv.md, v5).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
 // content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
@@ -40,22 +43,19 @@
 
 namespace gpuprobe::kernels {
 
-// kAwareV3Stream: v3 with evict-first loads of A when the triangle is larger than the L2;
-// kAwareV5: that and twice v3's units (docs/perf/symv.md, v5).
-enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5 };
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream"
 const char* symv_impl_name(SymvImpl impl);
 
-// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3. On the H100 (main job of
-// 2026-11-23, tree 25ce569, every impl of a problem on the same operands) v3 was as fast as v1
-// (within 0.5 %) or faster in 32 of 36 cases (n = 32768: +4-8 %); v1 was ahead at float lower 4097
-// (9 %) and at three launch-bound float sizes <= 1024 (3-4 %). An earlier rule (v1 for lower at n > 8192) came from a run where
-// each impl had its own allocation, and page placement alone moved one kernel by up to 15 %.
+// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3Stream. On the H100 (2026-11-24,
+// tree efab970, same operands) v3 with evict-first loads was faster than v3 in all 12 cases from
+// n = 8192 to 32768 (+1.6 to +5.4 %: the partials stay in the L2); below the L2 it is v3. v3 itself had
+// been as fast as v1 (within 0.5 %) or faster in 32 of 36 cases (main job of 2026-11-23, tree 25ce569).
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
 
-// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
-// kAwareV3's and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
+// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the larger of kAware's
+// and kAwareV3's (what it runs may change with the measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
