@@ -467,7 +467,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 // order), then the slots (h, c) of the other groups (h in order). 8 groups of terms x 32 elements per
 // block, each thread with kReduceAcc independent sums (term u of the thread into sum u % kReduceAcc),
 // so kReduceAcc loads are in flight; the association is fixed, hence bit-identical repeats.
-constexpr int kReduceAcc = 8;
+constexpr int kReduceAcc = 4;
 
 template <class T, bool kLower>
 __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan plan, const T* __restrict__ slots,

@@ -3,6 +3,7 @@
 #include "gpuprobe/device_buffer.hpp"
 #include "harness/fill.hpp"
 #include "harness/measure.hpp"
+#include "harness/settle.hpp"
 #include "probes/registry.hpp"
 
 namespace gpuprobe {
@@ -10,7 +11,9 @@ namespace {
 
 const ProbeDescriptor kMemcpyD2D{
     "baseline.memcpy_d2d", Figure::kBandwidth,
-    "cudaMemcpyAsync device-to-device timed with CUDA events; bytes = 2 x size (read + write)", "", 10, 3};
+    "cudaMemcpyAsync device-to-device timed with CUDA events; bytes = 2 x size (read + write); both fresh "
+    "buffers read until their read rate is stable first (src_/dst_ settle fields)",
+    "", 10, 3};
 
 void memcpy_d2d(benchmark::State& state, std::size_t bytes) {
   DeviceBuffer<float> src(bytes / sizeof(float)), dst(bytes / sizeof(float));
@@ -18,6 +21,8 @@ void memcpy_d2d(benchmark::State& state, std::size_t bytes) {
   fill_uniform(dst.data(), dst.size(), 43, -1.f, 1.f);
   Measurement m(state, kMemcpyD2D, Work{2.0 * bytes, 0, 0});
   m.param("size_bytes", static_cast<double>(bytes));
+  record_settle(m, "src", settle_reads(src.data(), src.bytes()));
+  record_settle(m, "dst", settle_reads(dst.data(), dst.bytes()));
   m.time_events([&](cudaStream_t s) {
     GP_CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), bytes, cudaMemcpyDeviceToDevice, s));
   });

@@ -29,6 +29,7 @@
 #include "gpuprobe/kernels/symv.hpp"
 #include "harness/fill.hpp"
 #include "harness/measure.hpp"
+#include "harness/settle.hpp"
 #include "probes/registry.hpp"
 
 namespace gpuprobe {
@@ -112,14 +113,18 @@ void fill(double* p, std::size_t count, std::uint64_t seed) { fill_uniform(p, co
 // same kernel on two fresh allocations of one size differed by up to 15 % (GEMV D N 64 x 1048576,
 // v3: 217 vs 185 us; SYMV D lower 32768, v1: 1592 vs 1704 us; --benchmark_repetitions=3, 2026-11-23),
 // more than most differences between impls. y is written by every call (beta = 0: never read).
+// Later runs showed what part of that was: a fresh allocation reads slower for its first uses
+// (harness/settle.hpp), so A is read until its rate is stable before the first entry times it.
 template <class T>
 struct Operands {
   DeviceBuffer<T> A, x, y;
   std::uint64_t seed = 0;  // A, x, y filled with seeds seed, seed + 1, seed + 2
+  SettleResult settle;     // A read until its read rate was stable (harness/settle.hpp)
+  int entries = 0;         // entries timed on these operands so far
 };
 
 template <class T>
-const Operands<T>& operands(std::size_t a_count, std::size_t x_len, std::size_t y_len, std::uint64_t seed) {
+Operands<T>& operands(std::size_t a_count, std::size_t x_len, std::size_t y_len, std::uint64_t seed) {
   // Never destroyed: freeing device memory from a static destructor can run after the CUDA runtime
   // has unloaded; the process's exit releases it.
   static Operands<T>& cached = *new Operands<T>();
@@ -132,8 +137,17 @@ const Operands<T>& operands(std::size_t a_count, std::size_t x_len, std::size_t 
     fill(cached.A.data(), a_count, seed);
     fill(cached.x.data(), x_len, seed + 1);
     fill(cached.y.data(), y_len, seed + 2);
+    cached.settle = settle_reads(cached.A.data(), cached.A.bytes());
   }
   return cached;
+}
+
+// What every entry says about its operands: how A's settling went and how many entries of the
+// problem ran before this one (its position: order effects show up against it).
+template <class T>
+void record_operands(Measurement& m, Operands<T>& ops) {
+  record_settle(m, "a", ops.settle);
+  m.param("entry_on_operands", ops.entries++);
 }
 
 void tag_l2(Measurement& m, double min_bytes) {
@@ -154,7 +168,7 @@ void check_status(kernels::Status st, const char* what) {
 
 template <class T>
 void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, int n) {
-  const Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
+  Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
   const DeviceBuffer<T> &A = ops.A, &x = ops.x, &y = ops.y;
   const T alpha = 1, beta = 0;
   const double bytes = kernels::symv_min_bytes(n, sizeof(T), beta != T(0));
@@ -164,6 +178,7 @@ void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, i
   m.tag("precision", precision_name<T>());
   m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
   tag_l2(m, bytes);
+  record_operands(m, ops);
 
   if (impl.runner != Runner::kOurs) {
     CublasHandle handle;
@@ -196,7 +211,7 @@ void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, i
 template <class T>
 void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans, int rows, int cols) {
   const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
-  const Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
+  Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
   const DeviceBuffer<T> &A = ops.A, &x = ops.x, &y = ops.y;
   const T alpha = 1, beta = 0;
   const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), beta != T(0));
@@ -207,6 +222,7 @@ void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans,
   m.tag("precision", precision_name<T>());
   m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
   tag_l2(m, bytes);
+  record_operands(m, ops);
   if (impl.runner != Runner::kOurs) {
     CublasHandle handle;
     add_cublas_tags(m, handle);

@@ -13,6 +13,7 @@
 #include "gpuprobe/device_buffer.hpp"
 #include "harness/fill.hpp"
 #include "harness/measure.hpp"
+#include "harness/settle.hpp"
 #include "harness/sweep.hpp"
 #include "probes/memory_probes.hpp"
 
@@ -233,7 +234,7 @@ char* bandwidth_memory(std::uint64_t bytes) {
     pool = DeviceBuffer<float>();
     pool = DeviceBuffer<float>((bytes + 3) / 4);
     fill_uniform(pool.data(), pool.size(), 7, 1.f, 2.f);
-    GP_CUDA_CHECK(cudaDeviceSynchronize());
+    settle_reads(pool.data(), pool.bytes());  // fresh memory reads slower at first (harness/settle.hpp)
   }
   return reinterpret_cast<char*>(pool.data());
 }
@@ -246,7 +247,8 @@ const ProbeDescriptor kBandwidth{
     "memory.bandwidth", Figure::kBandwidth,
     "all SMs, 256-thread blocks; each thread visits elements i, i+step, ... mod n (coalesced, reuse "
     "distance = working set; pattern=sweep); working sets > 4 x L2: one pass, one contiguous tile of 4 x 256 "
-    "vectors per block, 4 loads in flight per thread (pattern=tiles); CUDA events; bytes = accesses x vector bytes",
+    "vectors per block, 4 loads in flight per thread (pattern=tiles); CUDA events; bytes = accesses x vector bytes; "
+    "a freshly allocated pool is read until its read rate is stable before any sample",
     "", 10, 2};
 const ProbeDescriptor kL1Peak{
     "memory.l1_peak", Figure::kBandwidth,

@@ -8,6 +8,7 @@
 #include "gpuprobe/device_buffer.hpp"
 #include "harness/fill.hpp"
 #include "harness/measure.hpp"
+#include "harness/settle.hpp"
 #include "probes/memory_latency.hpp"
 
 namespace gpuprobe {
@@ -76,6 +77,26 @@ TEST(Harness, ReadThroughLeavesDataUnchanged) {
   GP_CUDA_CHECK(cudaMemcpy(before.data(), data.data(), data.bytes(), cudaMemcpyDeviceToHost));
   read_through(data.data(), data.bytes(), nullptr);
   GP_CUDA_CHECK(cudaMemcpy(after.data(), data.data(), data.bytes(), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(before, after);
+}
+
+// settle_reads reads until its rule is satisfied (or capped), reports consistent figures and leaves
+// the data as it was.
+TEST(Harness, SettleReadsReportsItsPasses) {
+  const std::size_t count = std::size_t(64) << 20;  // 256 MiB: beyond the L2
+  DeviceBuffer<float> data(count);
+  fill_uniform(data.data(), count, 4, 1.f, 2.f);
+  std::vector<float> before(1024), after(1024);
+  GP_CUDA_CHECK(cudaMemcpy(before.data(), data.data(), 4096, cudaMemcpyDeviceToHost));
+  const SettleRule rule{0.01, 0.2, 4, 0.01};
+  const SettleResult r = settle_reads(data.data(), data.bytes(), rule);
+  EXPECT_GE(r.passes, 2 * rule.window);
+  EXPECT_GE(r.seconds, rule.min_seconds);
+  EXPECT_LT(r.seconds, rule.max_seconds + 0.1);
+  EXPECT_GT(r.first_gbps, 10.0);
+  EXPECT_GT(r.settled_gbps, 10.0);
+  EXPECT_LT(r.settled_gbps, 1e5);  // not a division by a zero-length pass
+  GP_CUDA_CHECK(cudaMemcpy(after.data(), data.data(), 4096, cudaMemcpyDeviceToHost));
   EXPECT_EQ(before, after);
 }
 

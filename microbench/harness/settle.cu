@@ -1,0 +1,61 @@
+#include "settle.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "gpuprobe/check.hpp"
+#include "harness/fill.hpp"
+#include "harness/measure.hpp"
+
+namespace gpuprobe {
+
+bool SettleRule::stable(const std::vector<double>& pass_seconds) const {
+  const std::size_t n = pass_seconds.size(), w = static_cast<std::size_t>(std::max(1, window));
+  if (n < 2 * w) return false;
+  const double best_recent = *std::min_element(pass_seconds.end() - w, pass_seconds.end());
+  const double best_before = *std::min_element(pass_seconds.begin(), pass_seconds.end() - w);
+  return best_recent >= best_before * (1.0 - gain);  // time: larger is slower
+}
+
+SettleResult settle_reads(const void* data, std::size_t bytes, const SettleRule& rule) {
+  SettleResult r;
+  if (bytes < 16) return r;
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  cudaEvent_t begin, end;
+  GP_CUDA_CHECK(cudaEventCreate(&begin));
+  GP_CUDA_CHECK(cudaEventCreate(&end));
+  std::vector<double> passes;
+  const auto start = std::chrono::steady_clock::now();
+  double elapsed = 0;
+  do {
+    GP_CUDA_CHECK(cudaEventRecord(begin));
+    read_through(data, bytes);
+    GP_CUDA_CHECK(cudaEventRecord(end));
+    GP_CUDA_CHECK(cudaEventSynchronize(end));
+    float ms = 0;
+    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
+    passes.push_back(std::max(1e-9, double(ms) * 1e-3));
+    elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  } while (!rule.done(passes, elapsed));
+  GP_CUDA_CHECK(cudaEventDestroy(begin));
+  GP_CUDA_CHECK(cudaEventDestroy(end));
+  const std::size_t w = std::min(passes.size(), static_cast<std::size_t>(std::max(1, rule.window)));
+  std::vector<double> last(passes.end() - w, passes.end());
+  std::nth_element(last.begin(), last.begin() + w / 2, last.end());
+  r.passes = static_cast<int>(passes.size());
+  r.seconds = elapsed;
+  r.first_gbps = bytes / passes.front() / 1e9;
+  r.settled_gbps = bytes / last[w / 2] / 1e9;
+  r.stable = rule.stable(passes);
+  return r;
+}
+
+void record_settle(Measurement& m, const std::string& what, const SettleResult& r) {
+  m.param(what + "_settle_passes", r.passes);
+  m.param(what + "_settle_seconds", r.seconds);
+  m.param(what + "_read_gbps_first", r.first_gbps);
+  m.param(what + "_read_gbps_settled", r.settled_gbps);
+  m.tag(what + "_settled", r.stable ? "yes" : "capped");
+}
+
+}  // namespace gpuprobe

@@ -1,0 +1,51 @@
+// Fresh device memory is not at full speed at once. On the lent H100 (2026-11-24,
+// experiments/free_settle.cu, docs/perf/gemv.md "fresh operands") a freshly allocated and filled
+// buffer read up to ~20 % slower than the same buffer later (256 MiB: ~2470 GB/s for its first
+// 20-40 reads, then ~2900; some 1 GiB buffers 2570 then 3055), and in benchmark runs the first
+// entries of a problem read 13-17 % slower than the later ones on the same operands. Freeing memory
+// did not slow anything else down. So operands a timed entry reads are first read back to back
+// until their read rate stops improving, and the entry records how that went.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace gpuprobe {
+
+class Measurement;
+
+// When to stop reading: after at least min_seconds and 2 x window passes, once the best pass of the
+// last `window` is no more than `gain` faster than the best before them (no recent improvement);
+// at max_seconds in any case. Pure logic, so it is tested on the CPU.
+struct SettleRule {
+  double min_seconds = 0.03;
+  double max_seconds = 0.3;
+  int window = 8;
+  double gain = 0.01;
+  // pass_seconds: the timed passes so far, in order; elapsed: wall seconds since the first began.
+  bool stable(const std::vector<double>& pass_seconds) const;
+  bool done(const std::vector<double>& pass_seconds, double elapsed) const {
+    return elapsed >= max_seconds || (elapsed >= min_seconds && stable(pass_seconds));
+  }
+};
+
+struct SettleResult {
+  int passes = 0;
+  double seconds = 0;       // wall time spent
+  double first_gbps = 0;    // the first pass
+  double settled_gbps = 0;  // median of the last `window` passes
+  bool stable = false;      // false: stopped at max_seconds while still improving
+};
+
+// Reads [data, data + bytes) (16-byte aligned; a tail below 16 bytes is skipped) on all SMs, one
+// timed pass after another (CUDA events), until `rule` says done. Synchronizes the device first.
+SettleResult settle_reads(const void* data, std::size_t bytes, const SettleRule& rule = {});
+
+// The result as parameters of an entry: <what>_settle_passes, <what>_settle_seconds,
+// <what>_read_gbps_first, <what>_read_gbps_settled, and the tag <what>_settled=yes|capped.
+void record_settle(Measurement& m, const std::string& what, const SettleResult& r);
+
+}  // namespace gpuprobe

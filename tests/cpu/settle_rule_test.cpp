@@ -1,0 +1,54 @@
+// The stopping rule of settle_reads (microbench/harness/settle.hpp): reading fresh operands until
+// their read rate stops improving.
+#include "harness/settle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+namespace gpuprobe {
+namespace {
+
+std::vector<double> repeat(double seconds, int n) { return std::vector<double>(n, seconds); }
+
+TEST(SettleRule, ConstantPassesAreStableOnceTwoWindowsAreIn) {
+  const SettleRule rule;  // window 8, gain 1 %
+  EXPECT_FALSE(rule.stable(repeat(1e-3, 15)));
+  EXPECT_TRUE(rule.stable(repeat(1e-3, 16)));
+}
+
+TEST(SettleRule, AStepToFasterPassesIsNotStableUntilAWindowAfterIt) {
+  // The H100 pattern: a slow plateau (2470 GB/s), then ~17 % faster passes.
+  const SettleRule rule;
+  std::vector<double> passes = repeat(1.17e-3, 30);
+  EXPECT_TRUE(rule.stable(passes));  // a plateau alone looks stable: hence min_seconds
+  for (int i = 0; i < 8; ++i) {
+    passes.push_back(1.0e-3);
+    EXPECT_FALSE(rule.stable(passes)) << "pass " << passes.size() << ": the faster passes are recent";
+  }
+  for (int i = 0; i < 8; ++i) passes.push_back(1.0e-3);
+  EXPECT_TRUE(rule.stable(passes));
+}
+
+TEST(SettleRule, ImprovementsBelowTheGainCountAsStable) {
+  const SettleRule rule;
+  std::vector<double> passes = repeat(1.0e-3, 8);
+  for (int i = 0; i < 8; ++i) passes.push_back(0.995e-3);  // 0.5 % faster: within gain
+  EXPECT_TRUE(rule.stable(passes));
+  passes.back() = 0.98e-3;  // 2 % faster in the last window
+  EXPECT_FALSE(rule.stable(passes));
+}
+
+TEST(SettleRule, DoneHonoursTheMinimumAndTheCap) {
+  const SettleRule rule;  // 30 ms .. 300 ms
+  const std::vector<double> flat = repeat(1e-3, 20);
+  EXPECT_FALSE(rule.done(flat, 0.01));  // stable but too early: a slow plateau may still end
+  EXPECT_TRUE(rule.done(flat, 0.03));
+  std::vector<double> improving;
+  for (int i = 0; i < 300; ++i) improving.push_back(1e-3 * (1.0 - 0.002 * i));
+  EXPECT_FALSE(rule.done(improving, 0.2));
+  EXPECT_TRUE(rule.done(improving, 0.3));  // capped
+}
+
+}  // namespace
+}  // namespace gpuprobe
