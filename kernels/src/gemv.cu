@@ -186,7 +186,7 @@ void launch_main(Trans trans, const Plan& plan, const T* A, int lda, Strided<con
 }
 
 // ---------------------------------------------------------------------------------------------
-// v3 (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassSegMajor): one kernel per call.
+// v3 (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor): one kernel per call.
 //
 // The main loops are v2's, with three block shapes for kNoTrans (NCfg below) and, for lda not a
 // multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension is
@@ -444,7 +444,8 @@ __global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1 ? 1 : kVector ? kM
 
 // kSegMajor: the grid is (segments, units) instead of (units, segments), so that the blocks resident
 // together are consecutive row segments of the same columns (long runs down each column) rather than
-// the same segment of many column units (2 KB pieces of hundreds of columns).
+// the same segment of many column units (2 KB pieces of hundreds of columns). kSinglePass's kTrans
+// grid since v5 (H100: +0.3 to +3.7 % at A >= 256 MiB; kSinglePassUnitMajor keeps the other order).
 template <class T, bool kVector, bool kStream, bool kSegMajor>
 __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) gemv3_t_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
                                                            Strided<const T> x, T alpha, T beta, Strided<T> y,
@@ -526,7 +527,7 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
 
 bool impl_valid(GemvImpl impl) {
   return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
-         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassSegMajor;
+         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor;
 }
 
 }  // namespace
@@ -537,7 +538,7 @@ const char* gemv_impl_name(GemvImpl impl) {
     case GemvImpl::kSplitReduce: return "split_reduce";
     case GemvImpl::kSinglePass: return "single_pass";
     case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
-    case GemvImpl::kSinglePassSegMajor: return "single_pass_seg_major";
+    case GemvImpl::kSinglePassUnitMajor: return "single_pass_unit_major";
   }
   return "unknown";
 }
@@ -547,9 +548,12 @@ GemvImpl gemv_auto_impl(int m, int n, GemvImpl impl) {
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
   // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
-  // was 15 % faster in float N) on v2.
+  // was 15 % faster in float N) on v2. Large (>= 2^26 elements): v3's evict-first loads and, for T,
+  // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
   const long long lo = std::min(m, n), hi = std::max(m, n);
-  return lo <= 512 && hi >= 64 * lo ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
+  const bool thin = lo <= 512 && hi >= 64 * lo;
+  const bool large = static_cast<long long>(m) * n >= (1LL << 26);
+  return thin || large ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
 }
 
 template <class T>
@@ -573,8 +577,8 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
   } else {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
-    // The grid's y dimension: the segments, or the units for kSinglePassSegMajor's transposed grid.
-    const bool seg_major = impl == GemvImpl::kSinglePassSegMajor && trans == Trans::kTrans;
+    // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
+    const bool seg_major = impl != GemvImpl::kSinglePassUnitMajor && trans == Trans::kTrans;
     if ((seg_major ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
       return Status::kInvalidValue;
   }
@@ -620,7 +624,7 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     // when the L2 size is unknown.
     const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
     const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
-    const bool seg_major = impl == GemvImpl::kSinglePassSegMajor;
+    const bool seg_major = impl != GemvImpl::kSinglePassUnitMajor;  // kTrans only (launch3)
     if (vector)
       stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
                   : v3::launch3<T, true, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);

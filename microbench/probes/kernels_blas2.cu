@@ -10,7 +10,8 @@
 // GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
 // ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at the shapes where v2 lost to cuBLAS
 // (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
-// ours_v3_segmajor (kSinglePassSegMajor: v3 with the blocks dispatched segment-first).
+// ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched unit-first, v3's order
+// before v5).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
@@ -81,7 +82,7 @@ constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto,
                                         {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, false},
                                         {"cublas", Runner::kCublas, GemvImpl::kAuto, false},
                                         {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
-                                        {"ours_v3_segmajor", Runner::kOurs, GemvImpl::kSinglePassSegMajor, false, true}};
+                                        {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false, true}};
 
 template <class T>
 constexpr const char* precision_name() {

@@ -26,7 +26,7 @@ const T* fake(std::uintptr_t address) {
 void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor};
+                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
 const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
                                SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream};
 
@@ -156,7 +156,7 @@ TYPED_TEST(KernelArgs, GemvChecksTheWorkspace) {
 
 TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
   using T = TypeParam;
-  for (GemvImpl impl : {GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor}) {
+  for (GemvImpl impl : {GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor}) {
     // Split: a 16 KiB counter area, then at least one partial per output and segment (here >= 2).
     const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 4096, 4096, impl);
     EXPECT_GE(square, 16384u + 2 * 4096 * sizeof(T));
@@ -186,15 +186,14 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
   }
 }
 
-TEST(KernelAuto, GemvPicksSinglePassForThinShapesOnly) {
-  // Thin: at most 512 rows or columns and at least 64 x as many of the other.
-  const std::pair<int, int> thin[] = {{64, 1 << 20}, {1 << 20, 64}, {1 << 18, 512}, {512, 1 << 18}, {1, 64}, {8, 100000}};
-  const std::pair<int, int> other[] = {{512, 512},     {4096, 4096},  {4097, 4097}, {32768, 32768},
-                                       {1000, 100000}, {100000, 1000}, {1, 63},      {513, 1 << 20}};
-  for (auto [m, n] : thin)
-    EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSinglePass) << m << " x " << n;
-  for (auto [m, n] : other)
-    EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+TEST(KernelAuto, GemvPicksSinglePassForThinAndLargeShapes) {
+  // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26.
+  const std::pair<int, int> v3[] = {{64, 1 << 20},   {1 << 20, 64},  {1 << 18, 512},  {512, 1 << 18}, {1, 64},
+                                    {8, 100000},     {8192, 8192},   {32768, 32768},  {100000, 1000}, {1000, 100000},
+                                    {1 << 13, 1 << 13}, {65536, 1024}};
+  const std::pair<int, int> v2[] = {{512, 512}, {4096, 4096}, {4097, 4097}, {8191, 8191}, {1, 63}, {513, 1 << 16}};
+  for (auto [m, n] : v3) EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSinglePass) << m << " x " << n;
+  for (auto [m, n] : v2) EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSplitReduce) << m << " x " << n;
   // An explicit choice is kept.
   for (GemvImpl impl : {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint})
     EXPECT_EQ(kernels::gemv_auto_impl(64, 1 << 20, impl), impl);
@@ -221,7 +220,7 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSplitReduce), "split_reduce");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePass), "single_pass");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassNoHint), "single_pass_nohint");
-  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassSegMajor), "single_pass_seg_major");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassUnitMajor), "single_pass_unit_major");
 }
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {

@@ -33,7 +33,7 @@ using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
 const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassSegMajor};
+                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
 
 struct GemvCase {
   int m, n;

@@ -35,9 +35,10 @@
 //                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
 //                      and so leaves the L2's other contents (and their dirty lines) in place.
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
-//   kSinglePassSegMajor  kSinglePass whose kTrans blocks are dispatched segment-first (the blocks
-//                      resident together read consecutive row segments of the same columns);
-//                      kNoTrans as kSinglePass. An experiment (docs/perf/gemv.md, v5).
+//   kSinglePassUnitMajor  kSinglePass with v3's first kTrans grid order (units of 32 columns first,
+//                      then segments); kSinglePass dispatches kTrans blocks segment-first since v5, so
+//                      the blocks resident together read consecutive row segments of the same columns
+//                      (docs/perf/gemv.md, v5). kNoTrans as kSinglePass.
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
@@ -52,15 +53,18 @@
 
 namespace gpuprobe::kernels {
 
-enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassSegMajor };
+enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor };
 
-// "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_seg_major"
+// "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_unit_major"
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv runs for `impl`: `impl` itself, except kAuto -> kSinglePass when A is thin (at most 512
-// rows or columns and at least 64 x as many of the other), kSplitReduce otherwise. On the H100 run of
-// 2026-11-23 v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th (64 x 1048576 N:
-// +53 % float, +46 % double); v2 was faster at n = 4096 / 4097 (1-5 %).
+// rows or columns and at least 64 x as many of the other) or large (m n >= 2^26 elements: 256 MiB in
+// float), kSplitReduce otherwise. On the H100 run of 2026-11-23 v3 was faster at 15 of the 16 thin
+// cases and within 0.5 % at the 16th (64 x 1048576 N: +53 % float, +46 % double); v2 was faster at
+// n = 4096 / 4097 (1-5 %). With fresh operands settled and v3's segment-major T grid (2026-11-24,
+// tree eaf0da4) v3 was ahead of v2 at 21 of the 24 large cases (8192 ... 32768 squares, 100000 x 1000,
+// 1000 x 100000; up to +3.7 %), behind at S N 8192 (0.9 %) and within 0.1 % at two.
 GemvImpl gemv_auto_impl(int m, int n, GemvImpl impl = GemvImpl::kAuto);
 
 // Bytes of workspace gemv<T>(trans, m, n, ..., impl) needs; 0 for an empty problem or when not split.
