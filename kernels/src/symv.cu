@@ -303,15 +303,24 @@ void launch_all(const Plan& plan, bool vector, const T* A, int lda, Strided<cons
 // tiles are summed in registers and reduced over the row lanes once per step (v1: once per tile).
 enum class V3Step { kInterior, kEdge, kBand };  // kInterior: every row and column inside the matrix, no masking
 
-template <class T, bool kLower, bool kVector, bool kStream, V3Step kKind>
+// Sub-rows (block rows of the group) whose loads are issued together: 16 16-byte loads per thread
+// (float: 4 x 4 columns; double: 2 x 8). A group of kSub > kLoadRows block rows is read in
+// kSub / kLoadRows batches per step, its column dots summed over all of them before the one
+// reduction over the row lanes (v5: double with kSub = 4, half v3's slots).
+template <class T>
+constexpr int load_rows_per_batch() {
+  return sizeof(T) == 4 ? 4 : 2;
+}
+
+template <class T, int kSub, bool kLower, bool kVector, bool kStream, V3Step kKind>
 __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long long lda, const Strided<const T>& x,
                                         const symv_v3::Plan& plan, int g, int j, int lane, int grp,
-                                        const T (&xs)[symv_v3::sub_rows<T>() * kNB],
-                                        T (&row_acc)[symv_v3::sub_rows<T>()][Vec16<T>::kCount],
-                                        T (&col_band)[symv_v3::sub_rows<T>()][kNB], T* __restrict__ slots) {
+                                        const T (&xs)[kSub * kNB], T (&row_acc)[kSub][Vec16<T>::kCount],
+                                        T (&col_band)[kSub][kNB], T* __restrict__ slots) {
   using S = Shape<T>;
   constexpr int kV = S::kV, kCG = S::kColGroups, kCPT = S::kColsPerThread, kRL = S::kRowLanes;
-  constexpr int kSub = symv_v3::sub_rows<T>();
+  constexpr int kBatch = load_rows_per_batch<T>();
+  static_assert(kSub % kBatch == 0, "a group is read in whole load batches");
   constexpr bool kBand = kKind == V3Step::kBand;
   const int r0 = g * kSub;
   [[maybe_unused]] const int b = j - r0;  // kBand: the band column's index in the group (diagonal tile (r0 + b, j))
@@ -319,71 +328,78 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
   const int col0 = j * kNB + grp;
   const T* p = A + static_cast<long long>(col0) * lda + r0 * kNB + row_in_tile;
 
-  T a[kSub][kCPT][kV];
-  if constexpr (kKind == V3Step::kInterior) {  // kSub x kCPT loads, no predicate
-#pragma unroll
-    for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-      for (int i = 0; i < kSub; ++i) blas2::load_rows<T, kVector, kStream>(p + u * kCG * lda + i * kNB, kV, a[i][u]);
-  } else {
-#pragma unroll
-    for (int i = 0; i < kSub; ++i) {
-      const int rows_valid = n - ((r0 + i) * kNB + row_in_tile);  // <= 0 past the matrix (last group): nothing read
-#pragma unroll
-      for (int u = 0; u < kCPT; ++u) {
-        bool load = col0 + u * kCG < n;
-        if constexpr (kBand) {  // skip unstored tiles and, on the diagonal, vectors wholly in the unstored half
-          const int c = grp + u * kCG;
-          const bool some = kLower ? row_in_tile + kV - 1 >= c : row_in_tile <= c;
-          load = load && (kLower ? (i > b || (i == b && some)) : (i < b || (i == b && some)));
-        }
-        blas2::load_rows<T, kVector, kStream>(p + u * kCG * lda + i * kNB, load ? rows_valid : 0, a[i][u]);
-      }
-    }
-  }
   T xc[kCPT];
-#pragma unroll
-  for (int u = 0; u < kCPT; ++u)
-    xc[u] = kKind == V3Step::kInterior || col0 + u * kCG < n ? blas2::load_x(x, col0 + u * kCG) : T(0);
-
-  if constexpr (kBand) {  // diagonal tile: keep its stored half (selection: NaN in the other half never enters)
-#pragma unroll
-    for (int i = 0; i < kSub; ++i)
-      if (i == b)
-#pragma unroll
-        for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-          for (int k = 0; k < kV; ++k) {
-            const int row = row_in_tile + k, col = grp + u * kCG;
-            if (!(kLower ? row >= col : row <= col)) a[i][u][k] = T(0);
-          }
-  }
-#pragma unroll
-  for (int i = 0; i < kSub; ++i)
-#pragma unroll
-    for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-      for (int k = 0; k < kV; ++k) row_acc[i][k] += a[i][u][k] * xc[u];
-  if constexpr (kBand) {  // the diagonal elements count once, in the row sums
-#pragma unroll
-    for (int i = 0; i < kSub; ++i)
-      if (i == b)
-#pragma unroll
-        for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-          for (int k = 0; k < kV; ++k)
-            if (row_in_tile + k == grp + u * kCG) a[i][u][k] = T(0);
-  }
   T dot[kCPT];
 #pragma unroll
-  for (int i = 0; i < kSub; ++i) {
-    using V = typename Vec16<T>::type;  // x at this thread's kV rows of block row r0 + i: one 16-byte LDS
-    const V xv = *reinterpret_cast<const V*>(&xs[i * kNB + row_in_tile]);
-    const T* xr = reinterpret_cast<const T*>(&xv);
+  for (int i0 = 0; i0 < kSub; i0 += kBatch) {
+    T a[kBatch][kCPT][kV];
+    if constexpr (kKind == V3Step::kInterior) {  // kBatch x kCPT loads, no predicate
 #pragma unroll
-    for (int u = 0; u < kCPT; ++u)
+      for (int u = 0; u < kCPT; ++u)
 #pragma unroll
-      for (int k = 0; k < kV; ++k) dot[u] = i == 0 && k == 0 ? a[i][u][k] * xr[k] : dot[u] + a[i][u][k] * xr[k];
+        for (int ii = 0; ii < kBatch; ++ii)
+          blas2::load_rows<T, kVector, kStream>(p + u * kCG * lda + (i0 + ii) * kNB, kV, a[ii][u]);
+    } else {
+#pragma unroll
+      for (int ii = 0; ii < kBatch; ++ii) {
+        const int i = i0 + ii;
+        const int rows_valid = n - ((r0 + i) * kNB + row_in_tile);  // <= 0 past the matrix (last group): nothing read
+#pragma unroll
+        for (int u = 0; u < kCPT; ++u) {
+          bool load = col0 + u * kCG < n;
+          if constexpr (kBand) {  // skip unstored tiles and, on the diagonal, vectors wholly in the unstored half
+            const int c = grp + u * kCG;
+            const bool some = kLower ? row_in_tile + kV - 1 >= c : row_in_tile <= c;
+            load = load && (kLower ? (i > b || (i == b && some)) : (i < b || (i == b && some)));
+          }
+          blas2::load_rows<T, kVector, kStream>(p + u * kCG * lda + i * kNB, load ? rows_valid : 0, a[ii][u]);
+        }
+      }
+    }
+    if (i0 == 0)  // x of the block column's columns: with the first batch's loads in flight
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+        xc[u] = kKind == V3Step::kInterior || col0 + u * kCG < n ? blas2::load_x(x, col0 + u * kCG) : T(0);
+
+    if constexpr (kBand) {  // diagonal tile: keep its stored half (selection: NaN in the other half never enters)
+#pragma unroll
+      for (int ii = 0; ii < kBatch; ++ii)
+        if (i0 + ii == b)
+#pragma unroll
+          for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+            for (int k = 0; k < kV; ++k) {
+              const int row = row_in_tile + k, col = grp + u * kCG;
+              if (!(kLower ? row >= col : row <= col)) a[ii][u][k] = T(0);
+            }
+    }
+#pragma unroll
+    for (int ii = 0; ii < kBatch; ++ii)
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+        for (int k = 0; k < kV; ++k) row_acc[i0 + ii][k] += a[ii][u][k] * xc[u];
+    if constexpr (kBand) {  // the diagonal elements count once, in the row sums
+#pragma unroll
+      for (int ii = 0; ii < kBatch; ++ii)
+        if (i0 + ii == b)
+#pragma unroll
+          for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+            for (int k = 0; k < kV; ++k)
+              if (row_in_tile + k == grp + u * kCG) a[ii][u][k] = T(0);
+    }
+#pragma unroll
+    for (int ii = 0; ii < kBatch; ++ii) {
+      const int i = i0 + ii;
+      using V = typename Vec16<T>::type;  // x at this thread's kV rows of block row r0 + i: one 16-byte LDS
+      const V xv = *reinterpret_cast<const V*>(&xs[i * kNB + row_in_tile]);
+      const T* xr = reinterpret_cast<const T*>(&xv);
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+        for (int k = 0; k < kV; ++k) dot[u] = i == 0 && k == 0 ? a[ii][u][k] * xr[k] : dot[u] + a[ii][u][k] * xr[k];
+    }
   }
   const T sum = blas2::reduce_transposed<kCPT, kRL>(dot, lane);
   constexpr int kLanesPerValue = kRL / kCPT;
@@ -398,13 +414,12 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
 
 // kStream: A read with evict-first loads (the triangle is larger than the L2, read once), so that
 // the partials the units write stay in the L2 for the reduction kernel.
-template <class T, bool kLower, bool kVector, bool kStream>
+template <class T, int kSub, bool kLower, bool kVector, bool kStream>
 __global__ void __launch_bounds__(kThreads, 2)
     symv_v3_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
                    T* __restrict__ slots, T* __restrict__ row_parts) {
   using S = Shape<T>;
   constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes;
-  constexpr int kSub = symv_v3::sub_rows<T>();
   static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
 
   const int g = blockIdx.y, k = blockIdx.x;
@@ -435,14 +450,14 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int interior_e = (r0 + kSub) * kNB <= n ? min(full_e, n / kNB) : full_b;
   auto full_columns = [&] {
     for (int j = full_b; j < interior_e; ++j)
-      v3_step<T, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band,
+      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band,
                                                      slots);
     for (int j = max(full_b, interior_e); j < full_e; ++j)
-      v3_step<T, kLower, kVector, kStream, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
   };
   if constexpr (kLower) full_columns();
   for (int j = band_b; j < band_e; ++j)
-    v3_step<T, kLower, kVector, kStream, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+    v3_step<T, kSub, kLower, kVector, kStream, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
   if constexpr (!kLower) full_columns();
 
   // Epilogue: the row part = row sums over the column groups (in group order) + the band's column dots.
@@ -499,19 +514,39 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
+// Block rows per unit: v3's sub_rows (4 float, 2 double); v5: 4 for both (double in two load
+// batches per step), half v3's slots in double.
 template <class T>
-symv_v3::Plan v3_plan(int n) {
-  return symv_v3::make_plan(n, symv_v3::sub_rows<T>());
+int v3_sub(SymvImpl impl) {
+  return impl == SymvImpl::kAwareV5 ? 4 : symv_v3::sub_rows<T>();
+}
+
+template <class T>
+symv_v3::Plan v3_plan(int n, SymvImpl impl) {
+  return symv_v3::make_plan(n, v3_sub<T>(impl));
+}
+
+template <class T, int kSub, bool kLower, bool kStream>
+void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
+                    T* row_parts, cudaStream_t stream) {
+  const dim3 grid(plan.max_segments, plan.groups);
+  if (vector)
+    symv_v3_kernel<T, kSub, kLower, true, kStream>
+        <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+  else
+    symv_v3_kernel<T, kSub, kLower, false, kStream>
+        <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
 }
 
 template <class T, bool kLower, bool kStream>
 void launch_v3_main(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
                     T* row_parts, cudaStream_t stream) {
-  const dim3 grid(plan.max_segments, plan.groups);
-  if (vector)
-    symv_v3_kernel<T, kLower, true, kStream><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+  if constexpr (symv_v3::sub_rows<T>() == 4)  // float: v3 and v5 share the geometry
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
+  else if (plan.sub == 4)
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
   else
-    symv_v3_kernel<T, kLower, false, kStream><<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+    launch_v3_grid<T, symv_v3::sub_rows<T>(), kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
 }
 
 template <class T, bool kLower>
@@ -526,7 +561,9 @@ void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A
                           y);
 }
 
-bool is_v3(SymvImpl impl) { return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream; }
+bool is_v3(SymvImpl impl) {
+  return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5;
+}
 
 }  // namespace
 
@@ -538,6 +575,7 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAwareAtomic: return "aware_atomic";
     case SymvImpl::kAwareV3: return "aware_v3";
     case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
+    case SymvImpl::kAwareV5: return "aware_v5";
   }
   return "unknown";
 }
@@ -550,9 +588,10 @@ SymvImpl symv_auto_impl(Uplo, int, SymvImpl impl) {
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
   if (impl == SymvImpl::kAuto)
-    return std::max(symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3));
+    return std::max({symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3),
+                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5)});
   const long long elems =
-      is_v3(impl) ? v3_plan<T>(n).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
+      is_v3(impl) ? v3_plan<T>(n, impl).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
   return static_cast<std::size_t>(elems) * sizeof(T);
 }
 
@@ -591,10 +630,10 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   const bool lower = uplo == Uplo::kLower;
   impl = symv_auto_impl(uplo, n, impl);
   if (is_v3(impl)) {
-    const symv_v3::Plan plan = v3_plan<T>(n);
-    // kAwareV3Stream: evict-first loads when the triangle cannot stay in the L2 anyway (unknown L2:
-    // plain loads).
-    const long long l2 = impl == SymvImpl::kAwareV3Stream ? blas2::device_l2_bytes() : 0;
+    const symv_v3::Plan plan = v3_plan<T>(n, impl);
+    // kAwareV3Stream, kAwareV5: evict-first loads when the triangle cannot stay in the L2 anyway
+    // (unknown L2: plain loads).
+    const long long l2 = impl != SymvImpl::kAwareV3 ? blas2::device_l2_bytes() : 0;
     const bool stream_a = l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > static_cast<double>(l2);
     lower ? launch_v3<T, true>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream)
           : launch_v3<T, false>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream);

@@ -4,7 +4,8 @@
 //
 // SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 with evict-first loads since v5; the entry's
 // impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
-// ours_aware_v3_stream (v3 with evict-first loads of A when the triangle exceeds the L2),
+// ours_aware_v3_stream (v3 with evict-first loads of A when the triangle exceeds the L2), ours_aware_v5
+// (that with 4 block rows per unit in double too),
 // ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
 // (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
 // GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
@@ -65,6 +66,7 @@ constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto}
                                         {"ours_aware", Runner::kOurs, SymvImpl::kAware},
                                         {"ours_aware_v3", Runner::kOurs, SymvImpl::kAwareV3},
                                         {"ours_aware_v3_stream", Runner::kOurs, SymvImpl::kAwareV3Stream},
+                                        {"ours_aware_v5", Runner::kOurs, SymvImpl::kAwareV5},
                                         {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
                                         {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
                                         {"cublas", Runner::kCublas, SymvImpl::kAuto},

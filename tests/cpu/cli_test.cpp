@@ -19,7 +19,9 @@ struct Result {
 };
 
 Result run_gpuprobe(const std::string& flags) {
-  const std::string err_file = ::testing::TempDir() + "gpuprobe_cli_stderr.txt";
+  // One file per test: ctest runs these tests as separate processes, in parallel with -j.
+  const std::string err_file = ::testing::TempDir() + "gpuprobe_cli_stderr_" +
+                               ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
   const std::string cmd = std::string(GPUPROBE_EXE) + " " + flags + " >/dev/null 2>" + err_file;
   const int status = std::system(cmd.c_str());
   std::ifstream in(err_file);

@@ -27,8 +27,8 @@ void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
                                GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
-const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
-                               SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream};
+const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,    SymvImpl::kAware,         SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
+                               SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -71,7 +71,7 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   const T* x = fake<T>(0x2000);
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream}) {
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5}) {
       const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
       ASSERT_GT(need, 0u) << n;
       EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),

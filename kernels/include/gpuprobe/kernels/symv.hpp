@@ -28,6 +28,9 @@
 //   kAwareV3Stream kAwareV3 reading A with evict-first loads (ld.global.cs) when the triangle is
 //               larger than the L2: A is read once and no longer pushes the partials out of the L2
 //               before the reduction reads them (docs/perf/symv.md, v5).
+//   kAwareV5    kAwareV3Stream with units of 4 block rows in double as well (read in two batches of
+//               2 per step: the same 16 loads in flight per thread), so half the column-dot slots
+//               and reductions; float: as kAwareV3Stream (docs/perf/symv.md, v5).
 //   kAuto       (default) kAwareV3Stream (symv_auto_impl below; docs/perf/symv.md, v5).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
@@ -43,9 +46,9 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream };
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5 };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5"
 const char* symv_impl_name(SymvImpl impl);
 
 // What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3Stream. On the H100 (2026-11-24,
@@ -54,8 +57,8 @@ const char* symv_impl_name(SymvImpl impl);
 // been as fast as v1 (within 0.5 %) or faster in 32 of 36 cases (main job of 2026-11-23, tree 25ce569).
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
 
-// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the larger of kAware's
-// and kAwareV3's (what it runs may change with the measurements; the workspace size does not).
+// Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
+// kAwareV3's and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
