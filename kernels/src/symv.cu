@@ -295,18 +295,19 @@ void launch_all(const Plan& plan, bool vector, const T* A, int lda, Strided<cons
   }
 }
 
-// ---- v3 (SymvImpl::kAwareV3): groups of kSub block rows, segments anchored at absolute columns ----
+// ---- v3 (SymvImpl::kAwareV3, kAwareV3Stream, kAwareV5): groups of kSub block rows, segments anchored at
+// absolute columns ----
 // Plan and workspace layout: symv_v3_plan.hpp. Per step (one block column j of the unit's segment)
-// each thread issues kSub x kColsPerThread 16-byte loads (16: 256 bytes in flight per thread), the
+// each thread issues kSub x kColsPerThread 16-byte loads (16 at a time: 256 bytes in flight), the
 // same lane/column-group mapping as v1 inside each of the kSub stacked tiles, so a warp reads kSub
 // adjacent pieces of each of its columns: 1 KB contiguous per column. The column dots of the kSub
 // tiles are summed in registers and reduced over the row lanes once per step (v1: once per tile).
 enum class V3Step { kInterior, kEdge, kBand };  // kInterior: every row and column inside the matrix, no masking
 
 // Sub-rows (block rows of the group) whose loads are issued together: 16 16-byte loads per thread
-// (float: 4 x 4 columns; double: 2 x 8). A group of kSub > kLoadRows block rows is read in
-// kSub / kLoadRows batches per step, its column dots summed over all of them before the one
-// reduction over the row lanes (v5: double with kSub = 4, half v3's slots).
+// (float: 4 x 4 columns; double: 2 x 8). A group of kSub > load_rows_per_batch() block rows is read
+// in several batches per step, its column dots summed over all of them before the one reduction
+// over the row lanes (v5: double with kSub = 4, half v3's slots).
 template <class T>
 constexpr int load_rows_per_batch() {
   return sizeof(T) == 4 ? 4 : 2;
@@ -450,14 +451,16 @@ __global__ void __launch_bounds__(kThreads, 2)
   const int interior_e = (r0 + kSub) * kNB <= n ? min(full_e, n / kNB) : full_b;
   auto full_columns = [&] {
     for (int j = full_b; j < interior_e; ++j)
-      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band,
-                                                     slots);
+      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc,
+                                                                    col_band, slots);
     for (int j = max(full_b, interior_e); j < full_e; ++j)
-      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc,
+                                                                col_band, slots);
   };
   if constexpr (kLower) full_columns();
   for (int j = band_b; j < band_e; ++j)
-    v3_step<T, kSub, kLower, kVector, kStream, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc, col_band, slots);
+    v3_step<T, kSub, kLower, kVector, kStream, V3Step::kBand>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc,
+                                                              col_band, slots);
   if constexpr (!kLower) full_columns();
 
   // Epilogue: the row part = row sums over the column groups (in group order) + the band's column dots.

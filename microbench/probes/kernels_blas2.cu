@@ -84,7 +84,8 @@ constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto,
                                         {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, false},
                                         {"cublas", Runner::kCublas, GemvImpl::kAuto, false},
                                         {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
-                                        {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false, true}};
+                                        {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false,
+                                         true}};
 
 template <class T>
 constexpr const char* precision_name() {

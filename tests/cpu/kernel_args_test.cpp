@@ -27,8 +27,9 @@ void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
                                GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
-const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,    SymvImpl::kAware,         SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
-                               SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5};
+const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
+                               SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
+                               SymvImpl::kAwareV5};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
