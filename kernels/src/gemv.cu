@@ -525,6 +525,12 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
 
 }  // namespace v3
 
+// v3's kTrans grid is segment-major except for kSinglePassUnitMajor; the grid's y dimension (whose
+// limit gemv_check_args checks) follows from it.
+bool seg_major_grid(GemvImpl impl, Trans trans) {
+  return trans == Trans::kTrans && impl != GemvImpl::kSinglePassUnitMajor;
+}
+
 bool impl_valid(GemvImpl impl) {
   return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
          impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor;
@@ -578,8 +584,7 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   } else {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
     // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
-    const bool seg_major = impl != GemvImpl::kSinglePassUnitMajor && trans == Trans::kTrans;
-    if ((seg_major ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
+    if ((seg_major_grid(impl, trans) ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
       return Status::kInvalidValue;
   }
   if (!A || !x || !y) return Status::kNullPointer;
@@ -624,7 +629,7 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     // when the L2 size is unknown.
     const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
     const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
-    const bool seg_major = impl != GemvImpl::kSinglePassUnitMajor;  // kTrans only (launch3)
+    const bool seg_major = seg_major_grid(impl, trans);
     if (vector)
       stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
                   : v3::launch3<T, true, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
