@@ -217,6 +217,16 @@ constexpr int kTallMaxCols = 128;
 // (coalesced) N kernels <= 64 registers, 4 blocks (uncapped float takes 69: 3 blocks; 5 spills).
 constexpr int kMinBlocksPerSm = 6;
 constexpr int kMinBlocksPerSmScalarN = 4;
+// "Deep" shapes (v6): when whole rows (kNoTrans) or whole columns (kTrans) in units of 32 give about
+// one wave (kDeepMinUnits ... kDeepMaxUnits units: 1-2 per SM on the H100), there is no split and no
+// reduction at all: one kernel, each block over whole rows / columns, 16 loads in flight per thread
+// (64 KB per block) to cover the DRAM latency with one or two blocks per SM. cuBLAS's shape at 4096
+// (ncu: 128 blocks of 128 registers, one kernel), where v2's reduction kernel cost 3.3-4.0 us.
+constexpr int kDeepRows = 32;  // outputs per unit, both shapes
+constexpr int kDeepMinUnits = 96;
+constexpr int kDeepMaxUnits = 264;
+constexpr int kDeepMinReduced = 2048;  // enough steps per block that its start-up is amortised
+constexpr int kDeepMinBlocksPerSm = 2;  // <= 128 registers: the 16 loads' 64 registers and the sums
 
 // kNoTrans block shapes: kLanes row lanes x (256 / kLanes) column groups, kRowVecs 16-byte row
 // vectors per thread, kUnroll columns per thread and step.
@@ -234,8 +244,19 @@ template <class T>
 using NarrowCfg = NCfg<T, 16, 1, 4>;  // m <= 64 (float) / 32 (double): no idle lanes, 64 columns a step
 template <class T>
 using TallCfg = NCfg<T, 32, 4, 2>;  // 512 / 256 rows: 2 KB per column and block, 8 loads in flight
+template <class T>
+using DeepCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16>;  // 32 rows, 16 columns a thread and step
+static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kDeepRows, "deep N: 32 rows a unit");
+// kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
+constexpr int kDeepTRowVecs = 4;
 
-enum class NShape : int { kWide, kNarrow, kTall };
+enum class NShape : int { kWide, kNarrow, kTall, kDeep };
+
+// The deep shape for y of length out_len and a reduced dimension of `reduced`.
+inline bool deep_shape(int out_len, int reduced) {
+  const long long units = (static_cast<long long>(out_len) + kDeepRows - 1) / kDeepRows;
+  return units >= kDeepMinUnits && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
+}
 
 struct Plan3 {
   int m = 0, n = 0;
@@ -246,6 +267,7 @@ struct Plan3 {
   int groups = 1;      // level-1 groups of segments (1: one level)
   int group_size = 1;  // segments per group
   NShape shape = NShape::kWide;
+  bool deep_t = false;  // kTrans: the deep shape (kDeepTRowVecs row vectors a step, no split)
   long long part1_elems() const { return segments > 1 ? static_cast<long long>(segments) * out_len : 0; }
   long long part2_elems() const { return segments > 1 && groups > 1 ? static_cast<long long>(groups) * out_len : 0; }
   long long counters() const {
@@ -266,19 +288,33 @@ Plan3 make_plan3(Trans trans, int m, int n) {
   const int reduced = no_trans ? n : m;
   p.out_len = no_trans ? m : n;
   int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
+  const bool deep = deep_shape(p.out_len, reduced);
   if (no_trans) {
     if (m <= NarrowCfg<T>::kRows)
       p.shape = NShape::kNarrow;
     else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
       p.shape = NShape::kTall;
+    else if (deep)
+      p.shape = NShape::kDeep;
     unit_len = p.shape == NShape::kNarrow ? NarrowCfg<T>::kRows
                : p.shape == NShape::kTall ? TallCfg<T>::kRows
+               : p.shape == NShape::kDeep ? DeepCfg<T>::kRows
                                           : WideCfg<T>::kRows;
     granule = p.shape == NShape::kNarrow ? NarrowCfg<T>::kCols
               : p.shape == NShape::kTall ? TallCfg<T>::kCols
+              : p.shape == NShape::kDeep ? DeepCfg<T>::kCols
                                          : WideCfg<T>::kCols;
+  } else if (deep) {
+    p.deep_t = true;
+    granule = kDeepTRowVecs * rows_per_unit<T>();
   }
   p.units = static_cast<int>((static_cast<long long>(p.out_len) + unit_len - 1) / unit_len);
+  if (p.shape == NShape::kDeep || p.deep_t) {  // whole rows / columns: no split, no workspace
+    p.segments = 1;
+    p.seg_len = reduced;
+    p.group_size = 1;
+    return p;
+  }
   const long long steps = (reduced + static_cast<long long>(granule) - 1) / granule;
   long long segments = std::max<long long>(1, kTargetBlocks / p.units);
   segments = std::min(segments, std::max<long long>(1, steps / kMinSteps));
@@ -389,7 +425,10 @@ __device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, i
 }
 
 template <class T, class Cfg, bool kVector, bool kStream>
-__global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1 ? 1 : kVector ? kMinBlocksPerSm : kMinBlocksPerSmScalarN) gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
+__global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1                ? 1
+                                           : Cfg::kUnroll > 4             ? kDeepMinBlocksPerSm
+                                           : kVector                      ? kMinBlocksPerSm
+                                                                          : kMinBlocksPerSmScalarN) gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
                                                            Strided<const T> x, T alpha, T beta, Strided<T> y,
                                                            Work3<T> ws) {
   constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs, kU = Cfg::kUnroll;
@@ -446,11 +485,13 @@ __global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1 ? 1 : kVector ? kM
 // together are consecutive row segments of the same columns (long runs down each column) rather than
 // the same segment of many column units (2 KB pieces of hundreds of columns). kSinglePass's kTrans
 // grid since v5 (H100: +0.3 to +3.7 % at A >= 256 MiB; kSinglePassUnitMajor keeps the other order).
-template <class T, bool kVector, bool kStream, bool kSegMajor>
-__global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) gemv3_t_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
-                                                           Strided<const T> x, T alpha, T beta, Strided<T> y,
-                                                           Work3<T> ws) {
-  constexpr int kV = Vec16<T>::kCount, kRows = rows_per_unit<T>();
+// kRV: row vectors per column and step (1; kDeepTRowVecs for the deep shape: 4 x kUnroll loads in
+// flight per thread).
+template <class T, bool kVector, bool kStream, bool kSegMajor, int kRV>
+__global__ void __launch_bounds__(kThreads, kRV > 1 ? kDeepMinBlocksPerSm : kMinBlocksPerSm)
+    gemv3_t_kernel(Plan3 plan, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
+                   Strided<T> y, Work3<T> ws) {
+  constexpr int kV = Vec16<T>::kCount, kRows = kRV * rows_per_unit<T>();  // rows per step
   const int lane = threadIdx.x % kRowLanes, g = threadIdx.x / kRowLanes;
   const int unit = kSegMajor ? blockIdx.y : blockIdx.x;
   const int o0 = unit * kColsPerUnit;
@@ -462,23 +503,27 @@ __global__ void __launch_bounds__(kThreads, kMinBlocksPerSm) gemv3_t_kernel(Plan
   T acc[kUnroll] = {};
   for (int row = r_begin + lane_row; row - lane_row < r_end; row += kRows) {
     const int valid = r_end - row;  // rows from this thread's first slot
-    T xv[kV];
-#pragma unroll
-    for (int k = 0; k < kV; ++k) {
-      const int off = blas2::slot_row<kRowLanes, kV, kVector>(0, 0, k);  // slot k's offset from slot 0
-      xv[k] = off < valid ? blas2::load_x(x, static_cast<long long>(row) + off) : T(0);
-    }
-    T a[kUnroll][1][kV];
+    T a[kUnroll][kRV][kV];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
       const int col = col0 + u * kColGroups;
-      blas2::load_slots<T, kRowLanes, 1, kVector, kStream>(A + static_cast<long long>(col) * lda + row,
-                                                           col < plan.n ? valid : 0, a[u]);
+      blas2::load_slots<T, kRowLanes, kRV, kVector, kStream>(A + static_cast<long long>(col) * lda + row,
+                                                             col < plan.n ? valid : 0, a[u]);
     }
+    T xv[kRV][kV];
+#pragma unroll
+    for (int v = 0; v < kRV; ++v)
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        const int off = blas2::slot_row<kRowLanes, kV, kVector>(0, v, k);  // slot (v, k)'s offset from slot (0, 0)
+        xv[v][k] = off < valid ? blas2::load_x(x, static_cast<long long>(row) + off) : T(0);
+      }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
 #pragma unroll
-      for (int k = 0; k < kV; ++k) acc[u] += a[u][0][k] * xv[k];
+      for (int v = 0; v < kRV; ++v)
+#pragma unroll
+        for (int k = 0; k < kV; ++k) acc[u] += a[u][v][k] * xv[v][k];
   }
   const T sum = blas2::reduce_transposed<kUnroll, kRowLanes>(acc, lane);
   constexpr int kLanesPerValue = kRowLanes / kUnroll;
@@ -500,11 +545,14 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
              Strided<T> y, Work3<T> ws, cudaStream_t stream) {
   const dim3 grid(plan.units, plan.segments);
   if (trans == Trans::kTrans) {
-    if (seg_major)
-      gemv3_t_kernel<T, kVector, kStream, true>
+    if (plan.deep_t)  // one segment: either grid order is the same
+      gemv3_t_kernel<T, kVector, kStream, false, kDeepTRowVecs>
+          <<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+    else if (seg_major)
+      gemv3_t_kernel<T, kVector, kStream, true, 1>
           <<<dim3(plan.segments, plan.units), kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
     else
-      gemv3_t_kernel<T, kVector, kStream, false><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+      gemv3_t_kernel<T, kVector, kStream, false, 1><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
     return;
   }
   switch (plan.shape) {
@@ -518,6 +566,10 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
       break;
     case NShape::kWide:
       gemv3_n_kernel<T, WideCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y,
+                                                                                       ws);
+      break;
+    case NShape::kDeep:
+      gemv3_n_kernel<T, DeepCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y,
                                                                                        ws);
       break;
   }
@@ -556,10 +608,13 @@ GemvImpl gemv_auto_impl(int m, int n, GemvImpl impl) {
   // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
   // was 15 % faster in float N) on v2. Large (>= 2^26 elements): v3's evict-first loads and, for T,
   // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
+  // Deep (v6): about one wave of whole-row and whole-column units in both directions (4096 squares),
+  // where v3 runs one kernel without a split and v2 pays its reduction kernel.
   const long long lo = std::min(m, n), hi = std::max(m, n);
   const bool thin = lo <= 512 && hi >= 64 * lo;
   const bool large = static_cast<long long>(m) * n >= (1LL << 26);
-  return thin || large ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
+  const bool deep = v3::deep_shape(m, n) && v3::deep_shape(n, m);
+  return thin || large || deep ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
 }
 
 template <class T>

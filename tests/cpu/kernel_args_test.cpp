@@ -159,8 +159,15 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
   using T = TypeParam;
   for (GemvImpl impl : {GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor}) {
     // Split: a 16 KiB counter area, then at least one partial per output and segment (here >= 2).
-    const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 4096, 4096, impl);
-    EXPECT_GE(square, 16384u + 2 * 4096 * sizeof(T));
+    const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 16384, 16384, impl);
+    EXPECT_GE(square, 16384u + 2 * 16384 * sizeof(T));
+    // The deep shape (about one wave of 32-output units over whole rows / columns): no split, none.
+    for (int size : {3072, 4096, 4097, 8192, 8448})
+      for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+        EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, size, size, impl), 0u) << size;
+    // Just outside it (95 or 265 units, or a short reduced dimension): split again.
+    for (auto [m, n] : {std::pair<int, int>{3040, 3040}, {8480, 8480}, {4096, 2047}})
+      EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, impl), 0u) << m << " x " << n;
     // Wide N (one unit, many segments: two levels) and tall T: split; tall N: enough units, none.
     EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 64, 1 << 20, impl), 16384u);
     EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 1 << 20, 64, impl), 16384u);
@@ -182,17 +189,22 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
   for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 64, 1 << 20),
               kernels::gemv_workspace_bytes<T>(t, 64, 1 << 20, GemvImpl::kSinglePass));
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 2048, 2048),
+              kernels::gemv_workspace_bytes<T>(t, 2048, 2048, GemvImpl::kSplitReduce));
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 4096, 4096),
-              kernels::gemv_workspace_bytes<T>(t, 4096, 4096, GemvImpl::kSplitReduce));
+              kernels::gemv_workspace_bytes<T>(t, 4096, 4096, GemvImpl::kSinglePass));
   }
 }
 
-TEST(KernelAuto, GemvPicksSinglePassForThinAndLargeShapes) {
-  // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26.
+TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
+  // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26;
+  // deep: 96 ... 264 units of 32 along both m and n (3041 ... 8448), both >= 2048.
   const std::pair<int, int> v3[] = {{64, 1 << 20},   {1 << 20, 64},  {1 << 18, 512},  {512, 1 << 18}, {1, 64},
                                     {8, 100000},     {8192, 8192},   {32768, 32768},  {100000, 1000}, {1000, 100000},
-                                    {1 << 13, 1 << 13}, {65536, 1024}};
-  const std::pair<int, int> v2[] = {{512, 512}, {4096, 4096}, {4097, 4097}, {8191, 8191}, {1, 63}, {513, 1 << 16}};
+                                    {1 << 13, 1 << 13}, {65536, 1024}, {4096, 4096}, {4097, 4097}, {3041, 8448},
+                                    {8191, 8191}};
+  const std::pair<int, int> v2[] = {{512, 512},   {2048, 2048},  {3040, 3040}, {3040, 8448},
+                                    {1, 63},      {513, 1 << 16}, {8449, 4096}};
   for (auto [m, n] : v3) EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSinglePass) << m << " x " << n;
   for (auto [m, n] : v2) EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSplitReduce) << m << " x " << n;
   // An explicit choice is kept.

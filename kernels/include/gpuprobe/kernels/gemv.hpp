@@ -21,8 +21,8 @@
 // caller (device memory, 16-byte aligned); not to be shared by concurrent calls.
 //
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
-//   kAuto              (default) kSinglePass for thin shapes, kSplitReduce otherwise (gemv_auto_impl
-//                      below; docs/perf/gemv.md, v4).
+//   kAuto              (default) kSinglePass for thin, large and "deep" shapes, kSplitReduce
+//                      otherwise (gemv_auto_impl below; docs/perf/gemv.md, v4 ... v6).
 //   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
 //                      second kernel (launched as a programmatic dependent) sums them.
 //   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
@@ -33,7 +33,11 @@
 //                      matrices with few columns; lda not a multiple of 16 bytes: each scalar load is
 //                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
 //                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
-//                      and so leaves the L2's other contents (and their dirty lines) in place.
+//                      and so leaves the L2's other contents (and their dirty lines) in place. Deep
+//                      shape (v6): when y has 96 ... 264 units of 32 outputs (about one wave of one or
+//                      two blocks per SM) and the reduced dimension is >= 2048, no split at all: each
+//                      block reads whole rows (N) / columns (T) of its 32 outputs, 16 loads in flight
+//                      per thread, and writes y (no workspace).
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
 //   kSinglePassUnitMajor  kSinglePass with v3's first kTrans grid order (units of 32 columns first,
 //                      then segments); kSinglePass dispatches kTrans blocks segment-first since v5, so
@@ -59,8 +63,9 @@ enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSing
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv runs for `impl`: `impl` itself, except kAuto -> kSinglePass when A is thin (at most 512
-// rows or columns and at least 64 x as many of the other) or large (m n >= 2^26 elements: 256 MiB in
-// float), kSplitReduce otherwise. On the H100 run of 2026-11-23 v3 was faster at 15 of the 16 thin
+// rows or columns and at least 64 x as many of the other), large (m n >= 2^26 elements: 256 MiB in
+// float) or deep both ways (m and n in 3041 ... 8448: v3's one-kernel deep shape for N and T; the
+// 4096 squares, where v2's reduction kernel cost 3.3-4.0 us), kSplitReduce otherwise. On the H100 run of 2026-11-23 v3 was faster at 15 of the 16 thin
 // cases and within 0.5 % at the 16th (64 x 1048576 N: +53 % float, +46 % double); v2 was faster at
 // n = 4096 / 4097 (1-5 %). With fresh operands settled and v3's segment-major T grid (2026-11-24,
 // tree eaf0da4) v3 was ahead of v2 at 21 of the 24 large cases (8192 ... 32768 squares, 100000 x 1000,
