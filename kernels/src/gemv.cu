@@ -222,8 +222,13 @@ constexpr int kMinBlocksPerSmScalarN = 4;
 // reduction at all: one kernel, each block over whole rows / columns, 16 loads in flight per thread
 // (64 KB per block) to cover the DRAM latency with one or two blocks per SM. cuBLAS's shape at 4096
 // (ncu: 128 blocks of 128 registers, one kernel), where v2's reduction kernel cost 3.3-4.0 us.
+// kNoTrans needs two blocks per SM (kDeepMinUnitsN): with one (the 4096 squares, 128 units) each SM
+// has 8 warps and 64 KB in flight, and the H100 run of 2026-11-23 (tree 473e230) read S N 4096 at
+// 2364 GB/s against v2's 2350 and D N 4096 at 2458 against v2's 2666 (ncu: 28.0 / 53.8 us against
+// cuBLAS's 25.5 / 48.6 us); at 8192 (256 units) it beat v2 (S N 2923 vs 2837, D N 3012 vs 2937).
 constexpr int kDeepRows = 32;  // outputs per unit, both shapes
-constexpr int kDeepMinUnits = 96;
+constexpr int kDeepMinUnits = 96;    // kTrans
+constexpr int kDeepMinUnitsN = 192;  // kNoTrans
 constexpr int kDeepMaxUnits = 264;
 constexpr int kDeepMinReduced = 2048;  // enough steps per block that its start-up is amortised
 constexpr int kDeepMinBlocksPerSm = 2;  // <= 128 registers: the 16 loads' 64 registers and the sums
@@ -252,10 +257,12 @@ constexpr int kDeepTRowVecs = 4;
 
 enum class NShape : int { kWide, kNarrow, kTall, kDeep };
 
-// The deep shape for y of length out_len and a reduced dimension of `reduced`.
-inline bool deep_shape(int out_len, int reduced) {
+// The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
+inline bool deep_shape(Trans trans, int m, int n) {
+  const bool no_trans = trans == Trans::kNoTrans;
+  const int out_len = no_trans ? m : n, reduced = no_trans ? n : m;
   const long long units = (static_cast<long long>(out_len) + kDeepRows - 1) / kDeepRows;
-  return units >= kDeepMinUnits && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
+  return units >= (no_trans ? kDeepMinUnitsN : kDeepMinUnits) && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
 }
 
 struct Plan3 {
@@ -288,7 +295,7 @@ Plan3 make_plan3(Trans trans, int m, int n) {
   const int reduced = no_trans ? n : m;
   p.out_len = no_trans ? m : n;
   int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
-  const bool deep = deep_shape(p.out_len, reduced);
+  const bool deep = deep_shape(trans, m, n);
   if (no_trans) {
     if (m <= NarrowCfg<T>::kRows)
       p.shape = NShape::kNarrow;
@@ -601,25 +608,25 @@ const char* gemv_impl_name(GemvImpl impl) {
   return "unknown";
 }
 
-GemvImpl gemv_auto_impl(int m, int n, GemvImpl impl) {
+GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   if (impl != GemvImpl::kAuto) return impl;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
   // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
   // was 15 % faster in float N) on v2. Large (>= 2^26 elements): v3's evict-first loads and, for T,
   // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
-  // Deep (v6): about one wave of whole-row and whole-column units in both directions (4096 squares),
-  // where v3 runs one kernel without a split and v2 pays its reduction kernel.
+  // Deep (v6): about one wave of whole-row (N, two blocks per SM) or whole-column (T, one or two)
+  // units, where v3 runs one kernel without a split and v2 pays its reduction kernel (T 4096 squares).
   const long long lo = std::min(m, n), hi = std::max(m, n);
   const bool thin = lo <= 512 && hi >= 64 * lo;
   const bool large = static_cast<long long>(m) * n >= (1LL << 26);
-  const bool deep = v3::deep_shape(m, n) && v3::deep_shape(n, m);
+  const bool deep = v3::deep_shape(trans, m, n);
   return thin || large || deep ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
 }
 
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
-  impl = gemv_auto_impl(m, n, impl);
+  impl = gemv_auto_impl(trans, m, n, impl);
   if (impl == GemvImpl::kSplitReduce)
     return static_cast<std::size_t>(make_plan<T>(trans, m, n).workspace_elems()) * sizeof(T);
   return v3::make_plan3<T>(trans, m, n).workspace_bytes(sizeof(T));
@@ -632,7 +639,7 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   if (!impl_valid(impl)) return Status::kInvalidValue;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
-  impl = gemv_auto_impl(m, n, impl);
+  impl = gemv_auto_impl(trans, m, n, impl);
   // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
   if (impl == GemvImpl::kSplitReduce) {
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
@@ -671,7 +678,7 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
   }
   const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
-  impl = gemv_auto_impl(m, n, impl);
+  impl = gemv_auto_impl(trans, m, n, impl);
   if (impl != GemvImpl::kSplitReduce) {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
     v3::Work3<T> ws{nullptr, nullptr, nullptr};

@@ -162,12 +162,16 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
     const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 16384, 16384, impl);
     EXPECT_GE(square, 16384u + 2 * 16384 * sizeof(T));
     // The deep shape (about one wave of 32-output units over whole rows / columns): no split, none.
-    for (int size : {3072, 4096, 4097, 8192, 8448})
-      for (Trans t : {Trans::kNoTrans, Trans::kTrans})
-        EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, size, size, impl), 0u) << size;
-    // Just outside it (95 or 265 units, or a short reduced dimension): split again.
-    for (auto [m, n] : {std::pair<int, int>{3040, 3040}, {8480, 8480}, {4096, 2047}})
+    // T from 96 units of y, N from 192 (two blocks per SM), both up to 264.
+    for (int size : {3072, 4096, 4097, 6144, 8192, 8448}) {
+      EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, size, size, impl), 0u) << size;
+      if (size >= 6144) EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, size, size, impl), 0u) << size;
+    }
+    // Just outside it (95 / 191 or 265 units, or a short reduced dimension): split again.
+    for (auto [m, n] : {std::pair<int, int>{6112, 6112}, {4096, 4096}, {8480, 8480}, {8192, 2047}})
       EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, impl), 0u) << m << " x " << n;
+    for (auto [m, n] : {std::pair<int, int>{3040, 3040}, {8480, 8480}, {2047, 4096}})
+      EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, impl), 0u) << m << " x " << n;
     // Wide N (one unit, many segments: two levels) and tall T: split; tall N: enough units, none.
     EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 64, 1 << 20, impl), 16384u);
     EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 1 << 20, 64, impl), 16384u);
@@ -192,24 +196,35 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 2048, 2048),
               kernels::gemv_workspace_bytes<T>(t, 2048, 2048, GemvImpl::kSplitReduce));
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 4096, 4096),
-              kernels::gemv_workspace_bytes<T>(t, 4096, 4096, GemvImpl::kSinglePass));
+              kernels::gemv_workspace_bytes<T>(
+                  t, 4096, 4096, t == Trans::kTrans ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce));
   }
 }
 
 TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
   // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26;
-  // deep: 96 ... 264 units of 32 along both m and n (3041 ... 8448), both >= 2048.
-  const std::pair<int, int> v3[] = {{64, 1 << 20},   {1 << 20, 64},  {1 << 18, 512},  {512, 1 << 18}, {1, 64},
-                                    {8, 100000},     {8192, 8192},   {32768, 32768},  {100000, 1000}, {1000, 100000},
-                                    {1 << 13, 1 << 13}, {65536, 1024}, {4096, 4096}, {4097, 4097}, {3041, 8448},
-                                    {8191, 8191}};
-  const std::pair<int, int> v2[] = {{512, 512},   {2048, 2048},  {3040, 3040}, {3040, 8448},
-                                    {1, 63},      {513, 1 << 16}, {8449, 4096}};
-  for (auto [m, n] : v3) EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSinglePass) << m << " x " << n;
-  for (auto [m, n] : v2) EXPECT_EQ(kernels::gemv_auto_impl(m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+  // deep: y in 96 (T) / 192 (N) ... 264 units of 32 and >= 2048 reduced.
+  const std::pair<int, int> v3_both[] = {{64, 1 << 20},  {1 << 20, 64},   {1 << 18, 512},  {512, 1 << 18},
+                                         {1, 64},        {8, 100000},     {8192, 8192},    {32768, 32768},
+                                         {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
+                                         {7000, 7000},   {6113, 8448}};
+  const std::pair<int, int> v2_both[] = {{512, 512}, {2048, 2048}, {3040, 3040}, {1, 63}, {513, 1 << 16}};
+  for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
+    for (auto [m, n] : v3_both) EXPECT_EQ(kernels::gemv_auto_impl(t, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    for (auto [m, n] : v2_both) EXPECT_EQ(kernels::gemv_auto_impl(t, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+  }
+  // Deep for T only: 96 ... 191 units of y (n = 3041 ... 6112) over >= 2048 rows; N there (one block
+  // per SM) stays on v2.
+  for (auto [m, n] : {std::pair<int, int>{4096, 4096}, {4097, 4097}, {2048, 3041}, {6112, 6112}, {8449, 4096}}) {
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+  }
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 2047, 4096), GemvImpl::kSplitReduce);  // too few rows
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 6113, 2048), GemvImpl::kSinglePass);  // deep N
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 6112, 2048), GemvImpl::kSplitReduce);
   // An explicit choice is kept.
   for (GemvImpl impl : {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint})
-    EXPECT_EQ(kernels::gemv_auto_impl(64, 1 << 20, impl), impl);
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 64, 1 << 20, impl), impl);
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
