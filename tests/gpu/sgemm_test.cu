@@ -179,7 +179,7 @@ void check_case(const GemmCase& c, Trans ta, Trans tb, SgemmImpl impl, std::uint
 
   const double tol = (c.k + 2) * double(FLT_EPSILON);
   long bad = 0, padding_written = 0;
-  double err2 = 0, ref2 = 0, worst = 0;
+  double err2 = 0, scale2 = 0, worst = 0;
   std::string first_bad;
   for (int j = 0; j < c.n; ++j) {
     for (int i = 0; i < C0.ld; ++i) {
@@ -200,12 +200,16 @@ void check_case(const GemmCase& c, Trans ta, Trans tb, SgemmImpl impl, std::uint
       }
       if (bound > 0) worst = std::max(worst, err / bound);
       err2 += err * err;
-      ref2 += want * want;
+      scale2 += ref.scale[std::size_t(j) * c.m + i] * ref.scale[std::size_t(j) * c.m + i];
     }
   }
   EXPECT_EQ(bad, 0) << bad << " elements outside the bound; first: " << first_bad;
   EXPECT_EQ(padding_written, 0) << "elements written into C's padding rows";
-  const double rel_fro = ref2 > 0 ? std::sqrt(err2 / ref2) : std::sqrt(err2);
+  // Normwise, against the same scale (|alpha| |op(A)| |op(B)| + |beta| |C| per element) rather than |C|:
+  // relative to C itself a result with cancellation (C = A B + beta C near 0; 1 x 1 x 1 with beta = 0.5
+  // on the H100 of 2026-11-23: 4.3e-7 against a bound of 3.4e-7, element error 0.07 of its bound)
+  // can exceed any bound without a wrong kernel.
+  const double rel_fro = scale2 > 0 ? std::sqrt(err2 / scale2) : std::sqrt(err2);
   EXPECT_LE(rel_fro, 2.0 * std::sqrt(c.k + 1.0) * FLT_EPSILON) << "worst error / bound = " << worst;
 }
 
