@@ -252,16 +252,10 @@ using TallCfg = NCfg<T, 32, 4, 2>;  // 512 / 256 rows: 2 KB per column and block
 template <class T>
 using DeepCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16>;  // 32 rows, 16 columns a thread and step
 static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kDeepRows, "deep N: 32 rows a unit");
-// Deep N below kDeepMinUnitsN units of 32 (the 4096 squares): units of 16 rows instead, so two blocks
-// per SM (cuBLAS's DGEMV N 4096: 256 blocks); a warp reads 64 (float) / 128 (double) bytes of a column.
-template <class T>
-using DeepHalfCfg = NCfg<T, kDeepRows / 2 / Vec16<T>::kCount, 1, 16>;
-static_assert(DeepHalfCfg<float>::kRows == kDeepRows / 2 && DeepHalfCfg<double>::kRows == kDeepRows / 2,
-              "deep N, half units: 16 rows a unit");
 // kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
 constexpr int kDeepTRowVecs = 4;
 
-enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepHalf };
+enum class NShape : int { kWide, kNarrow, kTall, kDeep };
 
 // The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
 inline bool deep_shape(Trans trans, int m, int n) {
@@ -269,12 +263,6 @@ inline bool deep_shape(Trans trans, int m, int n) {
   const int out_len = no_trans ? m : n, reduced = no_trans ? n : m;
   const long long units = (static_cast<long long>(out_len) + kDeepRows - 1) / kDeepRows;
   return units >= (no_trans ? kDeepMinUnitsN : kDeepMinUnits) && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
-}
-// kNoTrans with kDeepMinUnits ... kDeepMinUnitsN - 1 units of 32 (and >= kDeepMinReduced columns):
-// v3 runs the deep kernel over units of 16 rows (DeepHalfCfg).
-inline bool deep_half_n(int m, int n) {
-  const long long units = (static_cast<long long>(m) + kDeepRows - 1) / kDeepRows;
-  return units >= kDeepMinUnits && units < kDeepMinUnitsN && n >= kDeepMinReduced;
 }
 
 struct Plan3 {
@@ -315,24 +303,20 @@ Plan3 make_plan3(Trans trans, int m, int n) {
       p.shape = NShape::kTall;
     else if (deep)
       p.shape = NShape::kDeep;
-    else if (deep_half_n(m, n))
-      p.shape = NShape::kDeepHalf;
-    unit_len = p.shape == NShape::kNarrow     ? NarrowCfg<T>::kRows
-               : p.shape == NShape::kTall     ? TallCfg<T>::kRows
-               : p.shape == NShape::kDeep     ? DeepCfg<T>::kRows
-               : p.shape == NShape::kDeepHalf ? DeepHalfCfg<T>::kRows
-                                              : WideCfg<T>::kRows;
-    granule = p.shape == NShape::kNarrow     ? NarrowCfg<T>::kCols
-              : p.shape == NShape::kTall     ? TallCfg<T>::kCols
-              : p.shape == NShape::kDeep     ? DeepCfg<T>::kCols
-              : p.shape == NShape::kDeepHalf ? DeepHalfCfg<T>::kCols
-                                             : WideCfg<T>::kCols;
+    unit_len = p.shape == NShape::kNarrow ? NarrowCfg<T>::kRows
+               : p.shape == NShape::kTall ? TallCfg<T>::kRows
+               : p.shape == NShape::kDeep ? DeepCfg<T>::kRows
+                                          : WideCfg<T>::kRows;
+    granule = p.shape == NShape::kNarrow ? NarrowCfg<T>::kCols
+              : p.shape == NShape::kTall ? TallCfg<T>::kCols
+              : p.shape == NShape::kDeep ? DeepCfg<T>::kCols
+                                         : WideCfg<T>::kCols;
   } else if (deep) {
     p.deep_t = true;
     granule = kDeepTRowVecs * rows_per_unit<T>();
   }
   p.units = static_cast<int>((static_cast<long long>(p.out_len) + unit_len - 1) / unit_len);
-  if (p.shape == NShape::kDeep || p.shape == NShape::kDeepHalf || p.deep_t) {  // whole rows / columns: no split
+  if (p.shape == NShape::kDeep || p.deep_t) {  // whole rows / columns: no split, no workspace
     p.segments = 1;
     p.seg_len = reduced;
     p.group_size = 1;
@@ -594,10 +578,6 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
     case NShape::kDeep:
       gemv3_n_kernel<T, DeepCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y,
                                                                                        ws);
-      break;
-    case NShape::kDeepHalf:
-      gemv3_n_kernel<T, DeepHalfCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta,
-                                                                                           y, ws);
       break;
   }
 }

@@ -17,8 +17,6 @@ const char* sgemm_impl_name(SgemmImpl impl) {
     case SgemmImpl::kTuned128x128x32w64x32: return "tuned_128x128x32_w64x32";
     case SgemmImpl::kTuned128x128w64x32Stages4: return "tuned_128x128_w64x32_4stages";
     case SgemmImpl::kTuned128x128x32w64x32Swizzle: return "tuned_128x128x32_w64x32_swizzle";
-    case SgemmImpl::kTuned256x128w64x64Swizzle: return "tuned_256x128_w64x64_swizzle";
-    case SgemmImpl::kTuned256x128x32w64x64Swizzle: return "tuned_256x128x32_w64x64_swizzle";
   }
   return "unknown";
 }
@@ -55,12 +53,6 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
       break;
     case SgemmImpl::kTuned128x128w64x32Stages4:
       err = detail::launch_sgemm_tuned_128x128w64x32_4stages(args, stream);
-      break;
-    case SgemmImpl::kTuned256x128w64x64Swizzle:
-      err = detail::launch_sgemm_tuned_256x128w64x64_swizzle(args, stream);
-      break;
-    case SgemmImpl::kTuned256x128x32w64x64Swizzle:
-      err = detail::launch_sgemm_tuned_256x128x32w64x64_swizzle(args, stream);
       break;
     case SgemmImpl::kTuned:  // the best measured: k-tile 32, grouped rasterization (docs/perf/sgemm.md, v8)
     case SgemmImpl::kTuned128x128x32w64x32Swizzle:

@@ -36,9 +36,5 @@ cudaError_t launch_sgemm_tuned_128x128x32w64x32(const SgemmArgs& args, cudaStrea
 cudaError_t launch_sgemm_tuned_128x128w64x32_4stages(const SgemmArgs& args, cudaStream_t stream);
 // The k-tile-32 tiling with grouped rasterization (16 M-tile rows per group, 1-D grid; v7).
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_swizzle(const SgemmArgs& args, cudaStream_t stream);
-// cuBLAS's shape: 256 x 128 blocks, 8 x 16 per thread, one block per SM, grouped (8 M-tile rows);
-// k-tile 16 with register staging, k-tile 32 with 4-byte cp.async.
-cudaError_t launch_sgemm_tuned_256x128w64x64_swizzle(const SgemmArgs& args, cudaStream_t stream);
-cudaError_t launch_sgemm_tuned_256x128x32w64x64_swizzle(const SgemmArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels::detail

@@ -320,8 +320,7 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
                                         T (&col_band)[kSub][kNB], T* __restrict__ slots) {
   using S = Shape<T>;
   constexpr int kV = S::kV, kCG = S::kColGroups, kCPT = S::kColsPerThread, kRL = S::kRowLanes;
-  // kSub < load_rows_per_batch (float with kSub = 2, v5b): one batch of kSub x kColsPerThread loads.
-  constexpr int kBatch = kSub < load_rows_per_batch<T>() ? kSub : load_rows_per_batch<T>();
+  constexpr int kBatch = load_rows_per_batch<T>();
   static_assert(kSub % kBatch == 0, "a group is read in whole load batches");
   constexpr bool kBand = kKind == V3Step::kBand;
   const int r0 = g * kSub;
@@ -518,23 +517,16 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
-// Float n at or below which kAwareV3Stream (the default) takes units of 2 block rows (v5b): with 4,
-// an n <= 3840 triangle gives at most 240 units, fewer than two per SM on the H100 (n = 2048: 72 units
-// for 132 SMs, SSYMV 644 / 749 GB/s against DSYMV's 1376 / 1341 with its 136 units of 2).
-constexpr int kFloatHalfUnitsMaxN = 3840;
-
 // Block rows per unit: v3's sub_rows (4 float, 2 double); v5: 4 for both (double in two load
-// batches per step), half v3's slots in double; v5b: kAwareV3Stream in float at small n, 2.
+// batches per step), half v3's slots in double.
 template <class T>
-int v3_sub(int n, SymvImpl impl) {
-  if (impl == SymvImpl::kAwareV5) return 4;
-  if (impl == SymvImpl::kAwareV3Stream && sizeof(T) == 4 && n <= kFloatHalfUnitsMaxN) return 2;
-  return symv_v3::sub_rows<T>();
+int v3_sub(SymvImpl impl) {
+  return impl == SymvImpl::kAwareV5 ? 4 : symv_v3::sub_rows<T>();
 }
 
 template <class T>
 symv_v3::Plan v3_plan(int n, SymvImpl impl) {
-  return symv_v3::make_plan(n, v3_sub<T>(n, impl));
+  return symv_v3::make_plan(n, v3_sub<T>(impl));
 }
 
 template <class T, int kSub, bool kLower, bool kStream>
@@ -552,10 +544,12 @@ void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda,
 template <class T, bool kLower, bool kStream>
 void launch_v3_main(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
                     T* row_parts, cudaStream_t stream) {
-  if (plan.sub == 4)  // float v3 and v5, double v5
+  if constexpr (symv_v3::sub_rows<T>() == 4)  // float: v3 and v5 share the geometry
     launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
-  else  // double v3, float v5b
-    launch_v3_grid<T, 2, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
+  else if (plan.sub == 4)
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
+  else
+    launch_v3_grid<T, symv_v3::sub_rows<T>(), kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
 }
 
 template <class T, bool kLower>
@@ -598,7 +592,6 @@ template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
   if (impl == SymvImpl::kAuto)
     return std::max({symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3),
-                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV3Stream),
                      symv_workspace_bytes<T>(n, SymvImpl::kAwareV5)});
   const long long elems =
       is_v3(impl) ? v3_plan<T>(n, impl).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();

@@ -41,8 +41,6 @@ enum class Impl {
   kOursTunedK16,
   kOursTunedStages4,
   kOursTunedPlainRaster,
-  kOursTuned256x128,
-  kOursTuned256x128x32,
   kCublasPedantic,
   kCublasDefault
 };
@@ -60,8 +58,6 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTunedK16, "ours_tuned_128x128_w64x32"},
     {Impl::kOursTunedStages4, "ours_tuned_4stages"},
     {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization (v6)
-    {Impl::kOursTuned256x128, "ours_tuned_256x128_w64x64"},      // cuBLAS's block shape (v9)
-    {Impl::kOursTuned256x128x32, "ours_tuned_256x128x32_w64x64"},
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
 };
@@ -75,8 +71,6 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursTunedK16: return SgemmImpl::kTuned128x128w64x32;
     case Impl::kOursTunedStages4: return SgemmImpl::kTuned128x128w64x32Stages4;
     case Impl::kOursTunedPlainRaster: return SgemmImpl::kTuned128x128x32w64x32;
-    case Impl::kOursTuned256x128: return SgemmImpl::kTuned256x128w64x64Swizzle;
-    case Impl::kOursTuned256x128x32: return SgemmImpl::kTuned256x128x32w64x64Swizzle;
     default: return SgemmImpl::kTuned;
   }
 }
@@ -179,7 +173,7 @@ void register_sgemm_benchmarks() {
   auto tuning_only = [](Impl impl) {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
            impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4 ||
-           impl == Impl::kOursTunedPlainRaster || impl == Impl::kOursTuned256x128 || impl == Impl::kOursTuned256x128x32;
+           impl == Impl::kOursTunedPlainRaster;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)

@@ -6,8 +6,7 @@
 //  - increments 1, >1 and negative; leading dimensions that allow 16-byte loads and ones that do not;
 //  - alpha == 0 with A and x all NaN (neither may be read);
 //  - n in {1, 2, 31, 63, 64, 65, 127, 200, 256, 257, 300, 511} (suite SymvSmall, CPU long double reference) and
-//    {1000, 2500, 4097} (SymvLarge; CPU long double reference and, for float inputs, cuBLAS DSYMV; float
-//    2500: the default's units of 2 block rows below n = 3840, across many groups and segments).
+//    {1000, 2500, 4097} (SymvLarge; CPU long double reference and, for float inputs, cuBLAS DSYMV).
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 

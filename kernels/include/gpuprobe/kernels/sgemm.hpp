@@ -45,8 +45,6 @@ enum class SgemmImpl {
   kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA); plain raster
   kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
   kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group)
-  kTuned256x128w64x64Swizzle,    // 256 x 128 x 16, 8 x 16 per thread, 1 block/SM, register staging, grouped (8)
-  kTuned256x128x32w64x64Swizzle, // 256 x 128 x 32, 8 x 16 per thread, 1 block/SM, 4-byte cp.async, grouped (8)
 };
 
 const char* sgemm_impl_name(SgemmImpl impl);

@@ -27,12 +27,10 @@
 //               32768), and its own fixed-order reduction kernel (docs/perf/symv.md, v3).
 //   kAwareV3Stream kAwareV3 reading A with evict-first loads (ld.global.cs) when the triangle is
 //               larger than the L2: A is read once and no longer pushes the partials out of the L2
-//               before the reduction reads them (docs/perf/symv.md, v5). In float at n <= 3840,
-//               units of 2 block rows (as double), twice kAwareV3's units where 4 give fewer than
-//               two per SM (docs/perf/symv.md, v5b).
+//               before the reduction reads them (docs/perf/symv.md, v5).
 //   kAwareV5    kAwareV3Stream with units of 4 block rows in double as well (read in two batches of
 //               2 per step: the same 16 loads in flight per thread), so half the column-dot slots
-//               and reductions; float: kAwareV3's units of 4 with evict-first loads (docs/perf/symv.md, v5).
+//               and reductions; float: as kAwareV3Stream (docs/perf/symv.md, v5).
 //   kAuto       (default) kAwareV3Stream (symv_auto_impl below; docs/perf/symv.md, v5).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
@@ -60,7 +58,7 @@ const char* symv_impl_name(SymvImpl impl);
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
-// kAwareV3's, kAwareV3Stream's and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
+// kAwareV3's and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
