@@ -231,15 +231,19 @@ constexpr int kDeepMinUnits = 96;    // kTrans
 constexpr int kDeepMinUnitsN = 192;  // kNoTrans
 constexpr int kDeepMaxUnits = 264;
 constexpr int kDeepMinReduced = 2048;  // enough steps per block that its start-up is amortised
-constexpr int kDeepMinBlocksPerSm = 2;  // <= 128 registers: the 16 loads' 64 registers and the sums
+constexpr int kDeepMinBlocksPerSm = 2;
+// gemv3_n_kernel's final sum over column groups goes in two stages above this many groups (only
+// DeepOneBlockCfg in float has more: 64).
+constexpr int kTwoStageMinGroups = 32;  // <= 128 registers: the 16 loads' 64 registers and the sums
 
-// kNoTrans block shapes: kLanes row lanes x (256 / kLanes) column groups, kRowVecs 16-byte row
-// vectors per thread, kUnroll columns per thread and step.
-template <class T, int kLanesP, int kRowVecsP, int kUnrollP>
+// kNoTrans block shapes: kLanes row lanes x (kBlockThreads / kLanes) column groups, kRowVecs 16-byte
+// row vectors per thread, kUnroll columns per thread and step.
+template <class T, int kLanesP, int kRowVecsP, int kUnrollP, int kBlockThreadsP = kThreads>
 struct NCfg {
   static constexpr int kLanes = kLanesP, kRowVecs = kRowVecsP, kUnroll = kUnrollP;
+  static constexpr int kBlockThreads = kBlockThreadsP;
   static constexpr int kV = Vec16<T>::kCount;
-  static constexpr int kGroups = kThreads / kLanes;
+  static constexpr int kGroups = kBlockThreads / kLanes;
   static constexpr int kRows = kRowVecs * kLanes * kV;  // rows per unit
   static constexpr int kCols = kGroups * kUnroll;       // columns per step
 };
@@ -252,10 +256,16 @@ using TallCfg = NCfg<T, 32, 4, 2>;  // 512 / 256 rows: 2 KB per column and block
 template <class T>
 using DeepCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16>;  // 32 rows, 16 columns a thread and step
 static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kDeepRows, "deep N: 32 rows a unit");
+// Deep N with fewer than kDeepMinUnitsN units (the 4096 squares: 128 units, one block per SM): 512
+// threads a block, so 16 warps and 128 KB of loads in flight per SM instead of 8 and 64 KB; cuBLAS's
+// SGEMV N 4096 grid (ncu, tree 35ae024: 128 blocks of 512 threads, 128 registers, 26.08 us against
+// our 256-thread deep kernel's 27-28 us).
+template <class T>
+using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
 // kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
 constexpr int kDeepTRowVecs = 4;
 
-enum class NShape : int { kWide, kNarrow, kTall, kDeep };
+enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock };
 
 // The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
 inline bool deep_shape(Trans trans, int m, int n) {
@@ -263,6 +273,12 @@ inline bool deep_shape(Trans trans, int m, int n) {
   const int out_len = no_trans ? m : n, reduced = no_trans ? n : m;
   const long long units = (static_cast<long long>(out_len) + kDeepRows - 1) / kDeepRows;
   return units >= (no_trans ? kDeepMinUnitsN : kDeepMinUnits) && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
+}
+// kNoTrans with kDeepMinUnits ... kDeepMinUnitsN - 1 units of 32 rows and >= kDeepMinReduced
+// columns: v3 runs DeepOneBlockCfg (one 512-thread block per SM).
+inline bool deep_one_block_n(int m, int n) {
+  const long long units = (static_cast<long long>(m) + kDeepRows - 1) / kDeepRows;
+  return units >= kDeepMinUnits && units < kDeepMinUnitsN && n >= kDeepMinReduced;
 }
 
 struct Plan3 {
@@ -303,20 +319,24 @@ Plan3 make_plan3(Trans trans, int m, int n) {
       p.shape = NShape::kTall;
     else if (deep)
       p.shape = NShape::kDeep;
-    unit_len = p.shape == NShape::kNarrow ? NarrowCfg<T>::kRows
-               : p.shape == NShape::kTall ? TallCfg<T>::kRows
-               : p.shape == NShape::kDeep ? DeepCfg<T>::kRows
-                                          : WideCfg<T>::kRows;
-    granule = p.shape == NShape::kNarrow ? NarrowCfg<T>::kCols
-              : p.shape == NShape::kTall ? TallCfg<T>::kCols
-              : p.shape == NShape::kDeep ? DeepCfg<T>::kCols
-                                         : WideCfg<T>::kCols;
+    else if (deep_one_block_n(m, n))
+      p.shape = NShape::kDeepOneBlock;
+    unit_len = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kRows
+               : p.shape == NShape::kTall         ? TallCfg<T>::kRows
+               : p.shape == NShape::kDeep         ? DeepCfg<T>::kRows
+               : p.shape == NShape::kDeepOneBlock ? DeepOneBlockCfg<T>::kRows
+                                                  : WideCfg<T>::kRows;
+    granule = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kCols
+              : p.shape == NShape::kTall         ? TallCfg<T>::kCols
+              : p.shape == NShape::kDeep         ? DeepCfg<T>::kCols
+              : p.shape == NShape::kDeepOneBlock ? DeepOneBlockCfg<T>::kCols
+                                                 : WideCfg<T>::kCols;
   } else if (deep) {
     p.deep_t = true;
     granule = kDeepTRowVecs * rows_per_unit<T>();
   }
   p.units = static_cast<int>((static_cast<long long>(p.out_len) + unit_len - 1) / unit_len);
-  if (p.shape == NShape::kDeep || p.deep_t) {  // whole rows / columns: no split, no workspace
+  if (p.shape == NShape::kDeep || p.shape == NShape::kDeepOneBlock || p.deep_t) {  // whole rows / columns: no split
     p.segments = 1;
     p.seg_len = reduced;
     p.group_size = 1;
@@ -432,10 +452,10 @@ __device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, i
 }
 
 template <class T, class Cfg, bool kVector, bool kStream>
-__global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1                ? 1
-                                           : Cfg::kUnroll > 4             ? kDeepMinBlocksPerSm
-                                           : kVector                      ? kMinBlocksPerSm
-                                                                          : kMinBlocksPerSmScalarN) gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
+__global__ void __launch_bounds__(Cfg::kBlockThreads, Cfg::kRowVecs > 1 || Cfg::kBlockThreads > kThreads ? 1
+                                                     : Cfg::kUnroll > 4                                ? kDeepMinBlocksPerSm
+                                                     : kVector                                         ? kMinBlocksPerSm
+                                                                                                       : kMinBlocksPerSmScalarN) gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
                                                            Strided<const T> x, T alpha, T beta, Strided<T> y,
                                                            Work3<T> ws) {
   constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs, kU = Cfg::kUnroll;
@@ -473,11 +493,31 @@ __global__ void __launch_bounds__(kThreads, Cfg::kRowVecs > 1                ? 1
 #pragma unroll
     for (int k = 0; k < kV; ++k) sums[g][blas2::slot_row<kLanes, kV, kVector>(lane, v, k)] = acc[v][k];
   __syncthreads();
-  for (int r = threadIdx.x; r < kRows; r += kThreads) {
-    if (r < rows_valid) {
-      T sum = sums[0][r];
+  // The column groups' sums of a row, in group order. With more groups than kTwoStageMinGroups, two
+  // stages: kSlices threads per row each sum kGroups / kSlices consecutive groups, then one thread
+  // sums the slices in order (fixed order either way: repeated calls are bit-identical); a chain of
+  // kGroups / kSlices + kSlices adds instead of kGroups (64 for DeepOneBlockCfg in float).
+  constexpr int kSlices = kGroups > kTwoStageMinGroups && Cfg::kBlockThreads % kRows == 0 &&
+                                  kGroups % (Cfg::kBlockThreads / kRows) == 0
+                              ? Cfg::kBlockThreads / kRows
+                              : 1;
+  __shared__ T slice_sums[kSlices][kRows];
+  if constexpr (kSlices > 1) {
+    const int r = threadIdx.x % kRows, sl = threadIdx.x / kRows;
+    constexpr int kPerSlice = kGroups / kSlices;
+    T part = sums[sl * kPerSlice][r];
 #pragma unroll
-      for (int q = 1; q < kGroups; ++q) sum += sums[q][r];
+    for (int q = 1; q < kPerSlice; ++q) part += sums[sl * kPerSlice + q][r];
+    slice_sums[sl][r] = part;
+    __syncthreads();
+  }
+  constexpr int kTerms = kSlices > 1 ? kSlices : kGroups;
+  const T(*terms)[kRows] = kSlices > 1 ? slice_sums : sums;
+  for (int r = threadIdx.x; r < kRows; r += Cfg::kBlockThreads) {
+    if (r < rows_valid) {
+      T sum = terms[0][r];
+#pragma unroll
+      for (int q = 1; q < kTerms; ++q) sum += terms[q][r];
       const long long row = static_cast<long long>(row0) + r;
       if (plan.segments == 1)
         y[row] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[row];
@@ -578,6 +618,10 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
     case NShape::kDeep:
       gemv3_n_kernel<T, DeepCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y,
                                                                                        ws);
+      break;
+    case NShape::kDeepOneBlock:
+      gemv3_n_kernel<T, DeepOneBlockCfg<T>, kVector, kStream>
+          <<<grid, DeepOneBlockCfg<T>::kBlockThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
       break;
   }
 }

@@ -50,12 +50,17 @@ SettleResult settle_reads(const void* data, std::size_t bytes, const SettleRule&
   return r;
 }
 
+const char* settle_state(const SettleResult& r) {
+  if (r.passes > 0 && r.settled_gbps < (1.0 - kSlowedFraction) * r.first_gbps) return "slowed";
+  return r.stable ? "yes" : "capped";
+}
+
 void record_settle(Measurement& m, const std::string& what, const SettleResult& r) {
   m.param(what + "_settle_passes", r.passes);
   m.param(what + "_settle_seconds", r.seconds);
   m.param(what + "_read_gbps_first", r.first_gbps);
   m.param(what + "_read_gbps_settled", r.settled_gbps);
-  m.tag(what + "_settled", r.stable ? "yes" : "capped");
+  m.tag(what + "_settled", settle_state(r));
 }
 
 }  // namespace gpuprobe

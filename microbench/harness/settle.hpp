@@ -40,12 +40,23 @@ struct SettleResult {
   bool stable = false;      // false: stopped at max_seconds while still improving
 };
 
+// Fresh memory reads slowest first, so a settled rate more than kSlowedFraction below the first
+// pass means the device slowed down while settling (a disturbance, not fresh memory): on the H100
+// run of tree 4b631b9 one 256 MiB matrix read 2626 GB/s at first and 2297 after 293 passes, and the
+// rule (no recent improvement) called that settled; the GEMV entry that followed read 10 % below the
+// same kernel two entries later.
+constexpr double kSlowedFraction = 0.05;
+
+// The state an entry reports: "yes" (stable), "capped" (still improving at max_seconds) or
+// "slowed" (settled_gbps < (1 - kSlowedFraction) first_gbps, whether stable or not).
+const char* settle_state(const SettleResult& r);
+
 // Reads [data, data + bytes) (16-byte aligned; a tail below 16 bytes is skipped) on all SMs, one
 // timed pass after another (CUDA events), until `rule` says done. Synchronizes the device first.
 SettleResult settle_reads(const void* data, std::size_t bytes, const SettleRule& rule = {});
 
 // The result as parameters of an entry: <what>_settle_passes, <what>_settle_seconds,
-// <what>_read_gbps_first, <what>_read_gbps_settled, and the tag <what>_settled=yes|capped.
+// <what>_read_gbps_first, <what>_read_gbps_settled, and the tag <what>_settled=yes|capped|slowed.
 void record_settle(Measurement& m, const std::string& what, const SettleResult& r);
 
 }  // namespace gpuprobe

@@ -161,17 +161,17 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
     // Split: a 16 KiB counter area, then at least one partial per output and segment (here >= 2).
     const std::size_t square = kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 16384, 16384, impl);
     EXPECT_GE(square, 16384u + 2 * 16384 * sizeof(T));
-    // The deep shape (about one wave of 32-output units over whole rows / columns): no split, none.
-    // T from 96 units of y, N from 192 (two blocks per SM), both up to 264.
-    for (int size : {3072, 4096, 4097, 6144, 8192, 8448}) {
-      EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, size, size, impl), 0u) << size;
-      if (size >= 6144) EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, size, size, impl), 0u) << size;
-    }
-    // Just outside it (95 / 191 or 265 units, or a short reduced dimension): split again.
-    for (auto [m, n] : {std::pair<int, int>{6112, 6112}, {4096, 4096}, {8480, 8480}, {8192, 2047}})
-      EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, impl), 0u) << m << " x " << n;
-    for (auto [m, n] : {std::pair<int, int>{3040, 3040}, {8480, 8480}, {2047, 4096}})
-      EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, impl), 0u) << m << " x " << n;
+    // The deep shapes (about one wave of 32-output units over whole rows / columns; N below 192 units
+    // in 512-thread blocks): no split, none.
+    for (int size : {3072, 4096, 4097, 6112, 6144, 8192, 8448})
+      for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+        EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, size, size, impl), 0u) << size;
+    // Just outside them (95 or 265 units, or a short reduced dimension): split again.
+    for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+      for (auto [m, n] : {std::pair<int, int>{3040, 3040}, {8480, 8480}})
+        EXPECT_GT(kernels::gemv_workspace_bytes<T>(t, m, n, impl), 0u) << m << " x " << n;
+    EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 4096, 2047, impl), 0u);
+    EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 2047, 4096, impl), 0u);
     // Wide N (one unit, many segments: two levels) and tall T: split; tall N: enough units, none.
     EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 64, 1 << 20, impl), 16384u);
     EXPECT_GT(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 1 << 20, 64, impl), 16384u);

@@ -39,6 +39,23 @@ TEST(SettleRule, ImprovementsBelowTheGainCountAsStable) {
   EXPECT_FALSE(rule.stable(passes));
 }
 
+TEST(SettleState, ASettledRateBelowTheFirstPassIsReportedAsSlowed) {
+  SettleResult r;
+  r.passes = 293;
+  r.stable = true;
+  r.first_gbps = 2626;  // the H100 case of tree 4b631b9
+  r.settled_gbps = 2297;
+  EXPECT_STREQ(settle_state(r), "slowed");
+  r.settled_gbps = 2973;  // the usual case: fresh memory reads slowest first
+  EXPECT_STREQ(settle_state(r), "yes");
+  r.settled_gbps = 0.96 * r.first_gbps;  // within kSlowedFraction
+  EXPECT_STREQ(settle_state(r), "yes");
+  r.stable = false;
+  EXPECT_STREQ(settle_state(r), "capped");
+  r.settled_gbps = 0.9 * r.first_gbps;
+  EXPECT_STREQ(settle_state(r), "slowed");
+}
+
 TEST(SettleRule, DoneHonoursTheMinimumAndTheCap) {
   const SettleRule rule;  // 30 ms .. 300 ms
   const std::vector<double> flat = repeat(1e-3, 20);
