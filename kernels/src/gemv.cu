@@ -222,13 +222,15 @@ constexpr int kMinBlocksPerSmScalarN = 4;
 // reduction at all: one kernel, each block over whole rows / columns, 16 loads in flight per thread
 // (64 KB per block) to cover the DRAM latency with one or two blocks per SM. cuBLAS's shape at 4096
 // (ncu: 128 blocks of 128 registers, one kernel), where v2's reduction kernel cost 3.3-4.0 us.
-// kNoTrans needs two blocks per SM (kDeepMinUnitsN): with one (the 4096 squares, 128 units) each SM
-// has 8 warps and 64 KB in flight, and the H100 run of 2026-11-23 (tree 473e230) read S N 4096 at
-// 2364 GB/s against v2's 2350 and D N 4096 at 2458 against v2's 2666 (ncu: 28.0 / 53.8 us against
-// cuBLAS's 25.5 / 48.6 us); at 8192 (256 units) it beat v2 (S N 2923 vs 2837, D N 3012 vs 2937).
+// kNoTrans below kDeepMinUnitsN units (one block per SM: the 4096 squares, 128 units) takes blocks
+// of 512 threads (DeepOneBlockCfg): with 256 (DeepCfg) each SM had 8 warps and 64 KB in flight, and
+// the H100 run of 2026-11-23 (tree 473e230) read S N 4096 at 2364 GB/s against v2's 2350 and D N
+// 4096 at 2458 against v2's 2666 (ncu: 28.0 / 53.8 us against cuBLAS's 25.5 / 48.6 us); with 512,
+// 2522 and 2747 (tree 1f4ca42; ncu 26.1 / 47.2 us against cuBLAS's 25.3 / 48.3 us). At 8192 (256
+// units) DeepCfg beat v2 (S N 2923 vs 2837, D N 3012 vs 2937).
 constexpr int kDeepRows = 32;  // outputs per unit, both shapes
-constexpr int kDeepMinUnits = 96;    // kTrans
-constexpr int kDeepMinUnitsN = 192;  // kNoTrans
+constexpr int kDeepMinUnits = 96;
+constexpr int kDeepMinUnitsN = 192;  // kNoTrans: DeepCfg from here, DeepOneBlockCfg below
 constexpr int kDeepMaxUnits = 264;
 constexpr int kDeepMinReduced = 2048;  // enough steps per block that its start-up is amortised
 constexpr int kDeepMinBlocksPerSm = 2;
@@ -272,13 +274,7 @@ inline bool deep_shape(Trans trans, int m, int n) {
   const bool no_trans = trans == Trans::kNoTrans;
   const int out_len = no_trans ? m : n, reduced = no_trans ? n : m;
   const long long units = (static_cast<long long>(out_len) + kDeepRows - 1) / kDeepRows;
-  return units >= (no_trans ? kDeepMinUnitsN : kDeepMinUnits) && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
-}
-// kNoTrans with kDeepMinUnits ... kDeepMinUnitsN - 1 units of 32 rows and >= kDeepMinReduced
-// columns: v3 runs DeepOneBlockCfg (one 512-thread block per SM).
-inline bool deep_one_block_n(int m, int n) {
-  const long long units = (static_cast<long long>(m) + kDeepRows - 1) / kDeepRows;
-  return units >= kDeepMinUnits && units < kDeepMinUnitsN && n >= kDeepMinReduced;
+  return units >= kDeepMinUnits && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
 }
 
 struct Plan3 {
@@ -318,9 +314,7 @@ Plan3 make_plan3(Trans trans, int m, int n) {
     else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
       p.shape = NShape::kTall;
     else if (deep)
-      p.shape = NShape::kDeep;
-    else if (deep_one_block_n(m, n))
-      p.shape = NShape::kDeepOneBlock;
+      p.shape = (m + kDeepRows - 1) / kDeepRows >= kDeepMinUnitsN ? NShape::kDeep : NShape::kDeepOneBlock;
     unit_len = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kRows
                : p.shape == NShape::kTall         ? TallCfg<T>::kRows
                : p.shape == NShape::kDeep         ? DeepCfg<T>::kRows
@@ -659,8 +653,8 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
   // was 15 % faster in float N) on v2. Large (>= 2^26 elements): v3's evict-first loads and, for T,
   // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
-  // Deep (v6): about one wave of whole-row (N, two blocks per SM) or whole-column (T, one or two)
-  // units, where v3 runs one kernel without a split and v2 pays its reduction kernel (T 4096 squares).
+  // Deep (v6): about one wave of whole-row (N) or whole-column (T) units, where v3 runs one kernel
+  // without a split and v2 pays its reduction kernel (the 4096 squares).
   const long long lo = std::min(m, n), hi = std::max(m, n);
   const bool thin = lo <= 512 && hi >= 64 * lo;
   const bool large = static_cast<long long>(m) * n >= (1LL << 26);
@@ -734,7 +728,11 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     // Evict-first loads when A cannot stay in the L2 anyway (it is read once per call); plain loads
     // when the L2 size is unknown.
     const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
-    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
+    // Not on the one-block deep N kernel's scalar path (lda not a multiple of 16 bytes): each 4-byte
+    // load there spans two sectors, the next lane group reads the second, and evict-first loses it
+    // (H100, tree 1f4ca42: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097 2645 / 2689).
+    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2) &&
+                             (vector || plan.shape != v3::NShape::kDeepOneBlock);
     const bool seg_major = seg_major_grid(impl, trans);
     if (vector)
       stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)

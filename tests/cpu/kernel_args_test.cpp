@@ -196,14 +196,13 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 2048, 2048),
               kernels::gemv_workspace_bytes<T>(t, 2048, 2048, GemvImpl::kSplitReduce));
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 4096, 4096),
-              kernels::gemv_workspace_bytes<T>(
-                  t, 4096, 4096, t == Trans::kTrans ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce));
+              kernels::gemv_workspace_bytes<T>(t, 4096, 4096, GemvImpl::kSinglePass));
   }
 }
 
 TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
   // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26;
-  // deep: y in 96 (T) / 192 (N) ... 264 units of 32 and >= 2048 reduced.
+  // deep: y in 96 ... 264 units of 32 and >= 2048 reduced.
   const std::pair<int, int> v3_both[] = {{64, 1 << 20},  {1 << 20, 64},   {1 << 18, 512},  {512, 1 << 18},
                                          {1, 64},        {8, 100000},     {8192, 8192},    {32768, 32768},
                                          {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
@@ -213,15 +212,20 @@ TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
     for (auto [m, n] : v3_both) EXPECT_EQ(kernels::gemv_auto_impl(t, m, n), GemvImpl::kSinglePass) << m << " x " << n;
     for (auto [m, n] : v2_both) EXPECT_EQ(kernels::gemv_auto_impl(t, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
   }
-  // Deep for T only: 96 ... 191 units of y (n = 3041 ... 6112) over >= 2048 rows; N there (one block
-  // per SM) stays on v2.
-  for (auto [m, n] : {std::pair<int, int>{4096, 4096}, {4097, 4097}, {2048, 3041}, {6112, 6112}, {8449, 4096}}) {
+  // Deep for both: 96 ... 264 units of 32 of y over >= 2048 reduced (N below 192 units in 512-thread
+  // blocks); outside that range in one direction only, the other stays on v2.
+  for (auto [m, n] : {std::pair<int, int>{4096, 4096}, {4097, 4097}, {6112, 6112}}) {
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+  }
+  for (auto [m, n] : {std::pair<int, int>{2048, 3041}, {8449, 4096}}) {  // deep T only
     EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
   }
   EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 2047, 4096), GemvImpl::kSplitReduce);  // too few rows
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 6113, 2048), GemvImpl::kSinglePass);  // deep N
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 6112, 2048), GemvImpl::kSplitReduce);
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 3041, 2048), GemvImpl::kSinglePass);  // deep N only
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 3041, 2048), GemvImpl::kSplitReduce);
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 3040, 2048), GemvImpl::kSplitReduce);
   // An explicit choice is kept.
   for (GemvImpl impl : {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint})
     EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 64, 1 << 20, impl), impl);

@@ -34,8 +34,8 @@
 //                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
 //                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
 //                      and so leaves the L2's other contents (and their dirty lines) in place. Deep
-//                      shape (v6): when y has 96 (T) / 192 (N) ... 264 units of 32 outputs (about one
-//                      wave of one or two blocks per SM) and the reduced dimension is >= 2048, no split: each
+//                      shape (v6): when y has 96 ... 264 units of 32 outputs (about one wave of
+//                      one or two blocks per SM) and the reduced dimension is >= 2048, no split: each
 //                      block reads whole rows (N) / columns (T) of its 32 outputs, 16 loads in flight
 //                      per thread, and writes y (no workspace); N with 96 ... 191 units (the 4096
 //                      squares: one block per SM) in blocks of 512 threads.
@@ -65,13 +65,13 @@ const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv runs for `impl`: `impl` itself, except kAuto -> kSinglePass when A is thin (at most 512
 // rows or columns and at least 64 x as many of the other), large (m n >= 2^26 elements: 256 MiB in
-// float) or deep for this `trans` (y in units of 32 gives 96 ... 264 units for kTrans, 192 ... 264
-// for kNoTrans, with >= 2048 reduced: v3's one-kernel shape, e.g. T 3041 ... 8448 squares),
-// kSplitReduce otherwise. H100 runs (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases
-// and within 0.5 % at the 16th (64 x 1048576 N: +53 % float, +46 % double); with fresh operands
-// settled and v3's segment-major T grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large
-// cases (up to +3.7 %); the deep T shape read D T 4096 at 2705 GB/s against v2's 2554 (tree 473e230),
-// while N at 4096 (128 units: one block per SM) stays on v2.
+// float) or deep for this `trans` (y in units of 32 gives 96 ... 264 units, with >= 2048 reduced:
+// v3's one-kernel shapes, e.g. the 3041 ... 8448 squares), kSplitReduce otherwise. H100 runs
+// (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
+// (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
+// grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
+// read D T 4096 at 2705 GB/s against v2's 2554 (tree 473e230) and, with 512-thread blocks for N,
+// S N 4096 at 2522 against 2379 and D N 4096 at 2747 against 2670 (tree 1f4ca42).
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kAuto);
 
 // Bytes of workspace gemv<T>(trans, m, n, ..., impl) needs; 0 for an empty problem or when not split.
