@@ -132,6 +132,23 @@ def tool_time(rs: ResultSet) -> Dict[str, dict]:
     return out
 
 
+def unsettled_operands(rs: ResultSet) -> List[dict]:
+    """Entries timed on fresh operands whose settle did not end stable: a tag `<what>_settled` other
+    than "yes" (microbench/harness/settle.hpp: "capped", still improving after its time limit;
+    "slowed", the settled read rate more than 5 % below the first pass). Their figures may be off."""
+    rows = []
+    for e in rs.entries:
+        for key, state in sorted(e.tags.items()):
+            if not key.endswith("_settled") or state == "yes":
+                continue
+            what = key[: -len("_settled")]
+            rows.append({"entry": e.name, "operand": what, "state": state,
+                         "first_gbps": e.counters.get(f"{what}_read_gbps_first"),
+                         "settled_gbps": e.counters.get(f"{what}_read_gbps_settled"),
+                         "passes": e.counters.get(f"{what}_settle_passes")})
+    return rows
+
+
 def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
     """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
     os.makedirs(outdir, exist_ok=True)
@@ -149,6 +166,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     comparison = kernel_comparison(pts, memcpy[0] if memcpy else None)
     data["kernels_vs_cublas"] = {"memcpy_d2d_gbps": memcpy[0] if memcpy else None, "kernels": comparison}
     data["tool_time"] = tool_time(rs)
+    unsettled = unsettled_operands(rs)
+    data["unsettled_operands"] = unsettled
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -383,6 +402,13 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(headers, [[r["size"], r["l2"] or "–"] + [r["values"].get(i) for i in cmp["impls"]]
                           + [r["ratios"][ref] for ref in cmp["references"]]
                           + ([r["vs_memcpy"]] if cmp["metric"] == "GB/s" else []) for r in cmp["rows"]])
+    if unsettled:
+        d.para(f"{len(unsettled)} entries were timed on fresh operands whose settle did not end stable "
+               "(capped: still improving at its time limit; slowed: the settled read rate more than 5 % below the "
+               "first pass, i.e. the device slowed down meanwhile). Their figures may be off; re-run them:")
+        d.table(["entry", "operand", "settle", "first pass (GB/s)", "settled (GB/s)", "passes"],
+                [[r["entry"], r["operand"], r["state"], r["first_gbps"], r["settled_gbps"], r["passes"]]
+                 for r in unsettled])
     kf = plots.kernel_figures(pts, figdir, memcpy[0] if memcpy else None, ceilings)
     if not kf:
         d.para("No kernels.* entries in the inputs.")

@@ -146,3 +146,29 @@ def test_tool_time_sums_entry_wall_seconds_per_family(tmp_path):
     path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
     t = tool_time(results.load([str(path)]))
     assert t == {"memory.latency": {"entries": 2, "seconds": 0.75}, "exec.barrier": {"entries": 1, "seconds": 2.0}}
+
+
+def test_unsettled_operands_are_listed(tmp_path):
+    """Entries whose fresh operands ended their settle "capped" or "slowed" are named in the report."""
+    from gpuprobe_analysis.report import unsettled_operands
+    base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
+            "value_median": 2900.0, "value_cv": 0.01, "a_settle_passes": 293, "a_read_gbps_first": 2626.0}
+    label = "probe=kernels.gemv;unit=GB/s;impl=ours;a_settled="
+    ents = [dict(base, name="kernels.gemv/impl:ours/precision:s/trans:n/m:8192/n:8192", label=label + "slowed",
+                 a_read_gbps_settled=2297.0),
+            dict(base, name="kernels.gemv/impl:ours/precision:d/trans:n/m:8192/n:8192", label=label + "yes",
+                 a_read_gbps_settled=2990.0),
+            dict(base, name="kernels.gemv/impl:ours/precision:d/trans:t/m:8192/n:8192", label=label + "capped",
+                 a_read_gbps_settled=2700.0)]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    rs = results.load([str(path)])
+    rows = unsettled_operands(rs)
+    assert [(r["entry"].split("/")[2], r["state"]) for r in rows] == [("precision:s", "slowed"), ("precision:d", "capped")]
+    assert rows[0]["first_gbps"] == 2626.0 and rows[0]["settled_gbps"] == 2297.0 and rows[0]["passes"] == 293
+    out = build_report(rs, str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "2 entries were timed on fresh operands whose settle did not end stable" in html
+    assert "kernels.gemv/impl:ours/precision:s/trans:n/m:8192/n:8192" in html
+    prof = json.load(open(os.path.join(str(tmp_path / "rep"), "device-profile.json")))
+    assert len(prof["unsettled_operands"]) == 2
