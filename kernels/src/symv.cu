@@ -423,7 +423,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes;
   static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
 
-  const int g = blockIdx.y, k = blockIdx.x;
+  const int g = plan.group_fastest ? blockIdx.x : blockIdx.y, k = plan.group_fastest ? blockIdx.y : blockIdx.x;
   int j_begin, j_end;
   plan.unit_columns(kLower, g, k, &j_begin, &j_end);
   if (j_begin >= j_end) return;  // uniform over the block: the grid is rectangular, the groups are not
@@ -526,13 +526,15 @@ int v3_sub(SymvImpl impl) {
 
 template <class T>
 symv_v3::Plan v3_plan(int n, SymvImpl impl) {
-  return symv_v3::make_plan(n, v3_sub<T>(impl));
+  symv_v3::Plan plan = symv_v3::make_plan(n, v3_sub<T>(impl));
+  plan.group_fastest = impl == SymvImpl::kAwareV6;
+  return plan;
 }
 
 template <class T, int kSub, bool kLower, bool kStream>
 void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
                     T* row_parts, cudaStream_t stream) {
-  const dim3 grid(plan.max_segments, plan.groups);
+  const dim3 grid = plan.group_fastest ? dim3(plan.groups, plan.max_segments) : dim3(plan.max_segments, plan.groups);
   if (vector)
     symv_v3_kernel<T, kSub, kLower, true, kStream>
         <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
@@ -565,7 +567,8 @@ void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A
 }
 
 bool is_v3(SymvImpl impl) {
-  return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5;
+  return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5 ||
+         impl == SymvImpl::kAwareV6;
 }
 
 }  // namespace
@@ -579,6 +582,7 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAwareV3: return "aware_v3";
     case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
     case SymvImpl::kAwareV5: return "aware_v5";
+    case SymvImpl::kAwareV6: return "aware_v6";
   }
   return "unknown";
 }

@@ -57,6 +57,7 @@ struct Plan {
   int max_segments = 0;  // ceil(N / t): segment indices k are in [0, max_segments) (the grid's x)
   long long slot_elems = 0;  // kNB per (group, full block column)
   long long row_elems = 0;   // kSub kNB per (group, segment)
+  bool group_fastest = false;  // the grid: (groups, segments) instead of (segments, groups) (v6)
 
   GPUPROBE_SYMV_HD long long workspace_elems() const { return slot_elems + row_elems; }
 

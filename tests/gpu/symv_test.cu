@@ -27,7 +27,7 @@ using kernels::SymvImpl;
 using kernels::Uplo;
 
 const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
-                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5};
+                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -202,7 +202,8 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
   for (Uplo uplo : kUplos) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5}) {
+    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
+                          SymvImpl::kAwareV5, SymvImpl::kAwareV6}) {
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
       const std::vector<float> a = run_symv(c, uplo, impl, p), b = run_symv(c, uplo, impl, p);
       EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));

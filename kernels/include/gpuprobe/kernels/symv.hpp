@@ -31,6 +31,11 @@
 //   kAwareV5    kAwareV3Stream with units of 4 block rows in double as well (read in two batches of
 //               2 per step: the same 16 loads in flight per thread), so half the column-dot slots
 //               and reductions; float: as kAwareV3Stream (docs/perf/symv.md, v5).
+//   kAwareV6    kAwareV3Stream with its grid walked group first: the blocks launched together are
+//               the units of consecutive groups with the same segment, i.e. vertically adjacent
+//               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
+//               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
+//               same idea).
 //   kAuto       (default) kAwareV3Stream (symv_auto_impl below; docs/perf/symv.md, v5).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
@@ -46,9 +51,9 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5 };
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5, kAwareV6 };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6"
 const char* symv_impl_name(SymvImpl impl);
 
 // What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3Stream. On the H100 (2026-11-24,
