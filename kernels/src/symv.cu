@@ -527,7 +527,7 @@ int v3_sub(SymvImpl impl) {
 template <class T>
 symv_v3::Plan v3_plan(int n, SymvImpl impl) {
   symv_v3::Plan plan = symv_v3::make_plan(n, v3_sub<T>(impl));
-  plan.group_fastest = impl == SymvImpl::kAwareV6;
+  plan.group_fastest = impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV5;
   return plan;
 }
 
@@ -589,7 +589,7 @@ const char* symv_impl_name(SymvImpl impl) {
 
 SymvImpl symv_auto_impl(Uplo, int, SymvImpl impl) {
   // The arguments stay: a later rule may depend on the case (the header says why none does now).
-  return impl == SymvImpl::kAuto ? SymvImpl::kAwareV3Stream : impl;
+  return impl == SymvImpl::kAuto ? SymvImpl::kAwareV6 : impl;
 }
 
 template <class T>
@@ -638,7 +638,7 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   impl = symv_auto_impl(uplo, n, impl);
   if (is_v3(impl)) {
     const symv_v3::Plan plan = v3_plan<T>(n, impl);
-    // kAwareV3Stream, kAwareV5: evict-first loads when the triangle cannot stay in the L2 anyway
+    // kAwareV3Stream, kAwareV5, kAwareV6: evict-first loads when the triangle cannot stay in the L2 anyway
     // (unknown L2: plain loads).
     const long long l2 = impl != SymvImpl::kAwareV3 ? blas2::device_l2_bytes() : 0;
     const bool stream_a = l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > static_cast<double>(l2);

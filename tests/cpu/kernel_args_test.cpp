@@ -233,10 +233,10 @@ TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
-TEST(KernelAuto, SymvPicksV3Stream) {
+TEST(KernelAuto, SymvPicksV6) {
   for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 32768}) {
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV3Stream) << n;
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV3Stream) << n;
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV6) << n;
+    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV6) << n;
   }
   for (SymvImpl impl : kSymvImpls)
     if (impl != SymvImpl::kAuto) EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, 32768, impl), impl);

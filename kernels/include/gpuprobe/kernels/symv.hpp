@@ -28,15 +28,16 @@
 //   kAwareV3Stream kAwareV3 reading A with evict-first loads (ld.global.cs) when the triangle is
 //               larger than the L2: A is read once and no longer pushes the partials out of the L2
 //               before the reduction reads them (docs/perf/symv.md, v5).
-//   kAwareV5    kAwareV3Stream with units of 4 block rows in double as well (read in two batches of
+//   kAwareV5    kAwareV6 with units of 4 block rows in double as well (read in two batches of
 //               2 per step: the same 16 loads in flight per thread), so half the column-dot slots
-//               and reductions; float: as kAwareV3Stream (docs/perf/symv.md, v5).
+//               and reductions; float: as kAwareV6 (docs/perf/symv.md, v5; grid walked group first
+//               since v6).
 //   kAwareV6    kAwareV3Stream with its grid walked group first: the blocks launched together are
 //               the units of consecutive groups with the same segment, i.e. vertically adjacent
 //               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
 //               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
 //               same idea).
-//   kAuto       (default) kAwareV3Stream (symv_auto_impl below; docs/perf/symv.md, v5).
+//   kAuto       (default) kAwareV6 (symv_auto_impl below; docs/perf/symv.md, v6).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
 // content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
@@ -56,14 +57,14 @@ enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV
 // "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6"
 const char* symv_impl_name(SymvImpl impl);
 
-// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV3Stream. On the H100 (2026-11-24,
-// tree efab970, same operands) v3 with evict-first loads was faster than v3 in all 12 cases from
-// n = 8192 to 32768 (+1.6 to +5.4 %: the partials stay in the L2); below the L2 it is v3. v3 itself had
-// been as fast as v1 (within 0.5 %) or faster in 32 of 36 cases (main job of 2026-11-23, tree 25ce569).
+// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV6. On the H100 (2026-11-23, tree
+// e2b44ce, same run) v6 was faster than v5a (kAwareV3Stream) in all 12 cases from n = 8192 to 32768
+// (+0.7 to +2.6 %) and within noise below; v5a had been faster than v3 in all 12 (tree efab970, +1.6
+// to +5.4 %: the partials stay in the L2), and v3 as fast as v1 or faster in 32 of 36 (tree 25ce569).
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
-// kAwareV3's and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
+// kAwareV3's (= kAwareV3Stream's and kAwareV6's) and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
