@@ -587,10 +587,16 @@ const char* symv_impl_name(SymvImpl impl) {
   return "unknown";
 }
 
-SymvImpl symv_auto_impl(Uplo, int, SymvImpl impl) {
-  // The arguments stay: a later rule may depend on the case (the header says why none does now).
-  return impl == SymvImpl::kAuto ? SymvImpl::kAwareV6 : impl;
+template <class T>
+SymvImpl symv_auto_impl(Uplo, int n, SymvImpl impl, long long l2_bytes) {
+  if (impl != SymvImpl::kAuto) return impl;
+  if (sizeof(T) != 8 || n <= 0) return SymvImpl::kAwareV6;  // float: v5's geometry is v6's
+  if (l2_bytes < 0) l2_bytes = blas2::device_l2_bytes();
+  const double partials = static_cast<double>(v3_plan<T>(n, SymvImpl::kAwareV6).workspace_elems()) * sizeof(T);
+  return l2_bytes > 0 && partials > 0.5 * static_cast<double>(l2_bytes) ? SymvImpl::kAwareV5 : SymvImpl::kAwareV6;
 }
+template SymvImpl symv_auto_impl<float>(Uplo, int, SymvImpl, long long);
+template SymvImpl symv_auto_impl<double>(Uplo, int, SymvImpl, long long);
 
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
@@ -635,7 +641,7 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
   T* ws = static_cast<T*>(workspace);
   const bool lower = uplo == Uplo::kLower;
-  impl = symv_auto_impl(uplo, n, impl);
+  impl = symv_auto_impl<T>(uplo, n, impl);
   if (is_v3(impl)) {
     const symv_v3::Plan plan = v3_plan<T>(n, impl);
     // kAwareV3Stream, kAwareV5, kAwareV6: evict-first loads when the triangle cannot stay in the L2 anyway

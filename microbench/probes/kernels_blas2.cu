@@ -203,7 +203,7 @@ void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, i
   const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
-  m.tag("impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl(uplo, n, ours)));
+  m.tag("impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl<T>(uplo, n, ours)));
   m.tag("atomics", ours == SymvImpl::kAwareAtomic ? "yes" : "no");
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   m.time_events([&](cudaStream_t s) {

@@ -233,13 +233,23 @@ TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
-TEST(KernelAuto, SymvPicksV6) {
-  for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 32768}) {
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, n), SymvImpl::kAwareV6) << n;
-    EXPECT_EQ(kernels::symv_auto_impl(Uplo::kUpper, n), SymvImpl::kAwareV6) << n;
-  }
+TEST(KernelAuto, SymvPicksV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
+  constexpr long long kH100L2 = 50LL << 20;
+  for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 24576, 32768})
+    for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
+      // float: always v6 (v5's geometry is v6's); unknown L2 (0): v6.
+      EXPECT_EQ(kernels::symv_auto_impl<float>(uplo, n, SymvImpl::kAuto, kH100L2), SymvImpl::kAwareV6) << n;
+      EXPECT_EQ(kernels::symv_auto_impl<double>(uplo, n, SymvImpl::kAuto, 0), SymvImpl::kAwareV6) << n;
+      // double: v5 once v6's partials exceed half the L2 (32768: 37.7 MB; 24576: 22.8 MB).
+      EXPECT_EQ(kernels::symv_auto_impl<double>(uplo, n, SymvImpl::kAuto, kH100L2),
+                n >= 32768 ? SymvImpl::kAwareV5 : SymvImpl::kAwareV6)
+          << n;
+      EXPECT_EQ(kernels::symv_auto_impl<double>(uplo, n, SymvImpl::kAuto, 6LL << 20),
+                n >= 8192 ? SymvImpl::kAwareV5 : SymvImpl::kAwareV6)  // a smaller L2: earlier
+          << n;
+    }
   for (SymvImpl impl : kSymvImpls)
-    if (impl != SymvImpl::kAuto) EXPECT_EQ(kernels::symv_auto_impl(Uplo::kLower, 32768, impl), impl);
+    if (impl != SymvImpl::kAuto) EXPECT_EQ(kernels::symv_auto_impl<double>(Uplo::kLower, 32768, impl, kH100L2), impl);
   // Its workspace serves every deterministic impl it may be switched to, for either triangle.
   for (int n : {100, 4096, 16384, 32768})
     for (SymvImpl impl : kSymvImpls)

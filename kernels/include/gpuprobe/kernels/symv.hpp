@@ -37,7 +37,8 @@
 //               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
 //               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
 //               same idea).
-//   kAuto       (default) kAwareV6 (symv_auto_impl below; docs/perf/symv.md, v6).
+//   kAuto       (default) kAwareV6, or kAwareV5 in double when v6's partials would not stay in the
+//               L2 (symv_auto_impl below; docs/perf/symv.md, v6).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
 // content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
@@ -57,11 +58,16 @@ enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV
 // "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6"
 const char* symv_impl_name(SymvImpl impl);
 
-// What symv runs for `impl`: `impl` itself, except kAuto -> kAwareV6. On the H100 (2026-11-23, tree
-// e2b44ce, same run) v6 was faster than v5a (kAwareV3Stream) in all 12 cases from n = 8192 to 32768
-// (+0.7 to +2.6 %) and within noise below; v5a had been faster than v3 in all 12 (tree efab970, +1.6
-// to +5.4 %: the partials stay in the L2), and v3 as fast as v1 or faster in 32 of 36 (tree 25ce569).
-SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto);
+// What symv<T> runs for `impl` on a device whose L2 holds l2_bytes (-1: ask the current device; 0:
+// unknown): `impl` itself, except kAuto -> kAwareV6, or kAwareV5 in double when kAwareV6's partials
+// (its workspace) would fill more than half the L2 (one near partition on the H100): v5's units of 4
+// block rows halve the column-dot slots, so the reduction reads them from the L2 rather than DRAM.
+// H100 (2026-11-23, tree 69b98f4, same run): DSYMV 32768 (v6 partials 37.7 MB of the 50 MB L2; ncu:
+// its reduction 26.7 us with a 36 % L2 hit rate) v5 3011 / 3016 GB/s against v6 2969 / 2961 (lower /
+// upper); 16384 (12.6 MB) v6 3037 / 3009 against 3008 / 3010; 8192 v6 +3 %, 4096 v6 +17 % (v5 spills
+// at the 128-register cap). v6 itself was faster than v5a in all 12 cases 8192-32768 (tree e2b44ce).
+template <class T>
+SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto, long long l2_bytes = -1);
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
 // kAwareV3's (= kAwareV3Stream's and kAwareV6's) and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
