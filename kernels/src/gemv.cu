@@ -445,13 +445,19 @@ __device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, i
   sum_partials<T, kOut>(w.part2, p.out_len, 0, p.groups, o0, len, red, to_y);
 }
 
+// Minimum blocks per SM for gemv3_n_kernel's register cap: one for the tall (4 row vectors) and the
+// 512-thread shapes, two for the deep ones (16 loads in flight), else as v2's N kernels.
+template <class Cfg, bool kVector>
+constexpr int n_min_blocks_per_sm() {
+  if (Cfg::kRowVecs > 1 || Cfg::kBlockThreads > kThreads) return 1;
+  if (Cfg::kUnroll > 4) return kDeepMinBlocksPerSm;
+  return kVector ? kMinBlocksPerSm : kMinBlocksPerSmScalarN;
+}
+
 template <class T, class Cfg, bool kVector, bool kStream>
-__global__ void __launch_bounds__(Cfg::kBlockThreads, Cfg::kRowVecs > 1 || Cfg::kBlockThreads > kThreads ? 1
-                                                     : Cfg::kUnroll > 4                                ? kDeepMinBlocksPerSm
-                                                     : kVector                                         ? kMinBlocksPerSm
-                                                                                                       : kMinBlocksPerSmScalarN) gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda,
-                                                           Strided<const T> x, T alpha, T beta, Strided<T> y,
-                                                           Work3<T> ws) {
+__global__ void __launch_bounds__(Cfg::kBlockThreads, n_min_blocks_per_sm<Cfg, kVector>())
+    gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
+                   Strided<T> y, Work3<T> ws) {
   constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs, kU = Cfg::kUnroll;
   constexpr int kGroups = Cfg::kGroups, kRows = Cfg::kRows;
   const int lane = threadIdx.x % kLanes, g = threadIdx.x / kLanes;

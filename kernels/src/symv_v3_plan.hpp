@@ -54,7 +54,8 @@ struct Plan {
   int sub = 1;           // kSub
   int groups = 0;        // G = ceil(N / kSub)
   int seg_tiles = 1;     // t: block columns per segment (a divisor or a multiple of kSub)
-  int max_segments = 0;  // ceil(N / t): segment indices k are in [0, max_segments) (the grid's x)
+  int max_segments = 0;  // ceil(N / t): segment indices k are in [0, max_segments) (the grid's x;
+                         // its y when group_fastest)
   long long slot_elems = 0;  // kNB per (group, full block column)
   long long row_elems = 0;   // kSub kNB per (group, segment)
   bool group_fastest = false;  // the grid: (groups, segments) instead of (segments, groups) (v6)

@@ -70,7 +70,8 @@ template <class T>
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto, long long l2_bytes = -1);
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
-// kAwareV3's (= kAwareV3Stream's and kAwareV6's) and kAwareV5's (what it runs may change with the measurements; the workspace size does not).
+// kAwareV3's (= kAwareV3Stream's and kAwareV6's) and kAwareV5's (what it runs may change with the
+// measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
