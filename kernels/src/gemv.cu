@@ -274,10 +274,7 @@ inline bool deep_shape(Trans trans, int m, int n) {
   const bool no_trans = trans == Trans::kNoTrans;
   const int out_len = no_trans ? m : n, reduced = no_trans ? n : m;
   const long long units = (static_cast<long long>(out_len) + kDeepRows - 1) / kDeepRows;
-  // kTrans: no upper bound. Whole columns per block stream best at any size: cuBLAS's DGEMV T 32768
-  // runs one 128-thread block per column, no split (ncu, tree 2da0490: 2739 us against our split
-  // kernel's 2787 us).
-  return units >= kDeepMinUnits && (!no_trans || units <= kDeepMaxUnits) && reduced >= kDeepMinReduced;
+  return units >= kDeepMinUnits && units <= kDeepMaxUnits && reduced >= kDeepMinReduced;
 }
 
 struct Plan3 {
