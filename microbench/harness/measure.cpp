@@ -7,6 +7,7 @@
 #include <memory>
 #include <regex>
 
+#include "event_timer.hpp"
 #include "gpuprobe/check.hpp"
 #include "fill.hpp"
 #include "gpuprobe/profiler.hpp"
@@ -80,47 +81,23 @@ double Measurement::value_of(const Sample& s) const {
 namespace {
 
 // Owns the stream and the two events one entry times with.
-struct EventPair {
-  cudaStream_t stream = nullptr;
-  cudaEvent_t start = nullptr;
-  cudaEvent_t stop = nullptr;
-  EventPair() {
-    GP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    GP_CUDA_CHECK(cudaEventCreate(&start));
-    GP_CUDA_CHECK(cudaEventCreate(&stop));
-  }
-  ~EventPair() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    cudaStreamDestroy(stream);
-  }
-  EventPair(const EventPair&) = delete;
-  EventPair& operator=(const EventPair&) = delete;
-};
 
 }  // namespace
 
 void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
                               const std::function<void(Sample&)>& annotate) {
-  EventPair ev;
+  EventTimer timer;
   auto one_sample = [&]() {
-    if (flush_l2_) flush_l2(ev.stream);
-    GP_CUDA_CHECK(cudaEventRecord(ev.start, ev.stream));
-    enqueue(ev.stream);
-    GP_CUDA_CHECK_LAUNCH();
-    GP_CUDA_CHECK(cudaEventRecord(ev.stop, ev.stream));
-    GP_CUDA_CHECK(cudaEventSynchronize(ev.stop));
-    float ms = 0;
-    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    if (flush_l2_) flush_l2(timer.stream());
     Sample s;
-    s.seconds = static_cast<double>(ms) * 1e-3;
+    s.seconds = timer.seconds(enqueue);
     if (annotate) annotate(s);
     return s;
   };
   auto replay = [&]() {
-    enqueue(ev.stream);
+    enqueue(timer.stream());
     GP_CUDA_CHECK_LAUNCH();
-    GP_CUDA_CHECK(cudaStreamSynchronize(ev.stream));
+    GP_CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
   };
   run(one_sample, replay);
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "event_timer.hpp"
 #include "gpuprobe/check.hpp"
 #include "harness/fill.hpp"
 #include "harness/measure.hpp"
@@ -21,24 +22,15 @@ SettleResult settle_reads(const void* data, std::size_t bytes, const SettleRule&
   SettleResult r;
   if (bytes < 16) return r;
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  cudaEvent_t begin, end;
-  GP_CUDA_CHECK(cudaEventCreate(&begin));
-  GP_CUDA_CHECK(cudaEventCreate(&end));
+  EventTimer timer;
+  const auto read_pass = [&](cudaStream_t stream) { read_through(data, bytes, stream); };
   std::vector<double> passes;
   const auto start = std::chrono::steady_clock::now();
   double elapsed = 0;
   do {
-    GP_CUDA_CHECK(cudaEventRecord(begin));
-    read_through(data, bytes);
-    GP_CUDA_CHECK(cudaEventRecord(end));
-    GP_CUDA_CHECK(cudaEventSynchronize(end));
-    float ms = 0;
-    GP_CUDA_CHECK(cudaEventElapsedTime(&ms, begin, end));
-    passes.push_back(std::max(1e-9, double(ms) * 1e-3));
+    passes.push_back(std::max(1e-9, timer.seconds(read_pass)));
     elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   } while (!rule.done(passes, elapsed));
-  GP_CUDA_CHECK(cudaEventDestroy(begin));
-  GP_CUDA_CHECK(cudaEventDestroy(end));
   const std::size_t w = std::min(passes.size(), static_cast<std::size_t>(std::max(1, rule.window)));
   std::vector<double> last(passes.end() - w, passes.end());
   std::nth_element(last.begin(), last.begin() + w / 2, last.end());
