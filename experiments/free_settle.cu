@@ -80,15 +80,17 @@ int run(double gib, bool part1) {
   cudaEvent_t e0, e1;
   GP_CUDA_CHECK(cudaEventCreate(&e0));
   GP_CUDA_CHECK(cudaEventCreate(&e1));
-  auto sample = [&] {
+  // Seconds of one read of [p, p + bytes), CUDA events around the read kernel: every timing below.
+  auto read_seconds = [&](const uint4 *p, size_t bytes) {
     GP_CUDA_CHECK(cudaEventRecord(e0));
-    read_kernel<<<grid, block>>>(probe, probe_bytes / 16, sink);
+    read_kernel<<<grid, block>>>(p, bytes / 16, sink);
     GP_CUDA_CHECK(cudaEventRecord(e1));
     GP_CUDA_CHECK(cudaEventSynchronize(e1));
     float ms = 0;
     GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
     return double(ms) * 1e-3;
   };
+  auto sample = [&] { return read_seconds(probe, probe_bytes); };
   for (int i = 0; i < 5; ++i) sample();
   std::vector<double> base;
   for (int i = 0; i < 40; ++i) base.push_back(sample());
@@ -140,13 +142,8 @@ int run(double gib, bool part1) {
   auto read_gbps = [&](const uint4 *p, size_t bytes) {
     std::vector<double> t;
     for (int i = 0; i < 10; ++i) {
-      GP_CUDA_CHECK(cudaEventRecord(e0));
-      read_kernel<<<grid, block>>>(p, bytes / 16, sink);
-      GP_CUDA_CHECK(cudaEventRecord(e1));
-      GP_CUDA_CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      if (i > 0) t.push_back(double(ms) * 1e-3);
+      const double seconds = read_seconds(p, bytes);
+      if (i > 0) t.push_back(seconds);
     }
     return bytes / median(t) / 1e9;
   };
@@ -179,13 +176,7 @@ int run(double gib, bool part1) {
     std::vector<double> gbps, at;
     const auto t1 = clock::now();
     while (std::chrono::duration<double>(clock::now() - t1).count() < 0.4) {
-      GP_CUDA_CHECK(cudaEventRecord(e0));
-      read_kernel<<<grid, block>>>(b, each / 16, sink);
-      GP_CUDA_CHECK(cudaEventRecord(e1));
-      GP_CUDA_CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      gbps.push_back(each / (double(ms) * 1e-3) / 1e9);
+      gbps.push_back(each / read_seconds(b, each) / 1e9);
       at.push_back(std::chrono::duration<double>(clock::now() - t1).count());
     }
     const double last = median(std::vector<double>(gbps.end() - std::min<size_t>(20, gbps.size()), gbps.end()));
@@ -217,20 +208,12 @@ int run(double gib, bool part1) {
     GP_CUDA_CHECK(cudaMalloc(&s, small));
     write_kernel<<<grid, block>>>(s, small / 16, 6u);
     GP_CUDA_CHECK(cudaDeviceSynchronize());
-    std::swap(probe,
-              s);  // sample() reads `probe`: now the new buffer, 512 MiB of it
     const auto t1 = clock::now();
     std::vector<std::vector<double>> bins(48);
     for (;;) {
       const double t = std::chrono::duration<double>(clock::now() - t1).count();
       if (t >= 12.0) break;
-      GP_CUDA_CHECK(cudaEventRecord(e0));
-      read_kernel<<<grid, block>>>(probe, small / 16, sink);
-      GP_CUDA_CHECK(cudaEventRecord(e1));
-      GP_CUDA_CHECK(cudaEventSynchronize(e1));
-      float ms = 0;
-      GP_CUDA_CHECK(cudaEventElapsedTime(&ms, e0, e1));
-      bins[std::min<size_t>(47, static_cast<size_t>(t / 0.25))].push_back(small / (double(ms) * 1e-3) / 1e9);
+      bins[std::min<size_t>(47, static_cast<size_t>(t / 0.25))].push_back(small / read_seconds(s, small) / 1e9);
     }
     std::printf(
         "after an 8 GiB buffer read for 2 s and freed: a new 512 MiB "
@@ -240,7 +223,6 @@ int run(double gib, bool part1) {
       if (b % 12 == 11) std::printf("\n ");
     }
     std::printf("\n");
-    std::swap(probe, s);
     GP_CUDA_CHECK(cudaFree(s));
   }
   GP_CUDA_CHECK(cudaFree(probe));
