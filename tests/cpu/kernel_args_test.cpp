@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "gpuprobe/kernels/gemv.hpp"
 #include "gpuprobe/kernels/kernel_descriptors.hpp"
@@ -29,7 +30,7 @@ const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl
                                GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
 const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
                                SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                               SymvImpl::kAwareV5, SymvImpl::kAwareV6};
+                               SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV7};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -62,7 +63,7 @@ TYPED_TEST(KernelArgs, SymvRejectsInvalidValuesBeforeAnyLaunch) {
     }
   // An out-of-range enum value.
   EXPECT_EQ(symv_call<T>(static_cast<Uplo>(7), 10, 10, 1, 1, A, x, y, kFakeWorkspace, kHuge), Status::kInvalidValue);
-  EXPECT_EQ(symv_call<T>(Uplo::kLower, 10, 10, 1, 1, A, x, y, kFakeWorkspace, kHuge, static_cast<SymvImpl>(9)),
+  EXPECT_EQ(symv_call<T>(Uplo::kLower, 10, 10, 1, 1, A, x, y, kFakeWorkspace, kHuge, static_cast<SymvImpl>(10)),
             Status::kInvalidValue);
 }
 
@@ -73,7 +74,7 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5,
-                          SymvImpl::kAwareV6}) {
+                          SymvImpl::kAwareV6, SymvImpl::kAwareV7}) {
       const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
       ASSERT_GT(need, 0u) << n;
       EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),
@@ -233,9 +234,14 @@ TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
-TEST(KernelAuto, SymvPicksV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
+TEST(KernelAuto, SymvPicksV7BelowItsBoundThenV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
   constexpr long long kH100L2 = 50LL << 20;
-  for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 24576, 32768})
+  for (int n : {1, 512, 1000, 2048, 4097, 8191})
+    for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
+      EXPECT_EQ(kernels::symv_auto_impl<float>(uplo, n, SymvImpl::kAuto, kH100L2), SymvImpl::kAwareV7) << n;
+      EXPECT_EQ(kernels::symv_auto_impl<double>(uplo, n, SymvImpl::kAuto, 6LL << 20), SymvImpl::kAwareV7) << n;
+    }
+  for (int n : {8192, 8193, 16384, 24576, 32768})
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
       // float: always v6 (v5's geometry is v6's); unknown L2 (0): v6.
       EXPECT_EQ(kernels::symv_auto_impl<float>(uplo, n, SymvImpl::kAuto, kH100L2), SymvImpl::kAwareV6) << n;
@@ -245,7 +251,7 @@ TEST(KernelAuto, SymvPicksV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
                 n >= 32768 ? SymvImpl::kAwareV5 : SymvImpl::kAwareV6)
           << n;
       EXPECT_EQ(kernels::symv_auto_impl<double>(uplo, n, SymvImpl::kAuto, 6LL << 20),
-                n >= 8192 ? SymvImpl::kAwareV5 : SymvImpl::kAwareV6)  // a smaller L2: earlier
+                SymvImpl::kAwareV5)  // a smaller L2: earlier (8192: 4 MB of v6 partials)
           << n;
     }
   for (SymvImpl impl : kSymvImpls)
@@ -257,6 +263,18 @@ TEST(KernelAuto, SymvPicksV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
   EXPECT_STREQ(kernels::symv_impl_name(SymvImpl::kAuto), "auto");
 }
 
+TEST(KernelWorkspace, SymvWorkspaceInitChecksItsArguments) {
+  EXPECT_EQ(kernels::symv_workspace_init(nullptr, 0, nullptr), Status::kSuccess);
+  EXPECT_EQ(kernels::symv_workspace_init(nullptr, 64, nullptr), Status::kNullPointer);
+  EXPECT_STREQ(kernels::symv_impl_name(SymvImpl::kAwareV7), "aware_v7");
+  // The header (1 KiB of counters) comes with every workspace, so that one buffer serves every impl.
+  for (SymvImpl impl : kSymvImpls)
+    if (impl != SymvImpl::kAwareAtomic) {
+      EXPECT_GE(kernels::symv_workspace_bytes<float>(1, impl), 1024u + 64 * sizeof(float))
+          << kernels::symv_impl_name(impl);
+    }
+}
+
 TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_EQ(kernels::gemv_workspace_init(nullptr, 0, nullptr), Status::kSuccess);
   EXPECT_EQ(kernels::gemv_workspace_init(nullptr, 64, nullptr), Status::kNullPointer);
@@ -266,8 +284,11 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassUnitMajor), "single_pass_unit_major");
 }
 
-TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {
-  for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536})
+TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom1024) {
+  std::vector<int> sizes;
+  for (int n = 1024; n <= 4160; n += 13) sizes.push_back(n);  // every tile count, several per tile
+  for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536}) sizes.push_back(n);
+  for (int n : sizes)
     for (SymvImpl impl : kSymvImpls) {
       const double matrix = double(n) * n;
       EXPECT_LE(kernels::symv_workspace_bytes<float>(n, impl) / 4.0, 0.01 * matrix) << n;
