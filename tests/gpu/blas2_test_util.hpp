@@ -21,6 +21,7 @@
 
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/device_buffer.hpp"
+#include "gpuprobe/kernels/blas_types.hpp"
 
 namespace gpuprobe::blas2_test {
 
@@ -63,6 +64,20 @@ struct HostVector {
 };
 
 // Device copy of host data (one element of NaN-pattern guard on each side).
+// A device workspace of `need` bytes (at least 16): NaN-poisoned (0xFF bytes), then prepared by
+// `init` (gemv_workspace_init / symv_workspace_init: the counters zeroed, the partials still NaN, so
+// that a partial read before it is written poisons y).
+struct Workspace {
+  std::size_t bytes;
+  DeviceBuffer<unsigned char> buffer;
+  template <class Init>
+  Workspace(std::size_t need, Init init) : bytes(need), buffer(need > 16 ? need : 16) {
+    GP_CUDA_CHECK(cudaMemset(buffer.data(), 0xFF, buffer.bytes()));
+    EXPECT_EQ(init(buffer.data(), bytes, nullptr), kernels::Status::kSuccess);
+    GP_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+};
+
 template <class T>
 struct DeviceCopy {
   DeviceBuffer<T> buffer;

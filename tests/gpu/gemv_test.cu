@@ -123,26 +123,19 @@ Reference cublas_reference(const GemvCase& c, Trans t, const Problem<T>& p) {
   return r;
 }
 
-// A device workspace of `need` bytes (at least 16): NaN-poisoned, then prepared by
-// gemv_workspace_init (v3's counters zeroed, its partials still NaN).
-struct Workspace {
-  std::size_t bytes;
-  DeviceBuffer<unsigned char> buffer;
-  explicit Workspace(std::size_t need) : bytes(need), buffer(std::max<std::size_t>(need, 16)) {
-    GP_CUDA_CHECK(cudaMemset(buffer.data(), 0xFF, buffer.bytes()));
-    EXPECT_EQ(kernels::gemv_workspace_init(buffer.data(), bytes, nullptr), Status::kSuccess);
-    GP_CUDA_CHECK(cudaDeviceSynchronize());
-  }
+// A poisoned workspace prepared for v3 (blas2_test_util.hpp).
+struct GemvWorkspace : Workspace {
+  explicit GemvWorkspace(std::size_t need) : Workspace(need, kernels::gemv_workspace_init) {}
 };
 
 template <class T>
 std::vector<T> run_gemv(const GemvCase& c, Trans t, const Problem<T>& p, GemvImpl impl, Workspace* shared = nullptr) {
   DeviceCopy<T> dA(p.A, c.aligned), dx(p.x.data), dy(p.y0.data);
   const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(t, c.m, c.n, impl);
-  std::unique_ptr<Workspace> own;
+  std::unique_ptr<GemvWorkspace> own;
   Workspace* ws = shared;
   if (!ws) {
-    own = std::make_unique<Workspace>(ws_bytes);
+    own = std::make_unique<GemvWorkspace>(ws_bytes);
     ws = own.get();
   }
   EXPECT_GE(ws->bytes, ws_bytes);
@@ -242,7 +235,7 @@ TEST(GemvLargeDeterminism, RepeatedCallsAreBitIdentical) {
       std::mt19937_64 rng(fresh_seed());
       const Problem<float> p(c, t, rng);
       // v3: the second call reuses the first one's workspace (its counters reset by the first call).
-      Workspace ws(kernels::gemv_workspace_bytes<float>(t, c.m, c.n, impl));
+      GemvWorkspace ws(kernels::gemv_workspace_bytes<float>(t, c.m, c.n, impl));
       const std::vector<float> a = run_gemv(c, t, p, impl, &ws), b = run_gemv(c, t, p, impl, &ws);
       EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)))
           << (t == Trans::kNoTrans ? "N " : "T ") << kernels::gemv_impl_name(impl);
@@ -258,7 +251,7 @@ TEST(GemvSinglePassWorkspace, CountersResetAcrossCallsAndShapes) {
     for (Trans t : kTranses)
       need = std::max(need, kernels::gemv_workspace_bytes<double>(t, s[0], s[1], GemvImpl::kSinglePass));
   ASSERT_GT(need, 0u);
-  Workspace ws(need);
+  GemvWorkspace ws(need);
   for (int round = 0; round < 2; ++round)
     for (const auto& s : shapes)
       for (Trans t : kTranses) {

@@ -2,7 +2,8 @@
 // triangles, float and double (blas2_test_util.hpp states the bound):
 //  - the unstored triangle and the padding rows of A (lda > n) hold NaN: reading them fails;
 //  - y is NaN-poisoned when beta == 0 (BLAS: y is not read), random otherwise; gap elements of a
-//    strided y hold a sentinel that must survive; the workspace starts as NaN;
+//    strided y hold a sentinel that must survive; the workspace starts as NaN past its zeroed
+//    counter header (symv_workspace_init), and one buffer serves a sequence of sizes and impls;
 //  - increments 1, >1 and negative; leading dimensions that allow 16-byte loads and ones that do not;
 //  - alpha == 0 with A and x all NaN (neither may be read);
 //  - n in {1, 2, 31, 63, 64, 65, 127, 200, 256, 257, 300, 511} (suite SymvSmall, CPU long double reference) and
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "blas2_test_util.hpp"
@@ -27,7 +29,8 @@ using kernels::SymvImpl;
 using kernels::Uplo;
 
 const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
-                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
+                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6,
+                           SymvImpl::kAwareV7};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -123,15 +126,27 @@ Reference cublas_reference(const SymvCase& c, Uplo uplo, const Problem<T>& p) {
   return r;
 }
 
-// Runs one call on fresh device copies (workspace NaN-filled); returns y's buffer afterwards.
+// A poisoned workspace prepared for v7 (blas2_test_util.hpp).
+struct SymvWorkspace : Workspace {
+  explicit SymvWorkspace(std::size_t need) : Workspace(need, kernels::symv_workspace_init) {}
+};
+
+// Runs one call on fresh device copies and a fresh workspace (NaN past its zeroed counter header), or
+// on the caller's `shared` workspace as the previous calls left it; returns y's buffer afterwards.
 template <class T>
-std::vector<T> run_symv(const SymvCase& c, Uplo uplo, SymvImpl impl, const Problem<T>& p) {
+std::vector<T> run_symv(const SymvCase& c, Uplo uplo, SymvImpl impl, const Problem<T>& p,
+                        SymvWorkspace* shared = nullptr) {
   DeviceCopy<T> dA(p.A, c.aligned), dx(p.x.data), dy(p.y0.data);
   const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(c.n, impl);
-  DeviceBuffer<unsigned char> ws(std::max<std::size_t>(ws_bytes, 16));
-  GP_CUDA_CHECK(cudaMemset(ws.data(), 0xFF, ws.bytes()));
+  std::unique_ptr<SymvWorkspace> own;
+  SymvWorkspace* ws = shared;
+  if (!ws) {
+    own = std::make_unique<SymvWorkspace>(ws_bytes);
+    ws = own.get();
+  }
+  EXPECT_GE(ws->bytes, ws_bytes);
   const Status st = kernels::symv<T>(uplo, c.n, T(c.alpha), dA.ptr, p.lda, dx.ptr, c.incx, T(c.beta), dy.ptr, c.incy,
-                                     ws.data(), ws_bytes, nullptr, impl);
+                                     ws->buffer.data(), ws->bytes, nullptr, impl);
   EXPECT_EQ(st, Status::kSuccess) << kernels::status_text(st);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   return dy.download(p.y0.data.size());
@@ -203,12 +218,36 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                          SymvImpl::kAwareV5, SymvImpl::kAwareV6}) {
+                          SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV7}) {
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
-      const std::vector<float> a = run_symv(c, uplo, impl, p), b = run_symv(c, uplo, impl, p);
+      // The second call reuses the first one's workspace (v7: its counters reset by the first call).
+      SymvWorkspace ws(kernels::symv_workspace_bytes<float>(c.n, impl));
+      const std::vector<float> a = run_symv(c, uplo, impl, p, &ws), b = run_symv(c, uplo, impl, p, &ws);
       EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
     }
   }
+}
+
+TEST(SymvLargeWorkspace, OneBufferServesEveryImplAndSizeInTurn) {
+  // One workspace, prepared once, for a sequence of calls of different sizes, triangles and impls
+  // (v7 and kAuto count in on the header's counters; the others write partials after it), twice
+  // over: each call must leave the counters at zero and no call may overwrite them.
+  const int sizes[] = {1000, 65, 4097, 300, 2048};
+  const SymvImpl impls[] = {SymvImpl::kAwareV7, SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV6};
+  std::size_t need = 0;
+  for (int n : sizes)
+    for (SymvImpl impl : impls) need = std::max(need, kernels::symv_workspace_bytes<double>(n, impl));
+  SymvWorkspace ws(need);
+  for (int round = 0; round < 2; ++round)
+    for (int n : sizes)
+      for (SymvImpl impl : impls)
+        for (Uplo uplo : kUplos) {
+          const SymvCase c{n, n, 1.0, 0.5};
+          SCOPED_TRACE(describe(c, uplo, impl, "double") + " round " + std::to_string(round));
+          std::mt19937_64 rng(fresh_seed());
+          const Problem<double> p(c, uplo, rng);
+          expect_close(p.y0, run_symv(c, uplo, impl, p, &ws), cpu_reference(c, uplo, p), c.n);
+        }
 }
 
 }  // namespace
