@@ -16,6 +16,8 @@
 // keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
 // unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
 // for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
+// GemvImpl::kColumnBlocks (namespace cb, experimental, kTrans only): one 128-thread block per column
+// of A, cuBLAS's DGEMV T design.
 #include <algorithm>
 
 #include "gpuprobe/kernels/gemv.hpp"
@@ -628,6 +630,144 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
 
 }  // namespace v3
 
+// ---------------------------------------------------------------------------------------------
+// GemvImpl::kColumnBlocks, kTrans (experimental; kNoTrans runs v3): cuBLAS's DGEMV T design as
+// Nsight Compute shows it on the H100 at 32768 x 32768, one block of 128 threads per column of A
+// (per element of y), no split, no workspace. The block streams its column top to bottom, so the
+// blocks resident on the GPU each read one long contiguous run (the hypothesis: better DRAM
+// row-buffer locality than v3's 512-byte pieces of 32 columns), dots it with x, sums its 128
+// threads (warp shuffles, then the 4 warps in shared memory, in a fixed order) and writes y[col].
+// Every block reads all of x, as many times as A has columns: from the L1 / L2 (x is small), as
+// many bytes as the block reads of A, hence 16-byte loads of x too when incx == 1 (kVectorX):
+// with scalar loads a float warp would issue 4 x loads, each spread over 512 bytes, per 16-byte A
+// load.
+namespace cb {
+
+constexpr int kBlockThreads = 128;  // 4 warps: cuBLAS's block
+constexpr int kWarps = kBlockThreads / 32;
+// 16-byte loads of A in flight per thread and step: 4 x 16 B x 128 threads = 8 KB of the column per
+// block step (1024 doubles / 2048 floats), and with kMinBlocksPerSm blocks per SM >= 64 KB of A in
+// flight per SM (v3's deep T kernel: 2 x 64 KB), more than the ~25 KB per SM that Little's law asks
+// of the H100 (3.35 TB/s x ~1 us / 132 SMs). More loads per thread would take registers from the
+// occupancy that covers the latency here (many small blocks rather than few deep ones).
+constexpr int kUnroll = 4;
+// Register cap: 8 blocks of 128 threads per SM (32 of its 64 warps) <= 64 registers a thread. ptxas
+// 13.0, sm_90, no spills, float and double alike: 56 registers with 16-byte loads of A and x, 64 with
+// 16-byte A and scalar x, 62 (double) / 64 (float) on the scalar path. The main loop is kept at one
+// step per iteration (unroll 1): left to the compiler, it unrolled the loop and the double 16-byte
+// A and x kernels spilled (24 bytes) at 64.
+constexpr int kMinBlocksPerSm = 8;
+template <class T>
+constexpr int step_rows() { return kUnroll * kBlockThreads * Vec16<T>::kCount; }  // rows per block step
+static_assert(step_rows<double>() * sizeof(double) == 8192 && step_rows<float>() * sizeof(float) == 8192,
+              "a block step is 8 KB of the column in either precision");
+static_assert(kBlockThreads % 32 == 0 && kWarps * 32 == kBlockThreads, "whole warps");
+
+// The kV elements of x at rows row .. row + kV (the first `valid` of them; the rest 0). kVectorX: one
+// 16-byte load (x.inc == 1, x.base 16-byte aligned, row a multiple of kV) when the whole vector is
+// inside x; a partial vector at x's end is read element by element (x has no padding).
+template <class T, bool kVectorX>
+__device__ __forceinline__ void load_x_vec(const Strided<const T>& x, long long row, int valid,
+                                           T (&out)[Vec16<T>::kCount]) {
+  constexpr int kV = Vec16<T>::kCount;
+  if (kVectorX && valid >= kV) {
+    const typename Vec16<T>::type v = blas2::load_vec16<T, false>(x.base + row);
+    const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int k = 0; k < kV; ++k) out[k] = e[k];
+    return;
+  }
+#pragma unroll
+  for (int k = 0; k < kV; ++k) out[k] = k < valid ? blas2::load_x(x, row + k) : T(0);
+}
+
+// One block step of a thread: its kUnroll x kV slots of the column (blas2::slot_row over 128
+// lanes: kVector, kUnroll 16-byte vectors 128 x 16 B apart; scalar, kUnroll kV loads each over
+// consecutive rows across the threads) times the same rows of x, added into acc[u] in slot order.
+// p: the thread's slot (0, 0) in the column, at row `row`; `valid` rows from p are in the matrix
+// (a step wholly inside passes step_rows: every slot's offset is smaller, nothing is masked).
+template <class T, bool kVector, bool kVectorX, bool kStream>
+__device__ __forceinline__ void step(const T* p, const Strided<const T>& x, long long row, int valid,
+                                     T (&acc)[kUnroll]) {
+  constexpr int kV = Vec16<T>::kCount;
+  T a[kUnroll][kV];
+  blas2::load_slots<T, kBlockThreads, kUnroll, kVector, kStream>(p, valid, a);
+  T xv[kUnroll][kV];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) {
+    if constexpr (kVector) {
+      constexpr int kStride = kBlockThreads * kV;  // slot_row(t, u, 0) - slot_row(t, 0, 0) = u kStride
+      load_x_vec<T, kVectorX>(x, row + u * kStride, valid - u * kStride, xv[u]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        const int off = blas2::slot_row<kBlockThreads, kV, false>(0, u, k);  // from slot (0, 0)
+        xv[u][k] = off < valid ? blas2::load_x(x, row + off) : T(0);
+      }
+    }
+  }
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u)
+#pragma unroll
+    for (int k = 0; k < kV; ++k) acc[u] += a[u][k] * xv[u][k];
+}
+
+template <class T, bool kVector, bool kVectorX, bool kStream>
+__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
+    gemv_cb_t_kernel(int m, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
+                     Strided<T> y) {
+  static_assert(!kVectorX || kVector, "16-byte loads of x go with 16-byte loads of A (the same slots)");
+  constexpr int kV = Vec16<T>::kCount, kStep = step_rows<T>();
+  const long long col = blockIdx.x;
+  const int lane_row = blas2::slot_row<kBlockThreads, kV, kVector>(threadIdx.x, 0, 0);
+  const T* a = A + col * lda + lane_row;
+  // Whole steps without masks, then at most one masked step (m need not be a multiple of anything;
+  // written so that no row index overflows int for m up to 2^31 - 1).
+  const int full_end = m - m % kStep;
+  T acc[kUnroll] = {};
+#pragma unroll 1
+  for (int r0 = 0; r0 < full_end; r0 += kStep)
+    step<T, kVector, kVectorX, kStream>(a + r0, x, static_cast<long long>(r0) + lane_row, kStep, acc);
+  if (full_end < m)
+    step<T, kVector, kVectorX, kStream>(a + full_end, x, static_cast<long long>(full_end) + lane_row,
+                                        m - full_end - lane_row, acc);
+
+  T sum[1] = {acc[0]};
+#pragma unroll
+  for (int u = 1; u < kUnroll; ++u) sum[0] += acc[u];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const T warp_sum = blas2::reduce_transposed<1, 32>(sum, lane);  // butterfly: every lane holds the total
+  __shared__ T warp_sums[kWarps];
+  if (lane == 0) warp_sums[warp] = warp_sum;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    T total = warp_sums[0];
+#pragma unroll
+    for (int w = 1; w < kWarps; ++w) total += warp_sums[w];
+    y[col] = beta == T(0) ? alpha * total : alpha * total + beta * y[col];
+  }
+}
+
+template <class T, bool kVector, bool kVectorX>
+void launch(bool stream_hint, int m, int n, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
+            cudaStream_t stream) {
+  // One block per column: grid x, which allows 2^31 - 1 blocks (any int n).
+  if (stream_hint)
+    gemv_cb_t_kernel<T, kVector, kVectorX, true><<<n, kBlockThreads, 0, stream>>>(m, A, lda, x, alpha, beta, y);
+  else
+    gemv_cb_t_kernel<T, kVector, kVectorX, false><<<n, kBlockThreads, 0, stream>>>(m, A, lda, x, alpha, beta, y);
+}
+
+}  // namespace cb
+
+// Evict-first loads of A when it cannot stay in the L2 anyway (it is read once per call); plain
+// loads when the L2 size is unknown, and for kSinglePassNoHint.
+template <class T>
+bool a_exceeds_l2(GemvImpl impl, int m, int n) {
+  const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
+  return l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
+}
+
 // v3's kTrans grid is segment-major except for kSinglePassUnitMajor; the grid's y dimension (whose
 // limit gemv_check_args checks) follows from it.
 bool seg_major_grid(GemvImpl impl, Trans trans) {
@@ -636,7 +776,8 @@ bool seg_major_grid(GemvImpl impl, Trans trans) {
 
 bool impl_valid(GemvImpl impl) {
   return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
-         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor;
+         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor ||
+         impl == GemvImpl::kColumnBlocks;
 }
 
 }  // namespace
@@ -648,11 +789,14 @@ const char* gemv_impl_name(GemvImpl impl) {
     case GemvImpl::kSinglePass: return "single_pass";
     case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
     case GemvImpl::kSinglePassUnitMajor: return "single_pass_unit_major";
+    case GemvImpl::kColumnBlocks: return "column_blocks";
   }
   return "unknown";
 }
 
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
+  // kColumnBlocks has a kernel of its own for kTrans only.
+  if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
   if (impl != GemvImpl::kAuto) return impl;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
@@ -671,6 +815,7 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
   impl = gemv_auto_impl(trans, m, n, impl);
+  if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
   if (impl == GemvImpl::kSplitReduce)
     return static_cast<std::size_t>(make_plan<T>(trans, m, n).workspace_elems()) * sizeof(T);
   return v3::make_plan3<T>(trans, m, n).workspace_bytes(sizeof(T));
@@ -685,9 +830,10 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
   impl = gemv_auto_impl(trans, m, n, impl);
   // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
+  // kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
   if (impl == GemvImpl::kSplitReduce) {
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
-  } else {
+  } else if (impl != GemvImpl::kColumnBlocks) {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
     // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
     if ((seg_major_grid(impl, trans) ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
@@ -723,6 +869,16 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
   const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
   impl = gemv_auto_impl(trans, m, n, impl);
+  if (impl == GemvImpl::kColumnBlocks) {  // kTrans only (gemv_auto_impl)
+    const bool stream_hint = a_exceeds_l2<T>(impl, m, n);
+    if (!vector)
+      cb::launch<T, false, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
+    else if (incx == 1 && blas2::aligned16(x))
+      cb::launch<T, true, true>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
+    else
+      cb::launch<T, true, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
+    return blas2::launch_status();
+  }
   if (impl != GemvImpl::kSplitReduce) {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
     v3::Work3<T> ws{nullptr, nullptr, nullptr};
@@ -731,14 +887,11 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
       ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes);
       ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
     }
-    // Evict-first loads when A cannot stay in the L2 anyway (it is read once per call); plain loads
-    // when the L2 size is unknown.
-    const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
-    // Not on the one-block deep N kernel's scalar path (lda not a multiple of 16 bytes): each 4-byte
-    // load there spans two sectors, the next lane group reads the second, and evict-first loses it
+    // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the one-block deep N kernel's
+    // scalar path (lda not a multiple of 16 bytes): each 4-byte load there spans two sectors, the
+    // next lane group reads the second, and evict-first loses it
     // (H100, tree 1f4ca42: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097 2645 / 2689).
-    const bool stream_hint = l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2) &&
-                             (vector || plan.shape != v3::NShape::kDeepOneBlock);
+    const bool stream_hint = a_exceeds_l2<T>(impl, m, n) && (vector || plan.shape != v3::NShape::kDeepOneBlock);
     const bool seg_major = seg_major_grid(impl, trans);
     if (vector)
       stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)

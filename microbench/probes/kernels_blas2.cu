@@ -13,7 +13,8 @@
 // ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at the shapes where v2 lost to cuBLAS
 // (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
 // ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched unit-first, v3's order
-// before v5).
+// before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column, cuBLAS's DGEMV T
+// design; experimental, not in kAuto).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
@@ -80,7 +81,7 @@ struct GemvBenchInfo {
   Runner runner;
   GemvImpl ours;          // for Runner::kOurs
   bool where_v2_lost;     // registered only at gemv_v3_shape()
-  bool trans_only = false;  // differs from ours_v3 only for Trans::kTrans
+  bool trans_only = false;  // registered for Trans::kTrans only (its kNoTrans is ours_v3's)
 };
 constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto, false},
                                         {"ours_v2", Runner::kOurs, GemvImpl::kSplitReduce, false},
@@ -88,7 +89,8 @@ constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto,
                                         {"cublas", Runner::kCublas, GemvImpl::kAuto, false},
                                         {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
                                         {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false,
-                                         true}};
+                                         true},
+                                        {"ours_colblocks", Runner::kOurs, GemvImpl::kColumnBlocks, false, true}};
 
 template <class T>
 constexpr const char* precision_name() {

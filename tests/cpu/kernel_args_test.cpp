@@ -27,7 +27,8 @@ const T* fake(std::uintptr_t address) {
 void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
+                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
+                               GemvImpl::kColumnBlocks};
 const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
                                SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
                                SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV7};
@@ -234,6 +235,35 @@ TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
+TYPED_TEST(KernelArgs, GemvColumnBlocks) {
+  using T = TypeParam;
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  const T* y = fake<T>(0x3000);
+  const std::pair<int, int> shapes[] = {{1, 1},         {4096, 4096},  {4097, 4097}, {8192, 8192}, {16384, 16384},
+                                        {32768, 32768}, {1 << 20, 64}, {64, 1 << 20}, {100000, 1000},
+                                        {1000, 100000}, {2048, 3041}};
+  for (auto [m, n] : shapes) {
+    // Opt-in only: kAuto never picks it, for either transposition.
+    for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+      EXPECT_NE(kernels::gemv_auto_impl(t, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
+    // kTrans: its own kernel, one block per column, no workspace; any n fits the grid's x dimension.
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kColumnBlocks);
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), 0u) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kTrans, m, n, A, m, x, 1, y, 1, nullptr, 0, GemvImpl::kColumnBlocks),
+              Status::kSuccess)
+        << m << " x " << n;
+    // kNoTrans: kSinglePass, with its workspace.
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kSinglePass);
+    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, GemvImpl::kColumnBlocks),
+              kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, GemvImpl::kSinglePass))
+        << m << " x " << n;
+  }
+  EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kTrans, 10, 1 << 30, A, 10, x, 1, y, 1, nullptr, 0,
+                                        GemvImpl::kColumnBlocks),
+            Status::kSuccess);
+}
+
 TEST(KernelAuto, SymvPicksV7BelowItsBoundThenV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
   constexpr long long kH100L2 = 50LL << 20;
   for (int n : {1, 512, 1000, 2048, 4097, 8191})
@@ -282,6 +312,7 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePass), "single_pass");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassNoHint), "single_pass_nohint");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassUnitMajor), "single_pass_unit_major");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kColumnBlocks), "column_blocks");
 }
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom1024) {

@@ -7,9 +7,13 @@
 //  - small shapes (GemvSmall, CPU long double reference), square, tall and wide shapes up to 4097
 //    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV);
 //  - every case on every implementation (GemvImpl: v2's split + reduction kernel, v3's single pass
-//    with and without the evict-first hint); for v3 the shapes include its narrow (m <= 64), tall
-//    (m >= 2^19, few columns) and two-level (> 32 segments) paths; its workspace counters are reset
-//    by each call (one workspace across calls of several shapes); repeats are bit-identical.
+//    with and without the evict-first hint, kColumnBlocks' one block per column for T); for v3 the
+//    shapes include its narrow (m <= 64), tall (m >= 2^19, few columns) and two-level (> 32
+//    segments) paths; its workspace counters are reset by each call (one workspace across calls of
+//    several shapes); repeats are bit-identical;
+//  - x starts 16-byte aligned in the second case of each shape (kColumnBlocks' 16-byte loads of x),
+//    one element past that otherwise; kColumnBlocks' step edges (m around multiples of its 8 KB
+//    step, m below one step).
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -33,14 +37,16 @@ using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
 const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor};
+                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
+                           GemvImpl::kColumnBlocks};
 
 struct GemvCase {
   int m, n;
   int lda;  // 0: m
   double alpha, beta;
   int incx = 1, incy = 1;
-  bool aligned = true;
+  bool aligned = true;     // A 16-byte aligned
+  bool x_aligned = false;  // x 16-byte aligned (else one element past an aligned address)
 };
 
 int round_up(int v, int q) { return (v + q - 1) / q * q; }
@@ -49,7 +55,7 @@ std::string describe(const GemvCase& c, Trans t, const char* type) {
   std::ostringstream s;
   s << type << (t == Trans::kNoTrans ? " N" : " T") << " m=" << c.m << " n=" << c.n << " lda=" << (c.lda ? c.lda : c.m)
     << " alpha=" << c.alpha << " beta=" << c.beta << " incx=" << c.incx << " incy=" << c.incy
-    << (c.aligned ? "" : " unaligned");
+    << (c.aligned ? "" : " unaligned") << (c.x_aligned ? " x aligned" : "");
   return s.str();
 }
 
@@ -130,7 +136,7 @@ struct GemvWorkspace : Workspace {
 
 template <class T>
 std::vector<T> run_gemv(const GemvCase& c, Trans t, const Problem<T>& p, GemvImpl impl, Workspace* shared = nullptr) {
-  DeviceCopy<T> dA(p.A, c.aligned), dx(p.x.data), dy(p.y0.data);
+  DeviceCopy<T> dA(p.A, c.aligned), dx(p.x.data, c.x_aligned), dy(p.y0.data);
   const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(t, c.m, c.n, impl);
   std::unique_ptr<GemvWorkspace> own;
   Workspace* ws = shared;
@@ -165,7 +171,7 @@ void check(const GemvCase& c, bool cublas_ref = false) {
 std::vector<GemvCase> cases_for(int m, int n, bool all_variants) {
   std::vector<GemvCase> cases;
   cases.push_back({m, n, 0, 1.0, 0.0});
-  cases.push_back({m, n, round_up(m, 4) + 4, -1.5, 0.5});
+  cases.push_back({m, n, round_up(m, 4) + 4, -1.5, 0.5, 1, 1, true, true});
   if (all_variants) {
     cases.push_back({m, n, m + 3, 0.75, -1.0, 2, 3, false});
     cases.push_back({m, n, m + 1, 1.0, 1.0, -1, -2});
@@ -183,6 +189,15 @@ TYPED_TEST_SUITE(GemvLarge, Types);
 
 TYPED_TEST(GemvSmall, MatchesCpuReference) {
   const int shapes[][2] = {{1, 1}, {2, 3}, {31, 64}, {63, 65}, {64, 127}, {127, 31}, {65, 2}, {3, 300}, {200, 200}};
+  for (const auto& s : shapes)
+    for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
+}
+
+TYPED_TEST(GemvSmall, ColumnBlocksStepEdges) {
+  // kColumnBlocks' block step is 8 KB of a column (1024 doubles, 2048 floats): whole steps only
+  // (1024, 2048, 4096; 1024 float: half a step), a row past them (1025, 2049), a row short (1023,
+  // 2047), 2 rows past (2050: one double vector, half a float vector); lda as cases_for makes it.
+  const int shapes[][2] = {{1024, 5}, {1025, 3}, {1023, 4}, {2048, 3}, {2047, 2}, {2049, 6}, {2050, 3}, {4096, 2}};
   for (const auto& s : shapes)
     for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
 }

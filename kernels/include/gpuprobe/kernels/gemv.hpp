@@ -45,6 +45,17 @@
 //                      then segments); kSinglePass dispatches kTrans blocks segment-first since v5, so
 //                      the blocks resident together read consecutive row segments of the same columns
 //                      (docs/perf/gemv.md, v5). kNoTrans as kSinglePass.
+//   kColumnBlocks      (experimental, opt-in: kAuto never picks it) kTrans: cuBLAS's DGEMV T design
+//                      as Nsight Compute shows it on the H100 (32768 x 32768): one block of 128
+//                      threads per column of A (y element), no split, no workspace; the block reads
+//                      its column top to bottom (8 KB a step: 4 x 16-byte loads per thread, coalesced
+//                      scalar loads when lda is not a multiple of 16 bytes; evict-first when A is
+//                      larger than the L2, as kSinglePass), dots it with x (16-byte loads of x when
+//                      incx == 1 and x is 16-byte aligned), reduces by warp shuffles and then over
+//                      the 4 warps in a fixed order (deterministic), and writes y[col]. The question
+//                      it answers: whether one column read contiguously by one block (DRAM
+//                      row-buffer locality) beats v3's 512-byte pieces of 32 columns. kNoTrans runs
+//                      exactly kSinglePass (same kernels, same workspace).
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
@@ -59,15 +70,17 @@
 
 namespace gpuprobe::kernels {
 
-enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor };
+enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor, kColumnBlocks };
 
-// "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_unit_major"
+// "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_unit_major",
+// "column_blocks"
 const char* gemv_impl_name(GemvImpl impl);
 
-// What gemv runs for `impl`: `impl` itself, except kAuto -> kSinglePass when A is thin (at most 512
-// rows or columns and at least 64 x as many of the other), large (m n >= 2^26 elements: 256 MiB in
-// float) or deep for this `trans` (y in units of 32 gives 96 ... 264 units, with >= 2048 reduced:
-// v3's one-kernel shapes, e.g. the 3041 ... 8448 squares), kSplitReduce otherwise. H100 runs
+// What gemv runs for `impl`: `impl` itself, except kColumnBlocks with kNoTrans -> kSinglePass, and
+// kAuto -> kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of the
+// other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of 32
+// gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
+// squares), kSplitReduce otherwise. H100 runs
 // (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
 // (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
 // grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
