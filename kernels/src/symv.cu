@@ -518,8 +518,18 @@ __device__ __forceinline__ void v7_finish(const symv_v3::Plan& plan, int g, int 
 // kStream: A read with evict-first loads (the triangle is larger than the L2, read once), so that
 // the partials the units write stay in the L2 for the reduction kernel.
 // kFused (v7): the unit ends with v7_finish (no reduction kernel).
+// Blocks per SM the register cap is set for: 2 (128 registers). Double with kSub = 4 (v5) spills
+// 92-240 bytes there; GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS (a build-time experiment, docs/perf/symv.md
+// v7) sets its own.
+#ifndef GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS
+#define GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS 2
+#endif
+template <class T, int kSub>
+constexpr int v3_min_blocks_per_sm() {
+  return sizeof(T) == 8 && kSub == 4 ? GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS : 2;
+}
 template <class T, int kSub, bool kLower, bool kVector, bool kStream, bool kFused>
-__global__ void __launch_bounds__(kThreads, 2)
+__global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
     symv_v3_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
                    T* __restrict__ slots, T* __restrict__ row_parts, V7Tail<T> tail) {
   using S = Shape<T>;
