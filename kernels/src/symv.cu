@@ -34,16 +34,6 @@ constexpr int kNB = 64;        // tile edge: the granularity of the workspace pa
 static_assert(kNB == symv_v3::kNB, "v1 and v3 share the tile edge");
 constexpr int kThreads = 256;  // per unit
 
-// Every workspace (but kAwareAtomic's, which is empty) starts with a header of v7's arrival counters,
-// so that one buffer serves every impl and size in turn (kAuto switches between v5, v6 and v7 by
-// size): the partials of the other impls start after it and never overwrite a counter. Column block
-// c counts in on counter c % kV7Counters (one each up to n = 16384; beyond, a counter gathers
-// several column blocks and its last unit sums all of them). symv_workspace_init zeroes it.
-constexpr int kV7Counters = 256;
-constexpr std::size_t kCounterBytes = kV7Counters * sizeof(unsigned);
-static_assert(kCounterBytes % 16 == 0, "the partials after the header stay 16-byte aligned");
-static_assert(kCounterBytes == symv_v3::kHeaderElems * 4, "the plans bound the workspace with the header in it");
-
 template <class T>
 struct Shape {
   static constexpr int kV = Vec16<T>::kCount;               // rows per lane (one 16-byte load)
@@ -97,9 +87,7 @@ Plan make_plan(int n, Algo algo) {
   };
   fill(seg);
   if (n >= kBoundFrom)
-    while (static_cast<double>(p.workspace_elems() + symv_v3::kHeaderElems) > 0.01 * n * static_cast<double>(n) &&
-           seg < N)
-      fill(++seg);
+    while (static_cast<double>(p.workspace_elems()) > 0.01 * n * static_cast<double>(n) && seg < N) fill(++seg);
   return p;
 }
 
@@ -425,113 +413,21 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
   }
 }
 
-// y_c = alpha (partials of column block c) + beta y_c: the row parts of c's group (its segments in
-// order), then the slots (h, c) of the other groups (h in order). 8 groups of terms x 32 elements per
-// block, each thread with kReduceAcc independent sums (term u of the thread into sum u % kReduceAcc),
-// so kReduceAcc loads are in flight; the association is fixed, hence bit-identical repeats.
-constexpr int kReduceAcc = 4;
-
-//
-// v3_column_sum: group q's share (terms q, q + kGroups, ...) of element e of column block cb.
-// kCoherent: the partials were written by other blocks of the same kernel (v7), so they are read from
-// the L2 (ld.global.cg), not through the non-coherent read-only path.
-template <class T, bool kLower, int kGroups, bool kCoherent>
-__device__ __forceinline__ T v3_column_sum(const symv_v3::Plan& plan, const T* slots, const T* row_parts, int cb, int e,
-                                           int q) {
-  const auto load = [](const T* p) { return kCoherent ? __ldcg(p) : __ldg(p); };
-  const int gc = cb / plan.sub;
-  const int segments = plan.segments(kLower, gc);
-  const long long row_base = plan.row_part(kLower, gc, plan.first_segment(kLower, gc)) + (cb - gc * plan.sub) * kNB + e;
-  const int h0 = plan.slot_group_begin(kLower, cb);
-  const int terms = plan.column_terms(kLower, cb);
-  T acc[kReduceAcc] = {};
-  for (int t0 = q; t0 < terms; t0 += kGroups * kReduceAcc) {
-#pragma unroll
-    for (int w = 0; w < kReduceAcc; ++w) {
-      const int t = t0 + w * kGroups;
-      if (t < terms)
-        acc[w] += load(t < segments ? row_parts + row_base + static_cast<long long>(t) * plan.sub * kNB
-                                    : slots + plan.slot(kLower, h0 + t - segments, cb) + e);
-    }
-  }
-  T sum = acc[0];
-#pragma unroll
-  for (int w = 1; w < kReduceAcc; ++w) sum += acc[w];
-  return sum;
-}
-
-
-// v7: what the main kernel needs to finish the call itself (counters: the workspace header).
-template <class T>
-struct V7Tail {
-  unsigned* counters;
-  T alpha, beta;
-  Strided<T> y;
-};
-
-// v7's end of a unit (g, segment with full block columns [full_b, full_e)), after its row part and
-// slots are written: it counts in on the counter of each column block it wrote a partial of (the
-// group's block rows, the full block columns), and for each counter it completed (its arrival was the
-// last one expected, Plan::column_terms summed over the counter's column blocks) it sums those column
-// blocks' partials in v3's fixed order (v3_column_sum, 4 groups of terms x 64 elements) into y and
-// resets the counter for the next call. The sum does not depend on which unit arrives last, so the
-// result is as deterministic as v6's. Every thread of the block must call it.
-template <class T, int kSub, bool kLower>
-__device__ __forceinline__ void v7_finish(const symv_v3::Plan& plan, int g, int full_b, int full_e, const T* slots,
-                                          const T* row_parts, const V7Tail<T>& tail) {
-  constexpr int kGroups = kThreads / kNB;
-  static_assert(kGroups * kNB == kThreads, "the sum: groups of terms x the 64 elements of a column block");
-  __shared__ int completed[kThreads];  // counters this block completed, in this round of arrivals
-  __shared__ int completed_count;
-  const int rows = min(kSub, plan.tiles - g * kSub);
-  const int arrivals = rows + max(0, full_e - full_b);
-  __threadfence();  // this thread's partials are visible device-wide before the block counts in
-  for (int a0 = 0; a0 < arrivals; a0 += kThreads) {
-    if (threadIdx.x == 0) completed_count = 0;
-    __syncthreads();
-    const int a = a0 + static_cast<int>(threadIdx.x);
-    if (a < arrivals) {
-      const int c = a < rows ? g * kSub + a : full_b + (a - rows);
-      const int counter = c % kV7Counters;
-      unsigned expected = 0;
-      for (int cc = counter; cc < plan.tiles; cc += kV7Counters) expected += plan.column_terms(kLower, cc);
-      if (atomicAdd(&tail.counters[counter], 1u) == expected - 1) {
-        tail.counters[counter] = 0u;  // every arrival is in: ready for the next call
-        completed[atomicAdd(&completed_count, 1)] = counter;
-      }
-    }
-    __syncthreads();
-    const int count = completed_count;
-    if (count > 0) __threadfence();  // the other units' partials, counted in before the last arrival, are read after it
-    const int e = threadIdx.x % kNB, q = threadIdx.x / kNB;
-    for (int i = 0; i < count; ++i)
-      for (int cb = completed[i]; cb < plan.tiles; cb += kV7Counters) {
-        const T sum = v3_column_sum<T, kLower, kGroups, true>(plan, slots, row_parts, cb, e, q);
-        const int c = cb * kNB + e;
-        blas2::sum_groups_into_y<kGroups, kNB>(sum, q, c, c < plan.n, tail.alpha, tail.beta, tail.y);
-        __syncthreads();  // sum_groups_into_y's shared buffer is reused by the next column block
-      }
-    __syncthreads();  // completed_count is reset by the next round only after every thread read it
-  }
-}
-
 // kStream: A read with evict-first loads (the triangle is larger than the L2, read once), so that
 // the partials the units write stay in the L2 for the reduction kernel.
-// kFused (v7): the unit ends with v7_finish (no reduction kernel).
-// Blocks per SM the register cap is set for: 2 (128 registers). Double with kSub = 4 (v5) spills
-// 92-240 bytes there; GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS (a build-time experiment, docs/perf/symv.md
-// v7) sets its own.
-#ifndef GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS
-#define GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS 2
-#endif
+// Blocks per SM the register cap is set for: 2 (128 registers), but 1 for double with kSub = 4 (v5):
+// at 128 registers it spilled 92-240 bytes (row sums of 4 block rows, 2 x 8 16-byte loads in
+// flight); with one block of 8 warps per SM it uses 228 registers and no spills, and still has 64 KB of loads in flight
+// per SM. H100, same run (docs/perf/symv.md, v5.1): DSYMV 32768 lower 3036-3039 GB/s against
+// 2913-2919 with the cap at 2 blocks, upper 3037-3038 against 2980-2984.
 template <class T, int kSub>
 constexpr int v3_min_blocks_per_sm() {
-  return sizeof(T) == 8 && kSub == 4 ? GPUPROBE_SYMV_V5_DOUBLE_MIN_BLOCKS : 2;
+  return sizeof(T) == 8 && kSub == 4 ? 1 : 2;
 }
-template <class T, int kSub, bool kLower, bool kVector, bool kStream, bool kFused>
+template <class T, int kSub, bool kLower, bool kVector, bool kStream>
 __global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
     symv_v3_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
-                   T* __restrict__ slots, T* __restrict__ row_parts, V7Tail<T> tail) {
+                   T* __restrict__ slots, T* __restrict__ row_parts) {
   using S = Shape<T>;
   constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes;
   static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
@@ -592,8 +488,13 @@ __global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
     if (r0 + i >= band_b && r0 + i < band_e) sum += col_band[i][e % kNB];
     row_parts[plan.row_part(kLower, g, k) + e] = sum;
   }
-  if constexpr (kFused) v7_finish<T, kSub, kLower>(plan, g, full_b, full_e, slots, row_parts, tail);
 }
+
+// y_c = alpha (partials of column block c) + beta y_c: the row parts of c's group (its segments in
+// order), then the slots (h, c) of the other groups (h in order). 8 groups of terms x 32 elements per
+// block, each thread with kReduceAcc independent sums (term u of the thread into sum u % kReduceAcc),
+// so kReduceAcc loads are in flight; the association is fixed, hence bit-identical repeats.
+constexpr int kReduceAcc = 4;
 
 template <class T, bool kLower>
 __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan plan, const T* __restrict__ slots,
@@ -603,7 +504,24 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   const int e = blockIdx.y * kReduceElems + threadIdx.x % kReduceElems;  // element inside column block
   const int q = threadIdx.x / kReduceElems;
   blas2::grid_dependency_wait();  // launched early (PDL): the partials are complete only after this
-  const T sum = v3_column_sum<T, kLower, kReduceGroups, false>(plan, slots, row_parts, cb, e, q);
+  const int gc = cb / plan.sub;
+  const int segments = plan.segments(kLower, gc);
+  const long long row_base = plan.row_part(kLower, gc, plan.first_segment(kLower, gc)) + (cb - gc * plan.sub) * kNB + e;
+  const int h0 = plan.slot_group_begin(kLower, cb);
+  const int terms = segments + plan.slot_group_end(kLower, cb) - h0;
+  T acc[kReduceAcc] = {};
+  for (int t0 = q; t0 < terms; t0 += kReduceGroups * kReduceAcc) {
+#pragma unroll
+    for (int w = 0; w < kReduceAcc; ++w) {
+      const int t = t0 + w * kReduceGroups;
+      if (t < terms)
+        acc[w] += t < segments ? row_parts[row_base + static_cast<long long>(t) * plan.sub * kNB]
+                               : slots[plan.slot(kLower, h0 + t - segments, cb) + e];
+    }
+  }
+  T sum = acc[0];
+#pragma unroll
+  for (int w = 1; w < kReduceAcc; ++w) sum += acc[w];
   const int c = cb * kNB + e;
   blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
@@ -618,56 +536,48 @@ int v3_sub(SymvImpl impl) {
 template <class T>
 symv_v3::Plan v3_plan(int n, SymvImpl impl) {
   symv_v3::Plan plan = symv_v3::make_plan(n, v3_sub<T>(impl));
-  plan.group_fastest = impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV5 || impl == SymvImpl::kAwareV7;
+  plan.group_fastest = impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV5;
   return plan;
 }
 
-template <class T, int kSub, bool kLower, bool kStream, bool kFused>
+template <class T, int kSub, bool kLower, bool kStream>
 void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
-                    T* row_parts, const V7Tail<T>& tail, cudaStream_t stream) {
+                    T* row_parts, cudaStream_t stream) {
   const dim3 grid = plan.group_fastest ? dim3(plan.groups, plan.max_segments) : dim3(plan.max_segments, plan.groups);
   if (vector)
-    symv_v3_kernel<T, kSub, kLower, true, kStream, kFused>
-        <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts, tail);
+    symv_v3_kernel<T, kSub, kLower, true, kStream>
+        <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
   else
-    symv_v3_kernel<T, kSub, kLower, false, kStream, kFused>
-        <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts, tail);
+    symv_v3_kernel<T, kSub, kLower, false, kStream>
+        <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
 }
 
-template <class T, bool kLower, bool kStream, bool kFused>
+template <class T, bool kLower, bool kStream>
 void launch_v3_main(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
-                    T* row_parts, const V7Tail<T>& tail, cudaStream_t stream) {
+                    T* row_parts, cudaStream_t stream) {
   if constexpr (symv_v3::sub_rows<T>() == 4)  // float: v3 and v5 share the geometry
-    launch_v3_grid<T, 4, kLower, kStream, kFused>(plan, vector, A, lda, x, slots, row_parts, tail, stream);
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
   else if (plan.sub == 4)
-    launch_v3_grid<T, 4, kLower, kStream, kFused>(plan, vector, A, lda, x, slots, row_parts, tail, stream);
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
   else
-    launch_v3_grid<T, symv_v3::sub_rows<T>(), kLower, kStream, kFused>(plan, vector, A, lda, x, slots, row_parts,
-                                                                       tail, stream);
+    launch_v3_grid<T, symv_v3::sub_rows<T>(), kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
 }
 
-// fused (v7): one kernel, the units sum the partials themselves (tail.counters: the workspace header);
-// else the main kernel and the reduction kernel (a programmatic dependent).
 template <class T, bool kLower>
-void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, bool fused, const T* A, int lda,
-               Strided<const T> x, T* ws, const V7Tail<T>& tail, cudaStream_t stream) {
+void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A, int lda, Strided<const T> x, T* ws,
+               T alpha, T beta, Strided<T> y, cudaStream_t stream) {
   T* slots = ws;
   T* row_parts = ws + plan.slot_elems;
-  if (fused) {
-    stream_a ? launch_v3_main<T, kLower, true, true>(plan, vector, A, lda, x, slots, row_parts, tail, stream)
-             : launch_v3_main<T, kLower, false, true>(plan, vector, A, lda, x, slots, row_parts, tail, stream);
-    return;
-  }
-  stream_a ? launch_v3_main<T, kLower, true, false>(plan, vector, A, lda, x, slots, row_parts, tail, stream)
-           : launch_v3_main<T, kLower, false, false>(plan, vector, A, lda, x, slots, row_parts, tail, stream);
+  stream_a ? launch_v3_main<T, kLower, true>(plan, vector, A, lda, x, slots, row_parts, stream)
+           : launch_v3_main<T, kLower, false>(plan, vector, A, lda, x, slots, row_parts, stream);
   blas2::launch_dependent(symv_v3_reduce_kernel<T, kLower>, dim3(plan.tiles, kNB / kReduceElems), dim3(kThreads),
-                          stream, plan, static_cast<const T*>(slots), static_cast<const T*>(row_parts), tail.alpha,
-                          tail.beta, tail.y);
+                          stream, plan, static_cast<const T*>(slots), static_cast<const T*>(row_parts), alpha, beta,
+                          y);
 }
 
 bool is_v3(SymvImpl impl) {
   return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5 ||
-         impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV7;
+         impl == SymvImpl::kAwareV6;
 }
 
 }  // namespace
@@ -682,20 +592,14 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
     case SymvImpl::kAwareV5: return "aware_v5";
     case SymvImpl::kAwareV6: return "aware_v6";
-    case SymvImpl::kAwareV7: return "aware_v7";
   }
   return "unknown";
 }
 
-// kAuto: v7 (one kernel) below this n, where the reduction kernel's launch and dependency wait are a
-// visible part of the call (docs/perf/symv.md, v7).
-constexpr int kFusedBelow = 8192;
-
 template <class T>
 SymvImpl symv_auto_impl(Uplo, int n, SymvImpl impl, long long l2_bytes) {
   if (impl != SymvImpl::kAuto) return impl;
-  if (n < kFusedBelow) return SymvImpl::kAwareV7;
-  if (sizeof(T) != 8) return SymvImpl::kAwareV6;  // float: v5's geometry is v6's
+  if (sizeof(T) != 8 || n <= 0) return SymvImpl::kAwareV6;  // float: v5's geometry is v6's
   if (l2_bytes < 0) l2_bytes = blas2::device_l2_bytes();
   const double partials = static_cast<double>(v3_plan<T>(n, SymvImpl::kAwareV6).workspace_elems()) * sizeof(T);
   return l2_bytes > 0 && partials > 0.5 * static_cast<double>(l2_bytes) ? SymvImpl::kAwareV5 : SymvImpl::kAwareV6;
@@ -707,10 +611,10 @@ template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
   if (impl == SymvImpl::kAuto)
     return std::max({symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3),
-                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5), symv_workspace_bytes<T>(n, SymvImpl::kAwareV7)});
+                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5)});
   const long long elems =
       is_v3(impl) ? v3_plan<T>(n, impl).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
-  return elems > 0 ? kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;  // the header first
+  return static_cast<std::size_t>(elems) * sizeof(T);
 }
 
 template <class T>
@@ -744,20 +648,17 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   }
   const Strided<const T> xs = blas2::make_strided(x, n, incx);
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
-  // The partials after the counter header (symv_workspace_bytes); kAwareAtomic has no workspace.
-  T* ws = workspace ? reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + kCounterBytes) : nullptr;
+  T* ws = static_cast<T*>(workspace);
   const bool lower = uplo == Uplo::kLower;
   impl = symv_auto_impl<T>(uplo, n, impl);
   if (is_v3(impl)) {
     const symv_v3::Plan plan = v3_plan<T>(n, impl);
-    // kAwareV3Stream, kAwareV5, kAwareV6, kAwareV7: evict-first loads when the triangle cannot stay in
-    // the L2 anyway (unknown L2: plain loads).
+    // kAwareV3Stream, kAwareV5, kAwareV6: evict-first loads when the triangle cannot stay in the L2 anyway
+    // (unknown L2: plain loads).
     const long long l2 = impl != SymvImpl::kAwareV3 ? blas2::device_l2_bytes() : 0;
     const bool stream_a = l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > static_cast<double>(l2);
-    const bool fused = impl == SymvImpl::kAwareV7;
-    const V7Tail<T> tail{static_cast<unsigned*>(workspace), alpha, beta, ys};
-    lower ? launch_v3<T, true>(plan, vector, stream_a, fused, A, lda, xs, ws, tail, stream)
-          : launch_v3<T, false>(plan, vector, stream_a, fused, A, lda, xs, ws, tail, stream);
+    lower ? launch_v3<T, true>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream)
+          : launch_v3<T, false>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream);
     return blas2::launch_status();
   }
   const Algo algo = algo_of(impl);
@@ -777,13 +678,6 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
       break;
   }
   return blas2::launch_status();
-}
-
-Status symv_workspace_init(void* workspace, std::size_t workspace_bytes, cudaStream_t stream) {
-  if (workspace_bytes == 0) return Status::kSuccess;
-  if (!workspace) return Status::kNullPointer;
-  const std::size_t bytes = std::min(workspace_bytes, kCounterBytes);
-  return cudaMemsetAsync(workspace, 0, bytes, stream) == cudaSuccess ? Status::kSuccess : Status::kLaunchFailed;
 }
 
 #define GPUPROBE_SYMV_INSTANTIATE(T)                                                                          \

@@ -47,9 +47,6 @@ constexpr int sub_rows() {
 constexpr long long kTargetUnits = 4608;
 constexpr int kMinSteps = 2;
 constexpr int kBoundFrom = 1024;
-// The workspace's header of v7 arrival counters (symv.cu: 1 KiB), which every impl's workspace starts
-// with, counted against the 1 % bound in 4-byte elements (the larger count for either precision).
-constexpr long long kHeaderElems = 256;
 
 struct Plan {
   int n = 0;
@@ -120,13 +117,6 @@ struct Plan {
   // Groups whose full block columns include c: lower (c / sub, groups), upper [0, c / sub).
   GPUPROBE_SYMV_HD int slot_group_begin(bool lower, int c) const { return lower ? c / sub + 1 : 0; }
   GPUPROBE_SYMV_HD int slot_group_end(bool lower, int c) const { return lower ? groups : c / sub; }
-  // Partials summed into y's column block c: the row parts of c's group (one per segment) and the
-  // slots of the other groups. v7 counts the units in on c until this many have arrived: a unit
-  // (g, k) arrives once on each block row of g (its row part) and once on each full block column of
-  // its segment (its slot).
-  GPUPROBE_SYMV_HD int column_terms(bool lower, int c) const {
-    return segments(lower, c / sub) + slot_group_end(lower, c) - slot_group_begin(lower, c);
-  }
 };
 
 // t: the next candidate after t (divisors of sub doubling up to sub, then multiples of sub).
@@ -156,7 +146,7 @@ inline Plan make_plan(int n, int sub) {
   int t = std::min(kMinSteps, sub);  // 2: a divisor of sub (2 or 4)
   while (fill(t) > kTargetUnits && t < p.tiles) t = next_seg_tiles(t, sub);
   if (n >= kBoundFrom)
-    while (static_cast<double>(p.workspace_elems() + kHeaderElems) > 0.01 * n * static_cast<double>(n) && t < p.tiles)
+    while (static_cast<double>(p.workspace_elems()) > 0.01 * n * static_cast<double>(n) && t < p.tiles)
       fill(t = next_seg_tiles(t, sub));
   return p;
 }

@@ -5,8 +5,7 @@
 // SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 with evict-first loads since v5; the entry's
 // impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
 // ours_aware_v3_stream (v3 with evict-first loads of A when the triangle exceeds the L2), ours_aware_v5
-// (that with 4 block rows per unit in double too), ours_aware_v6 (v3_stream with the grid walked group
-// first), ours_aware_v7 (v6 in one kernel: the units sum the partials, no reduction kernel),
+// (that with 4 block rows per unit in double too),
 // ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
 // (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
 // GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
@@ -70,7 +69,6 @@ constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto}
                                         {"ours_aware_v3_stream", Runner::kOurs, SymvImpl::kAwareV3Stream},
                                         {"ours_aware_v5", Runner::kOurs, SymvImpl::kAwareV5},
                                         {"ours_aware_v6", Runner::kOurs, SymvImpl::kAwareV6},
-                                        {"ours_aware_v7", Runner::kOurs, SymvImpl::kAwareV7},
                                         {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
                                         {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
                                         {"cublas", Runner::kCublas, SymvImpl::kAuto},
@@ -206,7 +204,6 @@ void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, i
   const SymvImpl ours = impl.ours;
   const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
   DeviceBuffer<unsigned char> ws(ws_bytes);
-  check_status(kernels::symv_workspace_init(ws.data(), ws_bytes, nullptr), "symv_workspace_init");
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
   m.tag("impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl<T>(uplo, n, ours)));
   m.tag("atomics", ours == SymvImpl::kAwareAtomic ? "yes" : "no");

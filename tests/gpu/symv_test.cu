@@ -2,8 +2,8 @@
 // triangles, float and double (blas2_test_util.hpp states the bound):
 //  - the unstored triangle and the padding rows of A (lda > n) hold NaN: reading them fails;
 //  - y is NaN-poisoned when beta == 0 (BLAS: y is not read), random otherwise; gap elements of a
-//    strided y hold a sentinel that must survive; the workspace starts as NaN past its zeroed
-//    counter header (symv_workspace_init), and one buffer serves a sequence of sizes and impls;
+//    strided y hold a sentinel that must survive; the workspace starts as NaN, or holds what a
+//    sequence of calls of other sizes and impls left in it (it may hold anything);
 //  - increments 1, >1 and negative; leading dimensions that allow 16-byte loads and ones that do not;
 //  - alpha == 0 with A and x all NaN (neither may be read);
 //  - n in {1, 2, 31, 63, 64, 65, 127, 200, 256, 257, 300, 511} (suite SymvSmall, CPU long double reference) and
@@ -29,8 +29,7 @@ using kernels::SymvImpl;
 using kernels::Uplo;
 
 const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
-                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6,
-                           SymvImpl::kAwareV7};
+                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -126,12 +125,13 @@ Reference cublas_reference(const SymvCase& c, Uplo uplo, const Problem<T>& p) {
   return r;
 }
 
-// A poisoned workspace prepared for v7 (blas2_test_util.hpp).
+// A poisoned workspace (blas2_test_util.hpp); SYMV's needs no preparation.
 struct SymvWorkspace : Workspace {
-  explicit SymvWorkspace(std::size_t need) : Workspace(need, kernels::symv_workspace_init) {}
+  explicit SymvWorkspace(std::size_t need)
+      : Workspace(need, [](void*, std::size_t, cudaStream_t) { return Status::kSuccess; }) {}
 };
 
-// Runs one call on fresh device copies and a fresh workspace (NaN past its zeroed counter header), or
+// Runs one call on fresh device copies and a fresh NaN-filled workspace, or
 // on the caller's `shared` workspace as the previous calls left it; returns y's buffer afterwards.
 template <class T>
 std::vector<T> run_symv(const SymvCase& c, Uplo uplo, SymvImpl impl, const Problem<T>& p,
@@ -218,9 +218,9 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                          SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV7}) {
+                          SymvImpl::kAwareV5, SymvImpl::kAwareV6}) {
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
-      // The second call reuses the first one's workspace (v7: its counters reset by the first call).
+      // The second call finds the first one's partials in the workspace.
       SymvWorkspace ws(kernels::symv_workspace_bytes<float>(c.n, impl));
       const std::vector<float> a = run_symv(c, uplo, impl, p, &ws), b = run_symv(c, uplo, impl, p, &ws);
       EXPECT_EQ(0, std::memcmp(a.data(), b.data(), a.size() * sizeof(float)));
@@ -229,11 +229,10 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
 }
 
 TEST(SymvLargeWorkspace, OneBufferServesEveryImplAndSizeInTurn) {
-  // One workspace, prepared once, for a sequence of calls of different sizes, triangles and impls
-  // (v7 and kAuto count in on the header's counters; the others write partials after it), twice
-  // over: each call must leave the counters at zero and no call may overwrite them.
+  // One workspace for a sequence of calls of different sizes, triangles and impls, twice over: each
+  // call finds the others' partials in it, and must neither read them nor depend on them.
   const int sizes[] = {1000, 65, 4097, 300, 2048};
-  const SymvImpl impls[] = {SymvImpl::kAwareV7, SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV6};
+  const SymvImpl impls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
   std::size_t need = 0;
   for (int n : sizes)
     for (SymvImpl impl : impls) need = std::max(need, kernels::symv_workspace_bytes<double>(n, impl));

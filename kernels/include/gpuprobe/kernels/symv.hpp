@@ -31,27 +31,18 @@
 //   kAwareV5    kAwareV6 with units of 4 block rows in double as well (read in two batches of
 //               2 per step: the same 16 loads in flight per thread), so half the column-dot slots
 //               and reductions; float: as kAwareV6 (docs/perf/symv.md, v5; grid walked group first
-//               since v6).
+//               since v6; in double one block per SM, 228 registers and no spills, since v5.1).
 //   kAwareV6    kAwareV3Stream with its grid walked group first: the blocks launched together are
 //               the units of consecutive groups with the same segment, i.e. vertically adjacent
 //               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
 //               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
 //               same idea).
-//   kAwareV7    kAwareV6 in one kernel: each unit counts in on a counter per column block it wrote
-//               partials of, and the unit that completes a column block sums its partials (v6's
-//               fixed order: deterministic) into y; no reduction kernel, no launch-to-launch wait
-//               (docs/perf/symv.md, v7). Its counters need an initialised workspace (below).
-//   kAuto       (default) kAwareV7 for n < 8192; above, kAwareV6, or kAwareV5 in double when v6's
-//               partials would not stay in the L2 (symv_auto_impl below; docs/perf/symv.md, v6, v7).
+//   kAuto       (default) kAwareV6, or kAwareV5 in double when v6's partials would not stay in the
+//               L2 (symv_auto_impl below; docs/perf/symv.md, v6).
 //
-// Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory,
-// 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but kAwareAtomic, which
-// needs 0 bytes). It starts with a 1 KiB header of kAwareV7's arrival counters, which must be zero
-// before its first use by kAwareV7 or kAuto: call symv_workspace_init once after allocating it (and
-// again after a failed call, or after the buffer was used for anything else); every completed call
-// leaves them at zero, and no impl writes its partials into the header, so one buffer serves in turn
-// every impl and n it is large enough for. The rest may hold anything. The workspace may not be
-// shared by calls running concurrently.
+// Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
+// content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
+// kAwareAtomic, which needs 0 bytes). The workspace may not be shared by calls running concurrently.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -62,25 +53,13 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl {
-  kAuto,
-  kAware,
-  kOblivious,
-  kAwareAtomic,
-  kAwareV3,
-  kAwareV3Stream,
-  kAwareV5,
-  kAwareV6,
-  kAwareV7
-};
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5, kAwareV6 };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6",
-// "aware_v7"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6"
 const char* symv_impl_name(SymvImpl impl);
 
 // What symv<T> runs for `impl` on a device whose L2 holds l2_bytes (-1: ask the current device; 0:
-// unknown): `impl` itself, except kAuto -> kAwareV7 for n < 8192 (measurements: docs/perf/symv.md, v7),
-// else kAwareV6, or kAwareV5 in double when kAwareV6's partials
+// unknown): `impl` itself, except kAuto -> kAwareV6, or kAwareV5 in double when kAwareV6's partials
 // (its workspace) would fill more than half the L2 (one near partition on the H100): v5's units of 4
 // block rows halve the column-dot slots, so the reduction reads them from the L2 rather than DRAM.
 // H100 (2026-11-23, tree 69b98f4, same run): DSYMV 32768 (v6 partials 37.7 MB of the 50 MB L2; ncu:
@@ -91,8 +70,8 @@ template <class T>
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto, long long l2_bytes = -1);
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
-// kAwareV3's (= kAwareV3Stream's, kAwareV6's and kAwareV7's) and kAwareV5's (what it runs may change
-// with the measurements; the workspace size does not).
+// kAwareV3's (= kAwareV3Stream's and kAwareV6's) and kAwareV5's (what it runs may change with the
+// measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
 
@@ -107,11 +86,5 @@ Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int in
 template <class T>
 Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx, T beta, T* y, int incy,
             void* workspace, std::size_t workspace_bytes, cudaStream_t stream, SymvImpl impl = SymvImpl::kAuto);
-
-// Prepares a workspace for kAwareV7 / kAuto: zeroes its counter header (a cudaMemsetAsync of at most
-// its first 1 KiB on `stream`). Needed once per buffer, not per call; harmless for the other impls.
-// kSuccess for an empty workspace (nullptr, 0 bytes), kNullPointer for nullptr with bytes > 0,
-// kLaunchFailed if the memset could not be enqueued.
-Status symv_workspace_init(void* workspace, std::size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels
