@@ -650,16 +650,24 @@ constexpr int kWarps = kBlockThreads / 32;
 // flight per SM (v3's deep T kernel: 2 x 64 KB), more than the ~25 KB per SM that Little's law asks
 // of the H100 (3.35 TB/s x ~1 us / 132 SMs). More loads per thread would take registers from the
 // occupancy that covers the latency here (many small blocks rather than few deep ones).
-constexpr int kUnroll = 4;
+// Build-time experiment hooks (GPUPROBE_GEMV_CB_UNROLL, GPUPROBE_GEMV_CB_MIN_BLOCKS): an A/B of
+// deeper blocks on the H100; the defaults are the design below.
+#ifndef GPUPROBE_GEMV_CB_UNROLL
+#define GPUPROBE_GEMV_CB_UNROLL 4
+#endif
+#ifndef GPUPROBE_GEMV_CB_MIN_BLOCKS
+#define GPUPROBE_GEMV_CB_MIN_BLOCKS 8
+#endif
+constexpr int kUnroll = GPUPROBE_GEMV_CB_UNROLL;
 // Register cap: 8 blocks of 128 threads per SM (32 of its 64 warps) <= 64 registers a thread. ptxas
 // 13.0, sm_90, no spills, float and double alike: 56 registers with 16-byte loads of A and x, 64 with
 // 16-byte A and scalar x, 62 (double) / 64 (float) on the scalar path. The main loop is kept at one
 // step per iteration (unroll 1): left to the compiler, it unrolled the loop and the double 16-byte
 // A and x kernels spilled (24 bytes) at 64.
-constexpr int kMinBlocksPerSm = 8;
+constexpr int kMinBlocksPerSm = GPUPROBE_GEMV_CB_MIN_BLOCKS;
 template <class T>
 constexpr int step_rows() { return kUnroll * kBlockThreads * Vec16<T>::kCount; }  // rows per block step
-static_assert(step_rows<double>() * sizeof(double) == 8192 && step_rows<float>() * sizeof(float) == 8192,
+static_assert(step_rows<double>() * sizeof(double) == kUnroll * 2048 && step_rows<float>() * sizeof(float) == kUnroll * 2048,
               "a block step is 8 KB of the column in either precision");
 static_assert(kBlockThreads % 32 == 0 && kWarps * 32 == kBlockThreads, "whole warps");
 
