@@ -16,8 +16,8 @@
 // keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
 // unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
 // for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
-// GemvImpl::kColumnBlocks (namespace cb, experimental, kTrans only): one 128-thread block per column
-// of A, cuBLAS's DGEMV T design.
+// GemvImpl::kColumnBlocks (namespace cb, v7, kTrans only; kAuto's T choice at most shapes): one
+// 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
 
 #include "gpuprobe/kernels/gemv.hpp"
@@ -631,7 +631,7 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
 }  // namespace v3
 
 // ---------------------------------------------------------------------------------------------
-// GemvImpl::kColumnBlocks, kTrans (experimental; kNoTrans runs v3): cuBLAS's DGEMV T design as
+// GemvImpl::kColumnBlocks, kTrans (v7; kNoTrans runs v3): cuBLAS's DGEMV T design as
 // Nsight Compute shows it on the H100 at 32768 x 32768, one block of 128 threads per column of A
 // (per element of y), no split, no workspace. The block streams its column top to bottom, so the
 // blocks resident on the GPU each read one long contiguous run (the hypothesis: better DRAM
@@ -645,30 +645,33 @@ namespace cb {
 
 constexpr int kBlockThreads = 128;  // 4 warps: cuBLAS's block
 constexpr int kWarps = kBlockThreads / 32;
-// 16-byte loads of A in flight per thread and step: 4 x 16 B x 128 threads = 8 KB of the column per
-// block step (1024 doubles / 2048 floats), and with kMinBlocksPerSm blocks per SM >= 64 KB of A in
-// flight per SM (v3's deep T kernel: 2 x 64 KB), more than the ~25 KB per SM that Little's law asks
-// of the H100 (3.35 TB/s x ~1 us / 132 SMs). More loads per thread would take registers from the
-// occupancy that covers the latency here (many small blocks rather than few deep ones).
-// Build-time experiment hooks (GPUPROBE_GEMV_CB_UNROLL, GPUPROBE_GEMV_CB_MIN_BLOCKS): an A/B of
-// deeper blocks on the H100; the defaults are the design below.
-#ifndef GPUPROBE_GEMV_CB_UNROLL
-#define GPUPROBE_GEMV_CB_UNROLL 4
-#endif
-#ifndef GPUPROBE_GEMV_CB_MIN_BLOCKS
-#define GPUPROBE_GEMV_CB_MIN_BLOCKS 8
-#endif
-constexpr int kUnroll = GPUPROBE_GEMV_CB_UNROLL;
-// Register cap: 8 blocks of 128 threads per SM (32 of its 64 warps) <= 64 registers a thread. ptxas
-// 13.0, sm_90, no spills, float and double alike: 56 registers with 16-byte loads of A and x, 64 with
-// 16-byte A and scalar x, 62 (double) / 64 (float) on the scalar path. The main loop is kept at one
-// step per iteration (unroll 1): left to the compiler, it unrolled the loop and the double 16-byte
-// A and x kernels spilled (24 bytes) at 64.
-constexpr int kMinBlocksPerSm = GPUPROBE_GEMV_CB_MIN_BLOCKS;
-template <class T>
-constexpr int step_rows() { return kUnroll * kBlockThreads * Vec16<T>::kCount; }  // rows per block step
-static_assert(step_rows<double>() * sizeof(double) == kUnroll * 2048 && step_rows<float>() * sizeof(float) == kUnroll * 2048,
+// kUnroll: 16-byte loads of A in flight per thread and step. 4: 4 x 16 B x 128 threads = 8 KB of the
+// column per block step (1024 doubles / 2048 floats), and with 8 blocks per SM 64 KB of A in flight
+// per SM, more than the ~25 KB per SM that Little's law asks of the H100 (3.35 TB/s x ~1 us / 132
+// SMs). 8 (kDeepUnroll, for columns of kDeepFromRows rows or more): 16 KB a step, 4 blocks per SM,
+// the same 64 KB per SM in half as many blocks: H100, same run (docs/perf/gemv.md, v7): D T 32768
+// 3144 GB/s against 3129, 16384 3144 / 3117, 8192 3088 / 3059, S T 32768 3158 / 3133; on short
+// columns it lost (S T 4097 2129 / 2448, 1000 x 100000 1704 / 3107: fewer, emptier blocks).
+constexpr int kUnroll = 4;
+constexpr int kDeepUnroll = 8;
+// kAuto runs it for kTrans with more than kAutoAboveRows rows and at least kAutoMinColumns columns
+// (gemv_auto_impl).
+constexpr int kAutoAboveRows = 512;
+constexpr int kAutoMinColumns = 512;
+constexpr int kDeepFromRows = 8192;
+// Register cap: the blocks per SM above (32 or 16 warps of the 64): <= 64 registers a thread
+// (kUnroll 4) or 128 (8). ptxas 13.0, sm_90, no spills, float and double alike: kUnroll 4 56-64
+// registers, 8 94-102. The main loop is kept at one step per iteration (unroll 1): left to the
+// compiler, it unrolled the loop and the double 16-byte A and x kernels spilled (24 bytes) at 64.
+template <int kU>
+constexpr int min_blocks_per_sm() { return 32 / kU; }
+template <class T, int kU>
+constexpr int step_rows() { return kU * kBlockThreads * Vec16<T>::kCount; }  // rows per block step
+static_assert(step_rows<double, kUnroll>() * sizeof(double) == 8192 && step_rows<float, kUnroll>() * sizeof(float) == 8192,
               "a block step is 8 KB of the column in either precision");
+static_assert(min_blocks_per_sm<kUnroll>() * kUnroll == min_blocks_per_sm<kDeepUnroll>() * kDeepUnroll &&
+                  min_blocks_per_sm<kUnroll>() * kUnroll * kBlockThreads * 16 == 64 * 1024,
+              "either depth: 64 KB of A in flight per SM at the register cap's occupancy");
 static_assert(kBlockThreads % 32 == 0 && kWarps * 32 == kBlockThreads, "whole warps");
 
 // The kV elements of x at rows row .. row + kV (the first `valid` of them; the rest 0). kVectorX: one
@@ -694,7 +697,7 @@ __device__ __forceinline__ void load_x_vec(const Strided<const T>& x, long long 
 // consecutive rows across the threads) times the same rows of x, added into acc[u] in slot order.
 // p: the thread's slot (0, 0) in the column, at row `row`; `valid` rows from p are in the matrix
 // (a step wholly inside passes step_rows: every slot's offset is smaller, nothing is masked).
-template <class T, bool kVector, bool kVectorX, bool kStream>
+template <class T, int kUnroll, bool kVector, bool kVectorX, bool kStream>
 __device__ __forceinline__ void step(const T* p, const Strided<const T>& x, long long row, int valid,
                                      T (&acc)[kUnroll]) {
   constexpr int kV = Vec16<T>::kCount;
@@ -720,12 +723,12 @@ __device__ __forceinline__ void step(const T* p, const Strided<const T>& x, long
     for (int k = 0; k < kV; ++k) acc[u] += a[u][k] * xv[u][k];
 }
 
-template <class T, bool kVector, bool kVectorX, bool kStream>
-__global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
+template <class T, int kUnroll, bool kVector, bool kVectorX, bool kStream>
+__global__ void __launch_bounds__(kBlockThreads, min_blocks_per_sm<kUnroll>())
     gemv_cb_t_kernel(int m, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
                      Strided<T> y) {
   static_assert(!kVectorX || kVector, "16-byte loads of x go with 16-byte loads of A (the same slots)");
-  constexpr int kV = Vec16<T>::kCount, kStep = step_rows<T>();
+  constexpr int kV = Vec16<T>::kCount, kStep = step_rows<T, kUnroll>();
   const long long col = blockIdx.x;
   const int lane_row = blas2::slot_row<kBlockThreads, kV, kVector>(threadIdx.x, 0, 0);
   const T* a = A + col * lda + lane_row;
@@ -735,9 +738,9 @@ __global__ void __launch_bounds__(kBlockThreads, kMinBlocksPerSm)
   T acc[kUnroll] = {};
 #pragma unroll 1
   for (int r0 = 0; r0 < full_end; r0 += kStep)
-    step<T, kVector, kVectorX, kStream>(a + r0, x, static_cast<long long>(r0) + lane_row, kStep, acc);
+    step<T, kUnroll, kVector, kVectorX, kStream>(a + r0, x, static_cast<long long>(r0) + lane_row, kStep, acc);
   if (full_end < m)
-    step<T, kVector, kVectorX, kStream>(a + full_end, x, static_cast<long long>(full_end) + lane_row,
+    step<T, kUnroll, kVector, kVectorX, kStream>(a + full_end, x, static_cast<long long>(full_end) + lane_row,
                                         m - full_end - lane_row, acc);
 
   T sum[1] = {acc[0]};
@@ -760,10 +763,12 @@ template <class T, bool kVector, bool kVectorX>
 void launch(bool stream_hint, int m, int n, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
             cudaStream_t stream) {
   // One block per column: grid x, which allows 2^31 - 1 blocks (any int n).
-  if (stream_hint)
-    gemv_cb_t_kernel<T, kVector, kVectorX, true><<<n, kBlockThreads, 0, stream>>>(m, A, lda, x, alpha, beta, y);
-  else
-    gemv_cb_t_kernel<T, kVector, kVectorX, false><<<n, kBlockThreads, 0, stream>>>(m, A, lda, x, alpha, beta, y);
+  const auto kernel = m >= kDeepFromRows
+                          ? (stream_hint ? gemv_cb_t_kernel<T, kDeepUnroll, kVector, kVectorX, true>
+                                         : gemv_cb_t_kernel<T, kDeepUnroll, kVector, kVectorX, false>)
+                          : (stream_hint ? gemv_cb_t_kernel<T, kUnroll, kVector, kVectorX, true>
+                                         : gemv_cb_t_kernel<T, kUnroll, kVector, kVectorX, false>);
+  kernel<<<n, kBlockThreads, 0, stream>>>(m, A, lda, x, alpha, beta, y);
 }
 
 }  // namespace cb
@@ -806,6 +811,12 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // kColumnBlocks has a kernel of its own for kTrans only.
   if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
   if (impl != GemvImpl::kAuto) return impl;
+  // Column blocks (v7): faster than v2 / v3 at every T shape of the benchmarks but the ones with
+  // columns of 512 elements or fewer (64 x 1048576: 0.08 x v3; float 512 x 262144: 0.68 x; a
+  // block's start-up then outweighs its 2 KB) or fewer than 512 of them (1048576 x 64: 64 blocks on
+  // 132 SMs, 0.36 x). H100, same run (docs/perf/gemv.md, v7): D T 32768 3128 GB/s against v3's 3077,
+  // 4096 2837 / 2713, 1000 935 / 749 (v2); S T 8192 3008 / 2747; 1000 x 100000 3112 / 2822.
+  if (trans == Trans::kTrans && m > cb::kAutoAboveRows && n >= cb::kAutoMinColumns) return GemvImpl::kColumnBlocks;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
   // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
@@ -824,8 +835,10 @@ template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
   impl = gemv_auto_impl(trans, m, n, impl);
   if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
-  if (impl == GemvImpl::kSplitReduce)
-    return static_cast<std::size_t>(make_plan<T>(trans, m, n).workspace_elems()) * sizeof(T);
+  if (impl == GemvImpl::kSplitReduce) {  // after v3's counter area, which a v2 call must not overwrite
+    const long long elems = make_plan<T>(trans, m, n).workspace_elems();
+    return elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;
+  }
   return v3::make_plan3<T>(trans, m, n).workspace_bytes(sizeof(T));
 }
 
@@ -910,7 +923,10 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     return blas2::launch_status();
   }
   const Plan plan = make_plan<T>(trans, m, n);
-  T* part = plan.segments > 1 ? static_cast<T*>(workspace) : nullptr;
+  // The partials after v3's counter area: kAuto switches between v2 and v3 by shape, and one
+  // workspace may serve both in turn.
+  T* part = plan.segments > 1 ? reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes)
+                              : nullptr;
   if (vector)
     launch_main<T, true>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
   else

@@ -8,12 +8,13 @@
 // (that with 4 block rows per unit in double too),
 // ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
 // (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
-// GEMV impls: ours (the default, GemvImpl::kAuto: v2 or v3 by shape, impl_resolved as above),
+// GEMV impls: ours (the default, GemvImpl::kAuto: v2, v3 or, for T, column blocks by shape;
+// impl_resolved as above),
 // ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at the shapes where v2 lost to cuBLAS
 // (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
 // ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched unit-first, v3's order
 // before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column, cuBLAS's DGEMV T
-// design; experimental, not in kAuto).
+// design; kAuto's T choice at most shapes since v7).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before

@@ -192,41 +192,55 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
             << s[0] << " x " << s[1];
   }
   // The default (kAuto) needs what the implementation it picks needs.
-  for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
-    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 64, 1 << 20),
-              kernels::gemv_workspace_bytes<T>(t, 64, 1 << 20, GemvImpl::kSinglePass));
-    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 2048, 2048),
-              kernels::gemv_workspace_bytes<T>(t, 2048, 2048, GemvImpl::kSplitReduce));
-    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, 4096, 4096),
-              kernels::gemv_workspace_bytes<T>(t, 4096, 4096, GemvImpl::kSinglePass));
-  }
+  for (Trans t : {Trans::kNoTrans, Trans::kTrans})
+    for (auto [m, n] : {std::pair<int, int>{64, 1 << 20}, {2048, 2048}, {4096, 4096}, {512, 512}})
+      EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, m, n),
+                kernels::gemv_workspace_bytes<T>(t, m, n, kernels::gemv_auto_impl(t, m, n)))
+          << m << " x " << n;
+  // v2's partials come after v3's 16 KiB counter area (kAuto switches between them by shape, and one
+  // workspace may serve both in turn).
+  // 2048 N: 16 segments of 128 columns x 2048 partials (the workspace_bytes the benchmarks record).
+  EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, 2048, 2048, GemvImpl::kSplitReduce),
+            16384 + 16 * 2048 * sizeof(T));
 }
 
-TEST(KernelAuto, GemvPicksSinglePassForThinLargeAndDeepShapes) {
+// kAuto's kTrans choice: column blocks for columns longer than 512 elements, at least 512 of them;
+// else `otherwise`.
+GemvImpl expected_t(int m, int n, GemvImpl otherwise) {
+  return m > 512 && n >= 512 ? GemvImpl::kColumnBlocks : otherwise;
+}
+
+TEST(KernelAuto, GemvPicksColumnBlocksForTAndSinglePassForThinLargeAndDeepShapes) {
   // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26;
-  // deep: y in 96 ... 264 units of 32 and >= 2048 reduced.
+  // deep: y in 96 ... 264 units of 32 and >= 2048 reduced. T: column blocks first (expected_t).
   const std::pair<int, int> v3_both[] = {{64, 1 << 20},  {1 << 20, 64},   {1 << 18, 512},  {512, 1 << 18},
                                          {1, 64},        {8, 100000},     {8192, 8192},    {32768, 32768},
                                          {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
                                          {7000, 7000},   {6113, 8448}};
   const std::pair<int, int> v2_both[] = {{512, 512}, {2048, 2048}, {3040, 3040}, {1, 63}, {513, 1 << 16}};
-  for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
-    for (auto [m, n] : v3_both) EXPECT_EQ(kernels::gemv_auto_impl(t, m, n), GemvImpl::kSinglePass) << m << " x " << n;
-    for (auto [m, n] : v2_both) EXPECT_EQ(kernels::gemv_auto_impl(t, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+  for (auto [m, n] : v3_both) {
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), expected_t(m, n, GemvImpl::kSinglePass))
+        << m << " x " << n;
   }
+  for (auto [m, n] : v2_both) {
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), expected_t(m, n, GemvImpl::kSplitReduce))
+        << m << " x " << n;
+  }
+  // T at the edges of the column-block rule.
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 512, 1 << 18), GemvImpl::kSinglePass);   // 2 KB columns
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 513, 512), GemvImpl::kColumnBlocks);
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 1 << 20, 511), GemvImpl::kSinglePass);   // too few columns
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 1 << 20, 64), GemvImpl::kSinglePass);
   // Deep for both: 96 ... 264 units of 32 of y over >= 2048 reduced (N below 192 units in 512-thread
   // blocks); outside that range in one direction only, the other stays on v2.
   for (auto [m, n] : {std::pair<int, int>{4096, 4096}, {4097, 4097}, {6112, 6112}}) {
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
   }
-  for (auto [m, n] : {std::pair<int, int>{2048, 3041}, {8449, 4096}}) {  // deep T only
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
-  }
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 2047, 4096), GemvImpl::kSplitReduce);  // too few rows
+  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 8449, 4096), GemvImpl::kSplitReduce);  // deep T only
   EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 3041, 2048), GemvImpl::kSinglePass);  // deep N only
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 3041, 2048), GemvImpl::kSplitReduce);
   EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 3040, 2048), GemvImpl::kSplitReduce);
   // An explicit choice is kept.
   for (GemvImpl impl : {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint})
@@ -243,9 +257,10 @@ TYPED_TEST(KernelArgs, GemvColumnBlocks) {
                                         {32768, 32768}, {1 << 20, 64}, {64, 1 << 20}, {100000, 1000},
                                         {1000, 100000}, {2048, 3041}};
   for (auto [m, n] : shapes) {
-    // Opt-in only: kAuto never picks it, for either transposition.
-    for (Trans t : {Trans::kNoTrans, Trans::kTrans})
-      EXPECT_NE(kernels::gemv_auto_impl(t, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
+    // kAuto picks it for T only (expected_t), never for N.
+    EXPECT_NE(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n) == GemvImpl::kColumnBlocks, m > 512 && n >= 512)
+        << m << " x " << n;
     // kTrans: its own kernel, one block per column, no workspace; any n fits the grid's x dimension.
     EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kColumnBlocks);
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), 0u) << m << " x " << n;

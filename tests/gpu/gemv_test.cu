@@ -194,10 +194,13 @@ TYPED_TEST(GemvSmall, MatchesCpuReference) {
 }
 
 TYPED_TEST(GemvSmall, ColumnBlocksStepEdges) {
-  // kColumnBlocks' block step is 8 KB of a column (1024 doubles, 2048 floats): whole steps only
+  // kColumnBlocks' block step is 8 KB of a column (1024 doubles, 2048 floats) below 8192 rows: whole steps only
   // (1024, 2048, 4096; 1024 float: half a step), a row past them (1025, 2049), a row short (1023,
   // 2047), 2 rows past (2050: one double vector, half a float vector); lda as cases_for makes it.
-  const int shapes[][2] = {{1024, 5}, {1025, 3}, {1023, 4}, {2048, 3}, {2047, 2}, {2049, 6}, {2050, 3}, {4096, 2}};
+  // From 8192 rows the step is 16 KB (2048 doubles, 4096 floats): 8192 whole steps, 8193 a row past,
+  // 12287 a row short of the last double step, 12290 a partial float vector.
+  const int shapes[][2] = {{1024, 5}, {1025, 3},  {1023, 4},  {2048, 3},  {2047, 2},  {2049, 6},
+                           {2050, 3}, {4096, 2},  {8192, 3},  {8193, 2},  {12287, 3}, {12290, 2}};
   for (const auto& s : shapes)
     for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
 }
@@ -259,23 +262,28 @@ TEST(GemvLargeDeterminism, RepeatedCallsAreBitIdentical) {
 
 TEST(GemvSinglePassWorkspace, CountersResetAcrossCallsAndShapes) {
   // One workspace, prepared once, for a sequence of calls of different shapes (one- and two-level
-  // splits, both transpositions), twice over: each call must leave the counters at zero.
+  // splits, both transpositions), twice over: each call must leave the counters at zero. With kAuto
+  // (and the v2 impl in between) the sequence switches between v2, v3 and column blocks: v2's
+  // partials must not land on v3's counters.
   const int shapes[][2] = {{1000, 1000}, {40, 20000}, {4097, 65}, {100, 40000}, {65, 4097}};
+  const GemvImpl impls[] = {GemvImpl::kSinglePass, GemvImpl::kAuto, GemvImpl::kSplitReduce};
   std::size_t need = 0;
   for (const auto& s : shapes)
     for (Trans t : kTranses)
-      need = std::max(need, kernels::gemv_workspace_bytes<double>(t, s[0], s[1], GemvImpl::kSinglePass));
+      for (GemvImpl impl : impls) need = std::max(need, kernels::gemv_workspace_bytes<double>(t, s[0], s[1], impl));
   ASSERT_GT(need, 0u);
   GemvWorkspace ws(need);
   for (int round = 0; round < 2; ++round)
     for (const auto& s : shapes)
-      for (Trans t : kTranses) {
-        const GemvCase c{s[0], s[1], 0, 1.0, 0.5};
-        SCOPED_TRACE(describe(c, t, "double") + " round " + std::to_string(round));
-        std::mt19937_64 rng(fresh_seed());
-        const Problem<double> p(c, t, rng);
-        expect_close(p.y0, run_gemv(c, t, p, GemvImpl::kSinglePass, &ws), cpu_reference(c, t, p), p.x.len);
-      }
+      for (Trans t : kTranses)
+        for (GemvImpl impl : impls) {
+          const GemvCase c{s[0], s[1], 0, 1.0, 0.5};
+          SCOPED_TRACE(describe(c, t, "double") + " " + kernels::gemv_impl_name(impl) + " round " +
+                       std::to_string(round));
+          std::mt19937_64 rng(fresh_seed());
+          const Problem<double> p(c, t, rng);
+          expect_close(p.y0, run_gemv(c, t, p, impl, &ws), cpu_reference(c, t, p), p.x.len);
+        }
 }
 
 }  // namespace

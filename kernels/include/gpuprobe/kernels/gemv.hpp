@@ -21,8 +21,10 @@
 // caller (device memory, 16-byte aligned); not to be shared by concurrent calls.
 //
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
-//   kAuto              (default) kSinglePass for thin, large and "deep" shapes, kSplitReduce
-//                      otherwise (gemv_auto_impl below; docs/perf/gemv.md, v4 ... v6).
+//   kAuto              (default) kTrans: kColumnBlocks for columns of more than 512 elements and
+//                      at least 512 of them; otherwise, and for kNoTrans, kSinglePass for thin, large
+//                      and "deep" shapes, kSplitReduce otherwise (gemv_auto_impl below;
+//                      docs/perf/gemv.md, v4 ... v7).
 //   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
 //                      second kernel (launched as a programmatic dependent) sums them.
 //   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
@@ -45,21 +47,24 @@
 //                      then segments); kSinglePass dispatches kTrans blocks segment-first since v5, so
 //                      the blocks resident together read consecutive row segments of the same columns
 //                      (docs/perf/gemv.md, v5). kNoTrans as kSinglePass.
-//   kColumnBlocks      (experimental, opt-in: kAuto never picks it) kTrans: cuBLAS's DGEMV T design
+//   kColumnBlocks      (v7) kTrans: cuBLAS's DGEMV T design
 //                      as Nsight Compute shows it on the H100 (32768 x 32768): one block of 128
 //                      threads per column of A (y element), no split, no workspace; the block reads
 //                      its column top to bottom (8 KB a step: 4 x 16-byte loads per thread, coalesced
 //                      scalar loads when lda is not a multiple of 16 bytes; evict-first when A is
 //                      larger than the L2, as kSinglePass), dots it with x (16-byte loads of x when
 //                      incx == 1 and x is 16-byte aligned), reduces by warp shuffles and then over
-//                      the 4 warps in a fixed order (deterministic), and writes y[col]. The question
-//                      it answers: whether one column read contiguously by one block (DRAM
-//                      row-buffer locality) beats v3's 512-byte pieces of 32 columns. kNoTrans runs
+//                      the 4 warps in a fixed order (deterministic), and writes y[col]; columns of
+//                      8192 rows or more in steps of 16 KB (8 loads per thread, 4 blocks per SM).
+//                      One column read contiguously by one block beat v3's 512-byte pieces of 32
+//                      columns at every T shape with long enough columns and enough of them (H100:
+//                      D T 32768 3128 GB/s against 3077, docs/perf/gemv.md, v7). kNoTrans runs
 //                      exactly kSinglePass (same kernels, same workspace).
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
-// zero.
+// zero. kSplitReduce's partials come after that counter area, so one buffer serves in turn every impl
+// and shape it is large enough for (kAuto switches between v2 and v3 by shape).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -77,7 +82,8 @@ enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSing
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv runs for `impl`: `impl` itself, except kColumnBlocks with kNoTrans -> kSinglePass, and
-// kAuto -> kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of the
+// kAuto -> kColumnBlocks for kTrans with m > 512 and n >= 512 (v7: faster than v2 / v3 at every such
+// benchmark shape; with 2 KB columns or 64 of them it was 0.08-0.7 x v3), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of the
 // other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of 32
 // gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
 // squares), kSplitReduce otherwise. H100 runs
