@@ -315,6 +315,10 @@ Plan3 make_plan3(Trans trans, int m, int n) {
       p.shape = NShape::kNarrow;
     else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
       p.shape = NShape::kTall;
+#ifdef GPUPROBE_GEMV_N_TALL_FROM_ELEMS  // build-time experiment: TallCfg's 2 KB column pieces for large N
+    else if (static_cast<long long>(m) * n >= GPUPROBE_GEMV_N_TALL_FROM_ELEMS && m >= 4 * TallCfg<T>::kRows)
+      p.shape = NShape::kTall;
+#endif
     else if (deep)
       p.shape = (m + kDeepRows - 1) / kDeepRows >= kDeepMinUnitsN ? NShape::kDeep : NShape::kDeepOneBlock;
     unit_len = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kRows
