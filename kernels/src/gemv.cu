@@ -213,6 +213,13 @@ constexpr std::size_t kCounterBytes = kMaxCounters * sizeof(unsigned);
 // per-column runs dominate).
 constexpr int kTallMinUnits = 1024;
 constexpr int kTallMaxCols = 128;
+// ... and the largest squares (v7.1): from kTallLargeMinRows rows and kTallLargeMinCols columns,
+// where its 2 KB column pieces per block (against WideCfg's 512 bytes) read faster. H100, two
+// alternations in one call (docs/perf/gemv.md, v7.1): 32768 x 32768 float 3145-3147 GB/s against
+// 3095-3099, double 3125 / 3104-3105; where it lost, left out: 8192 float -4 %, 16384 float -0.8 %,
+// 262144 x 512 double -2.2 % (double 8192 / 16384 and 100000 x 1000 within +-1.2 %).
+constexpr int kTallLargeMinRows = 32768;
+constexpr int kTallLargeMinCols = 8192;
 // Register caps (__launch_bounds__ minimum blocks per SM, 256 threads each), all without spills
 // (ptxas 13.0, sm_90): the T kernels and the 16-byte-load one-row-vector N kernels <= 40 registers,
 // 6 blocks (uncapped the T kernel takes 48-58 registers: 4-5 blocks; a cap of 8 spills); the scalar
@@ -315,10 +322,8 @@ Plan3 make_plan3(Trans trans, int m, int n) {
       p.shape = NShape::kNarrow;
     else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
       p.shape = NShape::kTall;
-#ifdef GPUPROBE_GEMV_N_TALL_FROM_ELEMS  // build-time experiment: TallCfg's 2 KB column pieces for large N
-    else if (static_cast<long long>(m) * n >= GPUPROBE_GEMV_N_TALL_FROM_ELEMS && m >= 4 * TallCfg<T>::kRows)
+    else if (m >= kTallLargeMinRows && n >= kTallLargeMinCols)
       p.shape = NShape::kTall;
-#endif
     else if (deep)
       p.shape = (m + kDeepRows - 1) / kDeepRows >= kDeepMinUnitsN ? NShape::kDeep : NShape::kDeepOneBlock;
     unit_len = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kRows

@@ -244,6 +244,8 @@ TYPED_TEST(GemvLarge, MatchesCpuReference) {
 TEST(GemvLargeCublas, FloatMatchesCublasDgemv) {
   check<float>({4097, 4097, 4097, 1.0, 0.0}, true);
   check<float>({3000, 2000, 3004, -0.5, 2.0}, true);
+  // v3's tall N blocks on a large matrix (from 32768 x 8192: many segments, two-level sums); 1 GiB.
+  check<float>({32768, 8192, 32768, 0.75, 0.0}, true);
 }
 
 TEST(GemvLargeDeterminism, RepeatedCallsAreBitIdentical) {

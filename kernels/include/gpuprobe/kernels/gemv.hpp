@@ -32,7 +32,7 @@
 //                      in two levels when there are many segments (deterministic: the order does not
 //                      depend on which block arrives last). Block shapes for the thin cases: 16 row
 //                      lanes for m <= 64 (float) / 32 (double) rows, 4 row vectors per thread for tall
-//                      matrices with few columns; lda not a multiple of 16 bytes: each scalar load is
+//                      matrices with few columns and (v7.1) for N from 32768 x 8192; lda not a multiple of 16 bytes: each scalar load is
 //                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
 //                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
 //                      and so leaves the L2's other contents (and their dirty lines) in place. Deep
@@ -82,11 +82,12 @@ enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSing
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv runs for `impl`: `impl` itself, except kColumnBlocks with kNoTrans -> kSinglePass, and
-// kAuto -> kColumnBlocks for kTrans with m > 512 and n >= 512 (v7: faster than v2 / v3 at every such
-// benchmark shape; with 2 KB columns or 64 of them it was 0.08-0.7 x v3), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of the
-// other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of 32
-// gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
-// squares), kSplitReduce otherwise. H100 runs
+// kAuto -> kColumnBlocks for kTrans with m > 512 and n >= 512 (v7: faster than v2 / v3 at every
+// such benchmark shape; with 2 KB columns or 64 of them it was 0.08-0.7 x v3), else kSinglePass when
+// A is thin (at most 512 rows or columns and at least 64 x as many of the other), large (m n >= 2^26
+// elements: 256 MiB in float) or deep for this `trans` (y in units of 32 gives 96 ... 264 units, with
+// >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448 squares), kSplitReduce otherwise.
+// H100 runs
 // (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
 // (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
 // grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
