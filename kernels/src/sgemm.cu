@@ -17,6 +17,8 @@ const char* sgemm_impl_name(SgemmImpl impl) {
     case SgemmImpl::kTuned128x128x32w64x32: return "tuned_128x128x32_w64x32";
     case SgemmImpl::kTuned128x128w64x32Stages4: return "tuned_128x128_w64x32_4stages";
     case SgemmImpl::kTuned128x128x32w64x32Swizzle: return "tuned_128x128x32_w64x32_swizzle";
+    case SgemmImpl::kTuned128x128x32w64x32Mbarrier: return "tuned_128x128x32_w64x32_mbarrier";
+    case SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine: return "tuned_128x128x32_w64x32_mbarrier_serpentine";
   }
   return "unknown";
 }
@@ -57,6 +59,12 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
     case SgemmImpl::kTuned:  // the best measured: k-tile 32, grouped rasterization (docs/perf/sgemm.md, v8)
     case SgemmImpl::kTuned128x128x32w64x32Swizzle:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_swizzle(args, stream);
+      break;
+    case SgemmImpl::kTuned128x128x32w64x32Mbarrier:
+      err = detail::launch_sgemm_tuned_128x128x32w64x32_mbarrier(args, stream);
+      break;
+    case SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine:
+      err = detail::launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(args, stream);
       break;
     default: return Status::kInvalidValue;
   }

@@ -36,5 +36,9 @@ cudaError_t launch_sgemm_tuned_128x128x32w64x32(const SgemmArgs& args, cudaStrea
 cudaError_t launch_sgemm_tuned_128x128w64x32_4stages(const SgemmArgs& args, cudaStream_t stream);
 // The k-tile-32 tiling with grouped rasterization (16 M-tile rows per group, 1-D grid; v7).
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_swizzle(const SgemmArgs& args, cudaStream_t stream);
+// The swizzled tiling with per-stage mbarriers instead of a block barrier per k-tile (v10); and with
+// serpentine FFMA order too.
+cudaError_t launch_sgemm_tuned_128x128x32w64x32_mbarrier(const SgemmArgs& args, cudaStream_t stream);
+cudaError_t launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(const SgemmArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels::detail

@@ -79,6 +79,38 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPendingGroups) : "memory");
 }
 
+// ---- mbarriers in shared memory (sm_80+; kMbarrier pipeline) -----------------------------------
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, unsigned expected_arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(shared_address(bar)), "r"(expected_arrivals)
+               : "memory");
+}
+// One of `bar`'s expected arrivals, made when every cp.async this thread has issued so far has landed
+// (.noinc: the asynchronous arrival counts against the expected count).
+__device__ __forceinline__ void cp_async_mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("cp.async.mbarrier.arrive.noinc.shared::cta.b64 [%0];\n" ::"r"(shared_address(bar)) : "memory");
+}
+// Release semantics: this thread's earlier shared-memory reads happen before the phase completes.
+__device__ __forceinline__ void mbarrier_arrive(std::uint64_t* bar) {
+  asm volatile("{\n .reg .b64 state;\n mbarrier.arrive.shared::cta.b64 state, [%0];\n}\n" ::"r"(
+                   shared_address(bar))
+               : "memory");
+}
+// Waits (acquire) until the phase of parity `parity` has completed. Valid while `bar` is at most one
+// phase past it, which the pipeline's ordering guarantees (see the kMbarrier loop).
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+  unsigned done = 0;
+  do {
+    asm volatile(
+        "{\n .reg .pred p;\n mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n selp.u32 %0, 1, 0, p;\n}\n"
+        : "=r"(done)
+        : "r"(shared_address(bar)), "r"(parity)
+        : "memory");
+  } while (!done);
+}
+
 __device__ __forceinline__ float component(const float4& v, int c) {
   return c == 0 ? v.x : c == 1 ? v.y : c == 2 ? v.z : v.w;
 }
@@ -102,14 +134,35 @@ constexpr int kMaxSmemPad = 8;
 //    order there anyway.
 // (The two divisions of the mapping, by G x n_tiles and by the group's height, are by runtime values
 // either way: about 100 instructions once per block, against about 2550 per k-tile of 32.)
+//
+// StageSync: how the threads of a block agree that a stage has landed and that it may be overwritten.
+//   kBlockBarrier  one __syncthreads per k-tile; k-tiles kt+1 .. kt+kStages-1 in flight while kt is
+//                  multiplied. Every warp waits for the block's slowest at every k-tile.
+//   kMbarrier      (v10) per stage a "full" mbarrier (each thread's cp.async arrive on it when they
+//                  land: cp.async.mbarrier.arrive.noinc) and an "empty" one (each warp arrives once it
+//                  has read the stage). Only k-tile kt+1 is in flight while kt is multiplied (one k-tile
+//                  is ~11000 cycles per SMSP on the H100, far above the L2/DRAM latency), which leaves
+//                  one stage of slack: a warp may run a whole k-tile ahead of the block's slowest before
+//                  it waits. ncu at NN 4096 (docs/perf/sgemm.md, v10) had the barrier version's warps
+//                  0.37 per issued instruction at the barrier (cuBLAS's kernel 0.10).
+enum class StageSync { kBlockBarrier, kMbarrier };
+// FfmaOrder: the order of a thread's kThreadM x kThreadN FFMAs per k step. kRowMajor: row by row,
+// consecutive FFMAs share op(A)'s element; kSerpentine: odd rows walk right to left, so the FFMA
+// after a row's last one shares op(B)'s element too (CUTLASS's SIMT thread MMA walks this way for
+// the register reuse caches).
+enum class FfmaOrder { kRowMajor, kSerpentine };
+
 template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpsM_, int kWarpsN_, int kThreadM_, int kThreadN_,
-          int kStages_, int kMinBlocksPerSm_, int kGroupM_ = 0>
+          int kStages_, int kMinBlocksPerSm_, int kGroupM_ = 0, StageSync kSync_ = StageSync::kBlockBarrier,
+          FfmaOrder kFfmaOrder_ = FfmaOrder::kRowMajor>
 struct TunedTiling {
   static constexpr int kBlockM = kBlockM_, kBlockN = kBlockN_, kBlockK = kBlockK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
   static constexpr int kThreadM = kThreadM_, kThreadN = kThreadN_;
   static constexpr int kStages = kStages_, kMinBlocksPerSm = kMinBlocksPerSm_;
   static constexpr int kGroupM = kGroupM_;
+  static constexpr StageSync kSync = kSync_;
+  static constexpr FfmaOrder kFfmaOrder = kFfmaOrder_;
 
   static constexpr int kLanesM = 8, kLanesN = 4;
   static constexpr int kWarpM = kLanesM * kThreadM;  // warp tile
@@ -133,6 +186,8 @@ struct TunedTiling {
   static_assert(kBlockM % 32 == 0 && kBlockN % 32 == 0, "row strides mod 32 banks are set by the padding");
   static_assert(kSmemBytes <= 227 * 1024, "shared memory per block exceeds sm_90's 227 KB");
   static_assert(kGroupM >= 0, "kGroupM: 0 (plain 2-D grid) or M-tile rows per group");
+  static_assert(kSync == StageSync::kBlockBarrier || kStages >= 3,
+                "the mbarrier pipeline keeps one stage of slack beside the one in flight and the one read");
 };
 
 // Copies the k-tile [k0, k0 + kBlockK) of one operand, seen as X(mn, k) with mn in [0, kTileMn) of
@@ -307,6 +362,40 @@ __device__ __forceinline__ BlockOrigin block_origin(int m, int n) {
   }
 }
 
+// acc += the k-tile's op(A) slice x op(B) slice, from shared memory: per k step kThreadM / 4 + kThreadN / 4
+// LDS.128 and kThreadM x kThreadN FFMAs. `as` / `bs` point at this thread's first sub-tile in the
+// stage. at_half_tile(kk) is called once, before k step kBlockK / 2 (the register-staged copies store
+// their next k-tile there; see the kBlockBarrier loop).
+template <class T, class CopierA, class CopierB, class AtHalfTile>
+__device__ __forceinline__ void multiply_k_tile(const float* as, const float* bs, float (&acc)[T::kThreadM][T::kThreadN],
+                                                AtHalfTile&& at_half_tile) {
+#pragma unroll
+  for (int kk = 0; kk < T::kBlockK; ++kk) {
+    if (kk == T::kBlockK / 2) at_half_tile(kk);
+    float4 a4[T::kThreadM / kVec], b4[T::kThreadN / kVec];
+#pragma unroll
+    for (int i = 0; i < T::kThreadM / kVec; ++i)
+      a4[i] = *reinterpret_cast<const float4*>(as + kk * CopierA::kStride + i * T::kSubStrideM);
+#pragma unroll
+    for (int j = 0; j < T::kThreadN / kVec; ++j)
+      b4[j] = *reinterpret_cast<const float4*>(bs + kk * CopierB::kStride + j * T::kSubStrideN);
+#pragma unroll
+    for (int i = 0; i < T::kThreadM; ++i) {
+      const float a = component(a4[i / kVec], i % kVec);
+      if constexpr (T::kFfmaOrder == FfmaOrder::kSerpentine) {
+#pragma unroll
+        for (int jj = 0; jj < T::kThreadN; ++jj) {
+          const int j = i % 2 == 1 ? T::kThreadN - 1 - jj : jj;
+          acc[i][j] = fmaf(a, component(b4[j / kVec], j % kVec), acc[i][j]);
+        }
+      } else {
+#pragma unroll
+        for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = fmaf(a, component(b4[j / kVec], j % kVec), acc[i][j]);
+      }
+    }
+  }
+}
+
 template <class T, OperandCopy kCopyA, OperandCopy kCopyB>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     sgemm_tuned_kernel(int m, int n, int k, float alpha, const float* __restrict__ A, int lda,
@@ -336,78 +425,111 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   auto stage_b = [&](int stage) { return smem + stage * T::kStageFloats + T::kStageOffsetB; };
 
   const int k_tiles = (k + T::kBlockK - 1) / T::kBlockK;
-
-  // Prologue: k-tiles 0 .. kStages-2 in flight, one commit group each (empty groups keep the count).
-#pragma unroll
-  for (int s = 0; s < T::kStages - 1; ++s) {
-    if (s < k_tiles) {
-      copy_a.fetch(stage_a(s), s * T::kBlockK, tid, staging_a);
-      copy_b.fetch(stage_b(s), s * T::kBlockK, tid, staging_b);
-      copy_a.store(stage_a(s), tid, staging_a);
-      copy_b.store(stage_b(s), tid, staging_b);
-    }
-    cp_async_commit();
-  }
-
-  const int warp = tid / 32, lane = tid % 32;
-  const int warp_m = warp % T::kWarpsM, warp_n = warp / T::kWarpsM;
-  const int a_frag = warp_m * T::kWarpM + (lane % T::kLanesM) * kVec;  // first row of sub-tile 0
-  const int b_frag = warp_n * T::kWarpN + (lane / T::kLanesM) * kVec;  // first column of sub-tile 0
-
   float acc[T::kThreadM][T::kThreadN];
+  int a_frag, b_frag;  // this thread's first row of op(A) / column of op(B) in a stage (sub-tile 0)
+  // After each pipeline's prologue, so that the copies are issued first (the block-barrier
+  // kernels' machine code is then the same as before the mbarrier pipeline was added).
+  auto start_accumulating = [&] {
+    const int warp = tid / 32, lane = tid % 32;
+    const int warp_m = warp % T::kWarpsM, warp_n = warp / T::kWarpsM;
+    a_frag = warp_m * T::kWarpM + (lane % T::kLanesM) * kVec;
+    b_frag = warp_n * T::kWarpN + (lane / T::kLanesM) * kVec;
 #pragma unroll
-  for (int i = 0; i < T::kThreadM; ++i)
+    for (int i = 0; i < T::kThreadM; ++i)
 #pragma unroll
-    for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = 0.f;
+      for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = 0.f;
+  };
 
-  constexpr int kStagedStoreStep = T::kBlockK / 2;
-  int read_stage = 0;
-  int write_stage = T::kStages - 1;
-  for (int kt = 0; kt < k_tiles; ++kt) {
-    // Tile kt has landed once at most kStages-2 younger groups are pending; the barrier also tells
-    // every thread that the stage written next (read in iteration kt-1) is no longer being read.
-    cp_async_wait<T::kStages - 2>();
-    __syncthreads();
-    const int next = kt + T::kStages - 1;
-    const bool has_next = next < k_tiles;
-    if (has_next) {
-      copy_a.fetch(stage_a(write_stage), next * T::kBlockK, tid, staging_a);
-      copy_b.fetch(stage_b(write_stage), next * T::kBlockK, tid, staging_b);
+  if constexpr (T::kSync == StageSync::kMbarrier) {
+    static_assert(kCopyA != OperandCopy::kKRegister && kCopyB != OperandCopy::kKRegister,
+                  "the mbarrier pipeline tracks cp.async copies only (register staging stores with st.shared)");
+    // full[s]: one arrival per thread (its cp.async into stage s landed); empty[s]: one per warp (it
+    // has read stage s). Use u of stage s (k-tile u * kStages + s) is phase u of both.
+    __shared__ std::uint64_t full[T::kStages], empty[T::kStages];
+    if (tid == 0) {
+#pragma unroll
+      for (int s = 0; s < T::kStages; ++s) {
+        mbarrier_init(&full[s], T::kThreads);
+        mbarrier_init(&empty[s], T::kThreads / 32);
+      }
     }
-    cp_async_commit();
-
-    const float* as = stage_a(read_stage) + a_frag;
-    const float* bs = stage_b(read_stage) + b_frag;
+    __syncthreads();  // the initialized barriers are visible to the block
+    if (k_tiles > 0) {
+      copy_a.fetch(stage_a(0), 0, tid, staging_a);
+      copy_b.fetch(stage_b(0), 0, tid, staging_b);
+      cp_async_mbarrier_arrive(&full[0]);
+    }
+    start_accumulating();
+    // Ordering that keeps every wait within one phase of its barrier: a warp reads k-tile kt only
+    // after full[kt % S] completed, i.e. after every thread issued kt's copies, each of which first
+    // waited for all warps to have read k-tile kt - S (empty). So no warp can arrive on empty[s] for
+    // k-tile kt while another still owes its arrival for kt - S, and nobody waits on a phase more than
+    // one behind the barrier's.
+    int read_stage = 0, read_phase = 0;    // stage and phase of k-tile kt
+    int write_stage = 1, write_phase = 0;  // stage and phase of k-tile kt + 1
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      if (kt + 1 < k_tiles) {
+        // Stage write_stage last held k-tile kt + 1 - S: all warps must have read it.
+        if (kt + 1 >= T::kStages) mbarrier_wait(&empty[write_stage], write_phase ^ 1);
+        copy_a.fetch(stage_a(write_stage), (kt + 1) * T::kBlockK, tid, staging_a);
+        copy_b.fetch(stage_b(write_stage), (kt + 1) * T::kBlockK, tid, staging_b);
+        cp_async_mbarrier_arrive(&full[write_stage]);
+      }
+      mbarrier_wait(&full[read_stage], read_phase);
+      multiply_k_tile<T, CopierA, CopierB>(stage_a(read_stage) + a_frag, stage_b(read_stage) + b_frag, acc,
+                                           [](int) {});
+      __syncwarp();  // the warp's lanes have all read the stage before its one arrival
+      if (tid % 32 == 0) mbarrier_arrive(&empty[read_stage]);
+      if (++read_stage == T::kStages) read_stage = 0, read_phase ^= 1;
+      if (++write_stage == T::kStages) write_stage = 0, write_phase ^= 1;
+    }
+  } else {
+    // Prologue: k-tiles 0 .. kStages-2 in flight, one commit group each (empty groups keep the count).
 #pragma unroll
-    for (int kk = 0; kk < T::kBlockK; ++kk) {
+    for (int s = 0; s < T::kStages - 1; ++s) {
+      if (s < k_tiles) {
+        copy_a.fetch(stage_a(s), s * T::kBlockK, tid, staging_a);
+        copy_b.fetch(stage_b(s), s * T::kBlockK, tid, staging_b);
+        copy_a.store(stage_a(s), tid, staging_a);
+        copy_b.store(stage_b(s), tid, staging_b);
+      }
+      cp_async_commit();
+    }
+    start_accumulating();
+
+    int read_stage = 0;
+    int write_stage = T::kStages - 1;
+    for (int kt = 0; kt < k_tiles; ++kt) {
+      // Tile kt has landed once at most kStages-2 younger groups are pending; the barrier also tells
+      // every thread that the stage written next (read in iteration kt-1) is no longer being read.
+      cp_async_wait<T::kStages - 2>();
+      __syncthreads();
+      const int next = kt + T::kStages - 1;
+      const bool has_next = next < k_tiles;
+      if (has_next) {
+        copy_a.fetch(stage_a(write_stage), next * T::kBlockK, tid, staging_a);
+        copy_b.fetch(stage_b(write_stage), next * T::kBlockK, tid, staging_b);
+      }
+      cp_async_commit();
       // Register-staged operands (fetched into registers above) are written to shared memory
-      // halfway through the inner product: 8 k steps (about 2000 issue slots per SMSP) cover the
-      // load latency, and the staging registers are not live over the second half, which keeps the
-      // 8 x 8 tiling within 128 registers without spills. The stage written was last read in
-      // iteration kt - 1 (every thread passed this iteration's barrier since) and is read in
-      // iteration `next`, after at least one more barrier.
-      if (kk == kStagedStoreStep && has_next) {
-        copy_a.store(stage_a(write_stage), tid, staging_a);
-        copy_b.store(stage_b(write_stage), tid, staging_b);
-      }
-      float4 a4[T::kThreadM / kVec], b4[T::kThreadN / kVec];
-#pragma unroll
-      for (int i = 0; i < T::kThreadM / kVec; ++i)
-        a4[i] = *reinterpret_cast<const float4*>(as + kk * CopierA::kStride + i * T::kSubStrideM);
-#pragma unroll
-      for (int j = 0; j < T::kThreadN / kVec; ++j)
-        b4[j] = *reinterpret_cast<const float4*>(bs + kk * CopierB::kStride + j * T::kSubStrideN);
-#pragma unroll
-      for (int i = 0; i < T::kThreadM; ++i) {
-        const float a = component(a4[i / kVec], i % kVec);
-#pragma unroll
-        for (int j = 0; j < T::kThreadN; ++j) acc[i][j] = fmaf(a, component(b4[j / kVec], j % kVec), acc[i][j]);
-      }
+      // halfway through the inner product (multiply_k_tile calls back at k step kBlockK / 2): 8 k
+      // steps (about 2000 issue slots per SMSP) cover the load latency, and the staging registers are
+      // not live over the second half, which keeps the 8 x 8 tiling within 128 registers without
+      // spills. The stage written was last read in iteration kt - 1 (every thread passed this
+      // iteration's barrier since) and is read in iteration `next`, after at least one more barrier.
+      float* const as_next = stage_a(write_stage);
+      float* const bs_next = stage_b(write_stage);
+      multiply_k_tile<T, CopierA, CopierB>(stage_a(read_stage) + a_frag, stage_b(read_stage) + b_frag, acc, [&](int) {
+        if (has_next) {
+          copy_a.store(as_next, tid, staging_a);
+          copy_b.store(bs_next, tid, staging_b);
+        }
+      });
+      read_stage = read_stage + 1 == T::kStages ? 0 : read_stage + 1;
+      write_stage = write_stage + 1 == T::kStages ? 0 : write_stage + 1;
     }
-    read_stage = read_stage + 1 == T::kStages ? 0 : read_stage + 1;
-    write_stage = write_stage + 1 == T::kStages ? 0 : write_stage + 1;
+    cp_async_wait<0>();  // only empty groups can be pending here; leave none behind
   }
-  cp_async_wait<0>();  // only empty groups can be pending here; leave none behind
 
   // Epilogue: each 4x4 sub-tile column is 4 consecutive rows of a C column: one 16-byte access when
   // C allows it (ldc % 4 == 0, 16-byte aligned), else element by element. beta == 0: C is not read.

@@ -41,6 +41,8 @@ enum class Impl {
   kOursTunedK16,
   kOursTunedStages4,
   kOursTunedPlainRaster,
+  kOursTunedMbarrier,
+  kOursTunedMbarrierSerpentine,
   kCublasPedantic,
   kCublasDefault
 };
@@ -58,6 +60,8 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTunedK16, "ours_tuned_128x128_w64x32"},
     {Impl::kOursTunedStages4, "ours_tuned_4stages"},
     {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization (v6)
+    {Impl::kOursTunedMbarrier, "ours_tuned_mbarrier"},         // ours_tuned with per-stage mbarriers (v10)
+    {Impl::kOursTunedMbarrierSerpentine, "ours_tuned_mbarrier_serpentine"},
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
 };
@@ -71,6 +75,8 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursTunedK16: return SgemmImpl::kTuned128x128w64x32;
     case Impl::kOursTunedStages4: return SgemmImpl::kTuned128x128w64x32Stages4;
     case Impl::kOursTunedPlainRaster: return SgemmImpl::kTuned128x128x32w64x32;
+    case Impl::kOursTunedMbarrier: return SgemmImpl::kTuned128x128x32w64x32Mbarrier;
+    case Impl::kOursTunedMbarrierSerpentine: return SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine;
     default: return SgemmImpl::kTuned;
   }
 }
@@ -173,7 +179,8 @@ void register_sgemm_benchmarks() {
   auto tuning_only = [](Impl impl) {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
            impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4 ||
-           impl == Impl::kOursTunedPlainRaster;
+           impl == Impl::kOursTunedPlainRaster || impl == Impl::kOursTunedMbarrier ||
+           impl == Impl::kOursTunedMbarrierSerpentine;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)

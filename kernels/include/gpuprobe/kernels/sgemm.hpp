@@ -26,6 +26,10 @@
 //   kTuned128x128x32w64x32Swizzle  the kTuned kernel with blocks walked in groups of 16 M-tile rows,
 //                  column by column inside a group (1-D grid), so that the blocks resident at once
 //                  share fewer A and B panels' worth of DRAM traffic (docs/perf/sgemm.md, v7).
+//   kTuned128x128x32w64x32Mbarrier  the swizzled kernel with its k-tile pipeline synchronized by
+//                  per-stage mbarriers (full: cp.async landed; empty: every warp has read the stage)
+//                  instead of one block barrier per k-tile, so that warps drift up to a k-tile apart
+//                  before one waits (docs/perf/sgemm.md, v10); ...Serpentine: FFMAs in serpentine order.
 //   kTuned*        other tilings of the same kernel template, kept for the tuning record.
 #pragma once
 
@@ -45,6 +49,8 @@ enum class SgemmImpl {
   kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA); plain raster
   kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
   kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group)
+  kTuned128x128x32w64x32Mbarrier,            // as kTuned128x128x32w64x32Swizzle, stages synchronized by mbarriers (v10)
+  kTuned128x128x32w64x32MbarrierSerpentine,  // the same with the FFMAs in serpentine order (v10)
 };
 
 const char* sgemm_impl_name(SgemmImpl impl);
