@@ -9,7 +9,8 @@
 # ENTRY_RE selects gpuprobe entries (--benchmark_filter); KERNEL_RE (default: any) the kernel; the
 # first LAUNCH_SKIP (default 5: past the settle and warm-up launches) matching launches are skipped
 # and the next one is profiled. Clocks are left as the GPU chooses (--clock-control none), as in
-# every timed figure of ours. Prints one CSV line per metric: entry,kernel,metric,value.
+# every timed figure of ours. Prints one tab-separated line per metric: entry, kernel, metric, value
+# (kernel names and ncu's numbers hold commas).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 entry=${1:?usage: ncu_stalls.sh ENTRY_RE [KERNEL_RE] [LAUNCH_SKIP]}
@@ -38,5 +39,5 @@ for v in values:
     name = rec.get("Kernel Name", "?")[:90]
     for k in head:
         if "__" in k:
-            print(f'{sys.argv[2]},{name},{k},{rec[k]}')
+            print(f'{sys.argv[2]}\t{name}\t{k}\t{rec[k]}')
 EOF
