@@ -663,9 +663,18 @@ constexpr int kWarps = kBlockThreads / 32;
 // columns it lost (S T 4097 2129 / 2448, 1000 x 100000 1704 / 3107: fewer, emptier blocks).
 constexpr int kUnroll = 4;
 constexpr int kDeepUnroll = 8;
-// kAuto runs it for kTrans with more than kAutoAboveRows rows and at least kAutoMinColumns columns
-// (gemv_auto_impl).
-constexpr int kAutoAboveRows = 512;
+// kAuto runs it for kTrans when a column holds more than kAutoAboveColumnBytes bytes (m sizeof(T))
+// and there are at least kAutoMinColumns columns (gemv_auto_impl). Bytes, not rows: a block's
+// start-up is paid against the bytes it reads of its column (v7.2; until v7.1 the rule was m > 512
+// rows in either precision). H100, tree fcaed7b, `reports/h100/earlier/blas2_sgemm_fcaed7b.json.gz`
+// (same run, GB/s, column blocks forced against what kAuto ran): double 512 x 512 (4 KB columns) 309
+// against 209 (v2; cuBLAS 184), double 512 x 262144 (4 KB) 3174 against 3092 (v3; cuBLAS 3091);
+// float 512 x 262144 (2 KB) 2092 against 3082 (v3): at 2 KB column blocks lose, hence "more than"
+// 2048 bytes; 64 x 1048576 (256 / 512 B columns) 250 / 641 against 3046 / 3168. Float 512 x 512
+// (2 KB) 134 against 113 (7.9 / 9.3 us) is L2-resident and launch-bound: either is fine there, the
+// large 2 KB shape decides. Every shape with more than 512 rows (1000 ... 32768 squares, 1000 x 100000,
+// 100000 x 1000, 262144 x 512) has columns of more than 2 KB in either precision: unchanged.
+constexpr long long kAutoAboveColumnBytes = 2048;
 constexpr int kAutoMinColumns = 512;
 constexpr int kDeepFromRows = 8192;
 // Register cap: the blocks per SM above (32 or 16 warps of the 64): <= 64 registers a thread
@@ -816,16 +825,21 @@ const char* gemv_impl_name(GemvImpl impl) {
   return "unknown";
 }
 
+template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // kColumnBlocks has a kernel of its own for kTrans only.
   if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
   if (impl != GemvImpl::kAuto) return impl;
   // Column blocks (v7): faster than v2 / v3 at every T shape of the benchmarks but the ones with
-  // columns of 512 elements or fewer (64 x 1048576: 0.08 x v3; float 512 x 262144: 0.68 x; a
-  // block's start-up then outweighs its 2 KB) or fewer than 512 of them (1048576 x 64: 64 blocks on
+  // columns of 2 KB or less (64 x 1048576: 0.08 x v3; float 512 x 262144: 0.68 x; a block's
+  // start-up then outweighs its column) or fewer than 512 of them (1048576 x 64: 64 blocks on
   // 132 SMs, 0.36 x). H100, same run (docs/perf/gemv.md, v7): D T 32768 3128 GB/s against v3's 3077,
   // 4096 2837 / 2713, 1000 935 / 749 (v2); S T 8192 3008 / 2747; 1000 x 100000 3112 / 2822.
-  if (trans == Trans::kTrans && m > cb::kAutoAboveRows && n >= cb::kAutoMinColumns) return GemvImpl::kColumnBlocks;
+  // Counted in bytes of a column (v7.2, cb::kAutoAboveColumnBytes): double columns of 257 ... 512
+  // rows too (D T 512 x 512 309 against v2's 209, 512 x 262144 3174 against v3's 3092; tree fcaed7b).
+  const long long column_bytes = static_cast<long long>(m) * static_cast<long long>(sizeof(T));
+  if (trans == Trans::kTrans && column_bytes > cb::kAutoAboveColumnBytes && n >= cb::kAutoMinColumns)
+    return GemvImpl::kColumnBlocks;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
   // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
@@ -839,10 +853,12 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   const bool deep = v3::deep_shape(trans, m, n);
   return thin || large || deep ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
 }
+template GemvImpl gemv_auto_impl<float>(Trans, int, int, GemvImpl);
+template GemvImpl gemv_auto_impl<double>(Trans, int, int, GemvImpl);
 
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
-  impl = gemv_auto_impl(trans, m, n, impl);
+  impl = gemv_auto_impl<T>(trans, m, n, impl);
   if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
   if (impl == GemvImpl::kSplitReduce) {  // after v3's counter area, which a v2 call must not overwrite
     const long long elems = make_plan<T>(trans, m, n).workspace_elems();
@@ -858,7 +874,7 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   if (!impl_valid(impl)) return Status::kInvalidValue;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
-  impl = gemv_auto_impl(trans, m, n, impl);
+  impl = gemv_auto_impl<T>(trans, m, n, impl);
   // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
   // kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
   if (impl == GemvImpl::kSplitReduce) {
@@ -898,7 +914,7 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
   }
   const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
   const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
-  impl = gemv_auto_impl(trans, m, n, impl);
+  impl = gemv_auto_impl<T>(trans, m, n, impl);
   if (impl == GemvImpl::kColumnBlocks) {  // kTrans only (gemv_auto_impl)
     const bool stream_hint = a_exceeds_l2<T>(impl, m, n);
     if (!vector)

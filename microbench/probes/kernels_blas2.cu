@@ -248,7 +248,7 @@ void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans,
   // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
   check_status(kernels::gemv_workspace_init(ws.data(), ws_bytes, nullptr), "gemv_workspace_init");
   m.param("workspace_bytes", static_cast<double>(ws_bytes));
-  m.tag("impl_resolved", kernels::gemv_impl_name(kernels::gemv_auto_impl(trans, rows, cols, ours)));
+  m.tag("impl_resolved", kernels::gemv_impl_name(kernels::gemv_auto_impl<T>(trans, rows, cols, ours)));
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   m.time_events([&](cudaStream_t s) {
     check_status(kernels::gemv<T>(trans, rows, cols, alpha, A.data(), rows, x.data(), 1, beta, y.data(), 1, ws.data(),

@@ -191,12 +191,20 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
                   Status::kSuccess)
             << s[0] << " x " << s[1];
   }
-  // The default (kAuto) needs what the implementation it picks needs.
+  // The default (kAuto) needs what the implementation it picks needs; at the column-block rule's
+  // edges too (v7.2: 512 rows are 2 KB float columns (v2 / v3, a workspace) but 4 KB double ones
+  // (column blocks, none)).
   for (Trans t : {Trans::kNoTrans, Trans::kTrans})
-    for (auto [m, n] : {std::pair<int, int>{64, 1 << 20}, {2048, 2048}, {4096, 4096}, {512, 512}})
+    for (auto [m, n] : {std::pair<int, int>{64, 1 << 20}, {2048, 2048}, {4096, 4096}, {512, 512}, {512, 1 << 18},
+                        {256, 512}, {257, 512}, {513, 512}, {300, 700}, {1 << 20, 511}})
       EXPECT_EQ(kernels::gemv_workspace_bytes<T>(t, m, n),
-                kernels::gemv_workspace_bytes<T>(t, m, n, kernels::gemv_auto_impl(t, m, n)))
+                kernels::gemv_workspace_bytes<T>(t, m, n, kernels::gemv_auto_impl<T>(t, m, n)))
           << m << " x " << n;
+  // T 512 x 512: double on column blocks, no workspace (v2, which kAuto ran there before v7.2, splits:
+  // 24576 bytes in the benchmarks); float still on v2 (no split).
+  const std::size_t v2_t512 = kernels::gemv_workspace_bytes<T>(Trans::kTrans, 512, 512, GemvImpl::kSplitReduce);
+  EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, 512, 512), sizeof(T) == 8 ? std::size_t(0) : v2_t512);
+  if (sizeof(T) == 8) EXPECT_GT(v2_t512, 0u);
   // v2's partials come after v3's 16 KiB counter area (kAuto switches between them by shape, and one
   // workspace may serve both in turn).
   // 2048 N: 16 segments of 128 columns x 2048 partials (the workspace_bytes the benchmarks record).
@@ -204,47 +212,73 @@ TYPED_TEST(KernelArgs, GemvSinglePassWorkspace) {
             16384 + 16 * 2048 * sizeof(T));
 }
 
-// kAuto's kTrans choice: column blocks for columns longer than 512 elements, at least 512 of them;
-// else `otherwise`.
+// kAuto's kTrans choice: column blocks for columns of more than 2048 bytes (m sizeof(T) > 2048: more
+// than 512 float / 256 double rows), at least 512 of them; else `otherwise`.
+template <class T>
 GemvImpl expected_t(int m, int n, GemvImpl otherwise) {
-  return m > 512 && n >= 512 ? GemvImpl::kColumnBlocks : otherwise;
+  return static_cast<long long>(m) * sizeof(T) > 2048 && n >= 512 ? GemvImpl::kColumnBlocks : otherwise;
 }
 
-TEST(KernelAuto, GemvPicksColumnBlocksForTAndSinglePassForThinLargeAndDeepShapes) {
+TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAndDeepShapes) {
+  using T = TypeParam;
   // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26;
   // deep: y in 96 ... 264 units of 32 and >= 2048 reduced. T: column blocks first (expected_t).
   const std::pair<int, int> v3_both[] = {{64, 1 << 20},  {1 << 20, 64},   {1 << 18, 512},  {512, 1 << 18},
                                          {1, 64},        {8, 100000},     {8192, 8192},    {32768, 32768},
                                          {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
-                                         {7000, 7000},   {6113, 8448}};
-  const std::pair<int, int> v2_both[] = {{512, 512}, {2048, 2048}, {3040, 3040}, {1, 63}, {513, 1 << 16}};
+                                         {7000, 7000},   {6113, 8448},    {256, 1 << 18}};
+  const std::pair<int, int> v2_both[] = {{512, 512}, {2048, 2048}, {3040, 3040}, {1, 63}, {513, 1 << 16},
+                                         {256, 512}, {257, 512},   {300, 700}};
   for (auto [m, n] : v3_both) {
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), expected_t(m, n, GemvImpl::kSinglePass))
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSinglePass))
         << m << " x " << n;
   }
   for (auto [m, n] : v2_both) {
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), expected_t(m, n, GemvImpl::kSplitReduce))
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
         << m << " x " << n;
   }
-  // T at the edges of the column-block rule.
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 512, 1 << 18), GemvImpl::kSinglePass);   // 2 KB columns
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 513, 512), GemvImpl::kColumnBlocks);
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 1 << 20, 511), GemvImpl::kSinglePass);   // too few columns
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, 1 << 20, 64), GemvImpl::kSinglePass);
+  // T at the edges of the column-block rule (v7.2: bytes of a column, > 2048): float 512 rows (2 KB)
+  // not, 513 yes; double 256 rows (2 KB) not, 257 yes, 512 (4 KB: D T 512 x 512 and 512 x 262144 of
+  // the benchmarks) yes; fewer than 512 columns never.
+  const bool dbl = sizeof(T) == 8;
+  const GemvImpl cb_or_v2 = dbl ? GemvImpl::kColumnBlocks : GemvImpl::kSplitReduce;
+  const GemvImpl cb_or_v3 = dbl ? GemvImpl::kColumnBlocks : GemvImpl::kSinglePass;
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 512, 512), cb_or_v2);        // 4 KB / 2 KB columns
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 512, 1 << 18), cb_or_v3);    // 4 KB / 2 KB columns
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 513, 512), GemvImpl::kColumnBlocks);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 256, 512), GemvImpl::kSplitReduce);  // 2 KB double columns
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 257, 512), cb_or_v2);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 256, 1 << 18), GemvImpl::kSinglePass);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 257, 1 << 18), cb_or_v3);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 300, 700), cb_or_v2);  // 2400-byte double columns
+  for (int m : {int(2048 / sizeof(T)) + 1, 513, 4096, 1 << 20}) {  // n = 511: too few columns
+    EXPECT_NE(kernels::gemv_auto_impl<T>(Trans::kTrans, m, 511), GemvImpl::kColumnBlocks) << m;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, 512), GemvImpl::kColumnBlocks) << m;
+  }
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 1 << 20, 511), GemvImpl::kSinglePass);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 1 << 20, 64), GemvImpl::kSinglePass);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 64, 1 << 20), GemvImpl::kSinglePass);  // 256 / 512 B columns
   // Deep for both: 96 ... 264 units of 32 of y over >= 2048 reduced (N below 192 units in 512-thread
   // blocks); outside that range in one direction only, the other stays on v2.
   for (auto [m, n] : {std::pair<int, int>{4096, 4096}, {4097, 4097}, {6112, 6112}}) {
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
   }
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 8449, 4096), GemvImpl::kSplitReduce);  // deep T only
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 3041, 2048), GemvImpl::kSinglePass);  // deep N only
-  EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 3040, 2048), GemvImpl::kSplitReduce);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 8449, 4096), GemvImpl::kSplitReduce);  // deep T only
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 3041, 2048), GemvImpl::kSinglePass);  // deep N only
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 3040, 2048), GemvImpl::kSplitReduce);
+  // Every T shape of the benchmarks with more than 512 rows and >= 512 columns keeps column blocks.
+  for (auto [m, n] : {std::pair<int, int>{1000, 1000}, {1024, 1024}, {2048, 2048}, {4096, 4096}, {4097, 4097},
+                      {8192, 8192}, {16384, 16384}, {32768, 32768}, {1000, 100000}, {100000, 1000}, {1 << 18, 512}})
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
   // An explicit choice is kept.
   for (GemvImpl impl : {GemvImpl::kSplitReduce, GemvImpl::kSinglePass, GemvImpl::kSinglePassNoHint})
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, 64, 1 << 20, impl), impl);
+    for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
+      EXPECT_EQ(kernels::gemv_auto_impl<T>(t, 64, 1 << 20, impl), impl);
+      EXPECT_EQ(kernels::gemv_auto_impl<T>(t, 512, 512, impl), impl);
+    }
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kAuto), "auto");
 }
 
@@ -255,20 +289,22 @@ TYPED_TEST(KernelArgs, GemvColumnBlocks) {
   const T* y = fake<T>(0x3000);
   const std::pair<int, int> shapes[] = {{1, 1},         {4096, 4096},  {4097, 4097}, {8192, 8192}, {16384, 16384},
                                         {32768, 32768}, {1 << 20, 64}, {64, 1 << 20}, {100000, 1000},
-                                        {1000, 100000}, {2048, 3041}};
+                                        {1000, 100000}, {2048, 3041}, {512, 512},   {256, 512},   {257, 512},
+                                        {300, 700},     {512, 1 << 18}, {513, 511}};
   for (auto [m, n] : shapes) {
     // kAuto picks it for T only (expected_t), never for N.
-    EXPECT_NE(kernels::gemv_auto_impl(Trans::kNoTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n) == GemvImpl::kColumnBlocks, m > 512 && n >= 512)
+    EXPECT_NE(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kColumnBlocks) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n) == GemvImpl::kColumnBlocks,
+              static_cast<long long>(m) * sizeof(T) > 2048 && n >= 512)
         << m << " x " << n;
     // kTrans: its own kernel, one block per column, no workspace; any n fits the grid's x dimension.
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kColumnBlocks);
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kColumnBlocks);
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, GemvImpl::kColumnBlocks), 0u) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kTrans, m, n, A, m, x, 1, y, 1, nullptr, 0, GemvImpl::kColumnBlocks),
               Status::kSuccess)
         << m << " x " << n;
     // kNoTrans: kSinglePass, with its workspace.
-    EXPECT_EQ(kernels::gemv_auto_impl(Trans::kNoTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kSinglePass);
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n, GemvImpl::kColumnBlocks), GemvImpl::kSinglePass);
     EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, GemvImpl::kColumnBlocks),
               kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, GemvImpl::kSinglePass))
         << m << " x " << n;

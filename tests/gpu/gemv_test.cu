@@ -13,7 +13,8 @@
 //    several shapes); repeats are bit-identical;
 //  - x starts 16-byte aligned in the second case of each shape (kColumnBlocks' 16-byte loads of x),
 //    one element past that otherwise; kColumnBlocks' step edges (m around multiples of its 8 KB
-//    step, m below one step).
+//    step, m below one step); kAuto on column blocks for short double columns (300 x 700 T: 2400
+//    bytes, v7.2's rule counts bytes of a column).
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -188,7 +189,10 @@ TYPED_TEST_SUITE(GemvSmall, Types);
 TYPED_TEST_SUITE(GemvLarge, Types);
 
 TYPED_TEST(GemvSmall, MatchesCpuReference) {
-  const int shapes[][2] = {{1, 1}, {2, 3}, {31, 64}, {63, 65}, {64, 127}, {127, 31}, {65, 2}, {3, 300}, {200, 200}};
+  // {300, 700}: T columns of 2400 bytes in double, where kAuto runs column blocks since v7.2 (more
+  // than 2048 bytes a column, >= 512 columns; a column shorter than one 8 KB step), 1200 in float (v2).
+  const int shapes[][2] = {{1, 1},   {2, 3},   {31, 64}, {63, 65},   {64, 127},
+                           {127, 31}, {65, 2}, {3, 300}, {200, 200}, {300, 700}};
   for (const auto& s : shapes)
     for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
 }

@@ -21,10 +21,10 @@
 // caller (device memory, 16-byte aligned); not to be shared by concurrent calls.
 //
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
-//   kAuto              (default) kTrans: kColumnBlocks for columns of more than 512 elements and
-//                      at least 512 of them; otherwise, and for kNoTrans, kSinglePass for thin, large
-//                      and "deep" shapes, kSplitReduce otherwise (gemv_auto_impl below;
-//                      docs/perf/gemv.md, v4 ... v7).
+//   kAuto              (default) kTrans: kColumnBlocks for columns of more than 2 KB (m sizeof(T) >
+//                      2048 bytes: more than 512 float / 256 double rows) and at least 512 of them;
+//                      otherwise, and for kNoTrans, kSinglePass for thin, large and "deep" shapes,
+//                      kSplitReduce otherwise (gemv_auto_impl below; docs/perf/gemv.md, v4 ... v7.2).
 //   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
 //                      second kernel (launched as a programmatic dependent) sums them.
 //   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
@@ -81,18 +81,22 @@ enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSing
 // "column_blocks"
 const char* gemv_impl_name(GemvImpl impl);
 
-// What gemv runs for `impl`: `impl` itself, except kColumnBlocks with kNoTrans -> kSinglePass, and
-// kAuto -> kColumnBlocks for kTrans with m > 512 and n >= 512 (v7: faster than v2 / v3 at every
-// such benchmark shape; with 2 KB columns or 64 of them it was 0.08-0.7 x v3), else kSinglePass when
-// A is thin (at most 512 rows or columns and at least 64 x as many of the other), large (m n >= 2^26
-// elements: 256 MiB in float) or deep for this `trans` (y in units of 32 gives 96 ... 264 units, with
-// >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448 squares), kSplitReduce otherwise.
-// H100 runs
-// (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
-// (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
-// grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
-// read D T 4096 at 2705 GB/s against v2's 2554 (tree 473e230) and, with 512-thread blocks for N,
-// S N 4096 at 2522 against 2379 and D N 4096 at 2747 against 2670 (tree 1f4ca42).
+// What gemv<T> runs for `impl` (T = float or double): `impl` itself, except kColumnBlocks with
+// kNoTrans -> kSinglePass, and kAuto -> kColumnBlocks for kTrans with columns of more than 2048 bytes
+// (m sizeof(T) > 2048: m > 512 in float, m > 256 in double) and n >= 512 (v7: faster than v2 / v3 at
+// every such benchmark shape; with columns of 2 KB or less, or 64 of them, it was 0.08-0.7 x v3.
+// v7.2 counts bytes rather than rows: D T 512 x 512 / 512 x 262144 (4 KB columns) read 309 / 3174
+// GB/s with column blocks against 209 / 3092, S T 512 x 262144 (2 KB) 2092 against 3082; H100, tree
+// fcaed7b), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of
+// the other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of
+// 32 gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
+// squares), kSplitReduce otherwise. H100 runs (docs/perf/gemv.md): v3 was faster at 15 of the 16
+// thin cases and within 0.5 % at the 16th (64 x 1048576 N: +53 % float, +46 % double); with fresh
+// operands settled and v3's segment-major T grid (tree eaf0da4) it was ahead of v2 at 21 of the 24
+// large cases (up to +3.7 %); the deep shapes read D T 4096 at 2705 GB/s against v2's 2554 (tree
+// 473e230) and, with 512-thread blocks for N, S N 4096 at 2522 against 2379 and D N 4096 at 2747
+// against 2670 (tree 1f4ca42).
+template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kAuto);
 
 // Bytes of workspace gemv<T>(trans, m, n, ..., impl) needs; 0 for an empty problem or when not split.
