@@ -19,6 +19,8 @@ const char* sgemm_impl_name(SgemmImpl impl) {
     case SgemmImpl::kTuned128x128x32w64x32Swizzle: return "tuned_128x128x32_w64x32_swizzle";
     case SgemmImpl::kTuned128x128x32w64x32Mbarrier: return "tuned_128x128x32_w64x32_mbarrier";
     case SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine: return "tuned_128x128x32_w64x32_mbarrier_serpentine";
+    case SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments: return "tuned_128x128x32_w64x32_copies_after_fragments";
+    case SgemmImpl::kTuned128x128x32w64x32SplitCopies: return "tuned_128x128x32_w64x32_split_copies";
   }
   return "unknown";
 }
@@ -65,6 +67,12 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
       break;
     case SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(args, stream);
+      break;
+    case SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments:
+      err = detail::launch_sgemm_tuned_128x128x32w64x32_copies_after_fragments(args, stream);
+      break;
+    case SgemmImpl::kTuned128x128x32w64x32SplitCopies:
+      err = detail::launch_sgemm_tuned_128x128x32w64x32_split_copies(args, stream);
       break;
     default: return Status::kInvalidValue;
   }

@@ -40,5 +40,8 @@ cudaError_t launch_sgemm_tuned_128x128x32w64x32_swizzle(const SgemmArgs& args, c
 // serpentine FFMA order too.
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_mbarrier(const SgemmArgs& args, cudaStream_t stream);
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(const SgemmArgs& args, cudaStream_t stream);
+// The swizzled tiling with the copies issued after the first fragment loads, or split (v11).
+cudaError_t launch_sgemm_tuned_128x128x32w64x32_copies_after_fragments(const SgemmArgs& args, cudaStream_t stream);
+cudaError_t launch_sgemm_tuned_128x128x32w64x32_split_copies(const SgemmArgs& args, cudaStream_t stream);
 
 }  // namespace gpuprobe::kernels::detail

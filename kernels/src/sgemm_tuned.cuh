@@ -151,10 +151,20 @@ enum class StageSync { kBlockBarrier, kMbarrier };
 // after a row's last one shares op(B)'s element too (CUTLASS's SIMT thread MMA walks this way for
 // the register reuse caches).
 enum class FfmaOrder { kRowMajor, kSerpentine };
+// CopyIssue (kBlockBarrier pipeline, cp.async paths): where in its iteration a thread issues the
+// copies of the k-tile kStages - 1 ahead.
+//   kTileStart            right after the barrier, before the first fragment loads (the copies are
+//                         asm with a memory clobber, so nothing in shared memory moves above them:
+//                         the first LDS.128 and their latency come after ~130 copy instructions);
+//   kAfterFirstFragments  after k step 0's fragment loads, so that their latency hides behind the
+//                         copy instructions (v11);
+//   kSplitOperands        op(A)'s copies there, op(B)'s halfway through the k-tile (v11): half the
+//                         burst of copy instructions after the barrier.
+enum class CopyIssue { kTileStart, kAfterFirstFragments, kSplitOperands };
 
 template <int kBlockM_, int kBlockN_, int kBlockK_, int kWarpsM_, int kWarpsN_, int kThreadM_, int kThreadN_,
           int kStages_, int kMinBlocksPerSm_, int kGroupM_ = 0, StageSync kSync_ = StageSync::kBlockBarrier,
-          FfmaOrder kFfmaOrder_ = FfmaOrder::kRowMajor>
+          FfmaOrder kFfmaOrder_ = FfmaOrder::kRowMajor, CopyIssue kCopyIssue_ = CopyIssue::kTileStart>
 struct TunedTiling {
   static constexpr int kBlockM = kBlockM_, kBlockN = kBlockN_, kBlockK = kBlockK_;
   static constexpr int kWarpsM = kWarpsM_, kWarpsN = kWarpsN_;
@@ -163,6 +173,7 @@ struct TunedTiling {
   static constexpr int kGroupM = kGroupM_;
   static constexpr StageSync kSync = kSync_;
   static constexpr FfmaOrder kFfmaOrder = kFfmaOrder_;
+  static constexpr CopyIssue kCopyIssue = kCopyIssue_;
 
   static constexpr int kLanesM = 8, kLanesN = 4;
   static constexpr int kWarpM = kLanesM * kThreadM;  // warp tile
@@ -188,6 +199,8 @@ struct TunedTiling {
   static_assert(kGroupM >= 0, "kGroupM: 0 (plain 2-D grid) or M-tile rows per group");
   static_assert(kSync == StageSync::kBlockBarrier || kStages >= 3,
                 "the mbarrier pipeline keeps one stage of slack beside the one in flight and the one read");
+  static_assert(kCopyIssue == CopyIssue::kTileStart || kSync == StageSync::kBlockBarrier,
+                "where the copies are issued is a choice of the block-barrier pipeline");
 };
 
 // Copies the k-tile [k0, k0 + kBlockK) of one operand, seen as X(mn, k) with mn in [0, kTileMn) of
@@ -365,10 +378,11 @@ __device__ __forceinline__ BlockOrigin block_origin(int m, int n) {
 // acc += the k-tile's op(A) slice x op(B) slice, from shared memory: per k step kThreadM / 4 + kThreadN / 4
 // LDS.128 and kThreadM x kThreadN FFMAs. `as` / `bs` point at this thread's first sub-tile in the
 // stage. at_half_tile(kk) is called once, before k step kBlockK / 2 (the register-staged copies store
-// their next k-tile there; see the kBlockBarrier loop).
-template <class T, class CopierA, class CopierB, class AtHalfTile>
+// their next k-tile there; see the kBlockBarrier loop); after_first_fragments() once, after k step 0's
+// fragment loads and before its FFMAs (CopyIssue::kAfterFirstFragments / kSplitOperands).
+template <class T, class CopierA, class CopierB, class AtHalfTile, class AfterFirstFragments>
 __device__ __forceinline__ void multiply_k_tile(const float* as, const float* bs, float (&acc)[T::kThreadM][T::kThreadN],
-                                                AtHalfTile&& at_half_tile) {
+                                                AtHalfTile&& at_half_tile, AfterFirstFragments&& after_first_fragments) {
 #pragma unroll
   for (int kk = 0; kk < T::kBlockK; ++kk) {
     if (kk == T::kBlockK / 2) at_half_tile(kk);
@@ -379,6 +393,7 @@ __device__ __forceinline__ void multiply_k_tile(const float* as, const float* bs
 #pragma unroll
     for (int j = 0; j < T::kThreadN / kVec; ++j)
       b4[j] = *reinterpret_cast<const float4*>(bs + kk * CopierB::kStride + j * T::kSubStrideN);
+    if (kk == 0) after_first_fragments();
 #pragma unroll
     for (int i = 0; i < T::kThreadM; ++i) {
       const float a = component(a4[i / kVec], i % kVec);
@@ -477,13 +492,16 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
       }
       mbarrier_wait(&full[read_stage], read_phase);
       multiply_k_tile<T, CopierA, CopierB>(stage_a(read_stage) + a_frag, stage_b(read_stage) + b_frag, acc,
-                                           [](int) {});
+                                           [](int) {}, [] {});
       __syncwarp();  // the warp's lanes have all read the stage before its one arrival
       if (tid % 32 == 0) mbarrier_arrive(&empty[read_stage]);
       if (++read_stage == T::kStages) read_stage = 0, read_phase ^= 1;
       if (++write_stage == T::kStages) write_stage = 0, write_phase ^= 1;
     }
   } else {
+    static_assert(T::kCopyIssue == CopyIssue::kTileStart ||
+                      (kCopyA != OperandCopy::kKRegister && kCopyB != OperandCopy::kKRegister),
+                  "register-staged copies are fetched at the tile start and stored halfway");
     // Prologue: k-tiles 0 .. kStages-2 in flight, one commit group each (empty groups keep the count).
 #pragma unroll
     for (int s = 0; s < T::kStages - 1; ++s) {
@@ -506,25 +524,46 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
       __syncthreads();
       const int next = kt + T::kStages - 1;
       const bool has_next = next < k_tiles;
-      if (has_next) {
-        copy_a.fetch(stage_a(write_stage), next * T::kBlockK, tid, staging_a);
-        copy_b.fetch(stage_b(write_stage), next * T::kBlockK, tid, staging_b);
+      float* const as_next = stage_a(write_stage);
+      float* const bs_next = stage_b(write_stage);
+      auto fetch_a = [&] {
+        if (has_next) copy_a.fetch(as_next, next * T::kBlockK, tid, staging_a);
+      };
+      auto fetch_b_and_commit = [&] {
+        if (has_next) copy_b.fetch(bs_next, next * T::kBlockK, tid, staging_b);
+        cp_async_commit();  // one group per iteration, empty or not: the wait above counts them
+      };
+      if constexpr (T::kCopyIssue == CopyIssue::kTileStart) {
+        if (has_next) {  // one branch for both operands (two would change the default's machine code)
+          copy_a.fetch(as_next, next * T::kBlockK, tid, staging_a);
+          copy_b.fetch(bs_next, next * T::kBlockK, tid, staging_b);
+        }
+        cp_async_commit();
       }
-      cp_async_commit();
       // Register-staged operands (fetched into registers above) are written to shared memory
       // halfway through the inner product (multiply_k_tile calls back at k step kBlockK / 2): 8 k
       // steps (about 2000 issue slots per SMSP) cover the load latency, and the staging registers are
       // not live over the second half, which keeps the 8 x 8 tiling within 128 registers without
       // spills. The stage written was last read in iteration kt - 1 (every thread passed this
-      // iteration's barrier since) and is read in iteration `next`, after at least one more barrier.
-      float* const as_next = stage_a(write_stage);
-      float* const bs_next = stage_b(write_stage);
-      multiply_k_tile<T, CopierA, CopierB>(stage_a(read_stage) + a_frag, stage_b(read_stage) + b_frag, acc, [&](int) {
-        if (has_next) {
-          copy_a.store(as_next, tid, staging_a);
-          copy_b.store(bs_next, tid, staging_b);
-        }
-      });
+      // iteration's barrier since) and is read in iteration `next`, after at least one more barrier:
+      // so the cp.async copies may also be issued anywhere in this iteration (CopyIssue).
+      multiply_k_tile<T, CopierA, CopierB>(
+          stage_a(read_stage) + a_frag, stage_b(read_stage) + b_frag, acc,
+          [&](int) {
+            if (has_next) {
+              copy_a.store(as_next, tid, staging_a);
+              copy_b.store(bs_next, tid, staging_b);
+            }
+            if constexpr (T::kCopyIssue == CopyIssue::kSplitOperands) fetch_b_and_commit();
+          },
+          [&] {
+            if constexpr (T::kCopyIssue == CopyIssue::kAfterFirstFragments) {
+              fetch_a();
+              fetch_b_and_commit();
+            } else if constexpr (T::kCopyIssue == CopyIssue::kSplitOperands) {
+              fetch_a();
+            }
+          });
       read_stage = read_stage + 1 == T::kStages ? 0 : read_stage + 1;
       write_stage = write_stage + 1 == T::kStages ? 0 : write_stage + 1;
     }

@@ -43,6 +43,8 @@ enum class Impl {
   kOursTunedPlainRaster,
   kOursTunedMbarrier,
   kOursTunedMbarrierSerpentine,
+  kOursTunedCopiesAfterFragments,
+  kOursTunedSplitCopies,
   kCublasPedantic,
   kCublasDefault
 };
@@ -62,6 +64,8 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization (v6)
     {Impl::kOursTunedMbarrier, "ours_tuned_mbarrier"},         // ours_tuned with per-stage mbarriers (v10)
     {Impl::kOursTunedMbarrierSerpentine, "ours_tuned_mbarrier_serpentine"},
+    {Impl::kOursTunedCopiesAfterFragments, "ours_tuned_copies_after_fragments"},  // v11
+    {Impl::kOursTunedSplitCopies, "ours_tuned_split_copies"},                      // v11
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
 };
@@ -77,6 +81,8 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursTunedPlainRaster: return SgemmImpl::kTuned128x128x32w64x32;
     case Impl::kOursTunedMbarrier: return SgemmImpl::kTuned128x128x32w64x32Mbarrier;
     case Impl::kOursTunedMbarrierSerpentine: return SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine;
+    case Impl::kOursTunedCopiesAfterFragments: return SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments;
+    case Impl::kOursTunedSplitCopies: return SgemmImpl::kTuned128x128x32w64x32SplitCopies;
     default: return SgemmImpl::kTuned;
   }
 }
@@ -180,7 +186,8 @@ void register_sgemm_benchmarks() {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
            impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4 ||
            impl == Impl::kOursTunedPlainRaster || impl == Impl::kOursTunedMbarrier ||
-           impl == Impl::kOursTunedMbarrierSerpentine;
+           impl == Impl::kOursTunedMbarrierSerpentine || impl == Impl::kOursTunedCopiesAfterFragments ||
+           impl == Impl::kOursTunedSplitCopies;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)

@@ -44,7 +44,9 @@ const SgemmImpl kAllImpls[] = {SgemmImpl::kTuned, SgemmImpl::kVolkovDemmel, Sgem
                                SgemmImpl::kTuned128x128w64x64, SgemmImpl::kTuned128x128w64x32KRegister,
                                SgemmImpl::kTuned128x128w64x32, SgemmImpl::kTuned128x128w64x32Stages4,
                                SgemmImpl::kTuned128x128x32w64x32Swizzle, SgemmImpl::kTuned128x128x32w64x32Mbarrier,
-                               SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine};
+                               SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine,
+                               SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments,
+                               SgemmImpl::kTuned128x128x32w64x32SplitCopies};
 const Trans kTransPairs[4][2] = {{kN, kN}, {kN, kT}, {kT, kN}, {kT, kT}};
 
 struct GemmCase {

@@ -30,6 +30,9 @@
 //                  per-stage mbarriers (full: cp.async landed; empty: every warp has read the stage)
 //                  instead of one block barrier per k-tile, so that warps drift up to a k-tile apart
 //                  before one waits (docs/perf/sgemm.md, v10); ...Serpentine: FFMAs in serpentine order.
+//   kTuned128x128x32w64x32CopiesAfterFragments / ...SplitCopies  the default kernel with the copies
+//                  of the k-tile two ahead issued after the first fragment loads rather than right
+//                  after the barrier, or split between that point and mid-tile (v11).
 //   kTuned*        other tilings of the same kernel template, kept for the tuning record.
 #pragma once
 
@@ -51,6 +54,8 @@ enum class SgemmImpl {
   kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group)
   kTuned128x128x32w64x32Mbarrier,            // as kTuned128x128x32w64x32Swizzle, stages synchronized by mbarriers (v10)
   kTuned128x128x32w64x32MbarrierSerpentine,  // the same with the FFMAs in serpentine order (v10)
+  kTuned128x128x32w64x32CopiesAfterFragments,  // as kTuned, the next copies issued after k step 0's loads (v11)
+  kTuned128x128x32w64x32SplitCopies,           // as kTuned, op(A)'s copies there, op(B)'s halfway (v11)
 };
 
 const char* sgemm_impl_name(SgemmImpl impl);
