@@ -58,7 +58,6 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
     case SgemmImpl::kTuned128x128w64x32Stages4:
       err = detail::launch_sgemm_tuned_128x128w64x32_4stages(args, stream);
       break;
-    case SgemmImpl::kTuned:  // the best measured: k-tile 32, grouped rasterization (docs/perf/sgemm.md, v8)
     case SgemmImpl::kTuned128x128x32w64x32Swizzle:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_swizzle(args, stream);
       break;
@@ -68,6 +67,9 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
     case SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(args, stream);
       break;
+    // The best measured: k-tile 32, grouped rasterization, the next k-tile's copies after k step 0's
+    // fragment loads (docs/perf/sgemm.md, v12).
+    case SgemmImpl::kTuned:
     case SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_copies_after_fragments(args, stream);
       break;

@@ -43,7 +43,7 @@ enum class Impl {
   kOursTunedPlainRaster,
   kOursTunedMbarrier,
   kOursTunedMbarrierSerpentine,
-  kOursTunedCopiesAfterFragments,
+  kOursTunedCopiesAtTileStart,
   kOursTunedSplitCopies,
   kCublasPedantic,
   kCublasDefault
@@ -64,7 +64,7 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization (v6)
     {Impl::kOursTunedMbarrier, "ours_tuned_mbarrier"},         // ours_tuned with per-stage mbarriers (v10)
     {Impl::kOursTunedMbarrierSerpentine, "ours_tuned_mbarrier_serpentine"},
-    {Impl::kOursTunedCopiesAfterFragments, "ours_tuned_copies_after_fragments"},  // v11
+    {Impl::kOursTunedCopiesAtTileStart, "ours_tuned_copies_at_tile_start"},  // v8-v11's default (ours_tuned before v12)
     {Impl::kOursTunedSplitCopies, "ours_tuned_split_copies"},                      // v11
     {Impl::kCublasPedantic, "cublas_pedantic"},
     {Impl::kCublasDefault, "cublas_default"},
@@ -81,7 +81,7 @@ SgemmImpl our_impl(Impl impl) {
     case Impl::kOursTunedPlainRaster: return SgemmImpl::kTuned128x128x32w64x32;
     case Impl::kOursTunedMbarrier: return SgemmImpl::kTuned128x128x32w64x32Mbarrier;
     case Impl::kOursTunedMbarrierSerpentine: return SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine;
-    case Impl::kOursTunedCopiesAfterFragments: return SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments;
+    case Impl::kOursTunedCopiesAtTileStart: return SgemmImpl::kTuned128x128x32w64x32Swizzle;
     case Impl::kOursTunedSplitCopies: return SgemmImpl::kTuned128x128x32w64x32SplitCopies;
     default: return SgemmImpl::kTuned;
   }
@@ -186,7 +186,7 @@ void register_sgemm_benchmarks() {
     return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
            impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4 ||
            impl == Impl::kOursTunedPlainRaster || impl == Impl::kOursTunedMbarrier ||
-           impl == Impl::kOursTunedMbarrierSerpentine || impl == Impl::kOursTunedCopiesAfterFragments ||
+           impl == Impl::kOursTunedMbarrierSerpentine || impl == Impl::kOursTunedCopiesAtTileStart ||
            impl == Impl::kOursTunedSplitCopies;
   };
   for (const Shape& s : shapes)
