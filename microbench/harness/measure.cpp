@@ -120,7 +120,14 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
     replay_in_counter_pass(sample, replay);
     return;
   }
-  for (int i = 0; i < descriptor_.warmup; ++i) sample();
+  int warmup_samples = 0;
+  double warmup_seconds = 0;
+  while (warmup_samples < descriptor_.warmup ||
+         (warmup_seconds < descriptor_.min_warmup_seconds && warmup_samples < kMaxWarmupSamples)) {
+    warmup_seconds += sample().seconds;
+    ++warmup_samples;
+  }
+  if (descriptor_.min_warmup_seconds > 0) param("warmup_samples", warmup_samples);
 
   std::vector<Sample> samples;
   std::vector<double> clocks;
@@ -200,13 +207,15 @@ void Measurement::finish(const std::vector<Sample>& samples, const std::vector<d
 }
 
 void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
-                    std::function<void(benchmark::State&)> body) {
+                    std::function<void(benchmark::State&)> body, int samples_wanted) {
   const std::string& exclude = context().options.exclude;
   if (!exclude.empty()) {
     static const std::regex excluded(exclude);  // validated by parse_options; the flag is set once
     if (std::regex_search(name, excluded)) return;
   }
-  const int samples = context().options.samples > 0 ? context().options.samples : descriptor.default_samples;
+  const int samples = context().options.samples > 0 ? context().options.samples
+                      : samples_wanted > 0             ? samples_wanted
+                                                       : descriptor.default_samples;
   benchmark::RegisterBenchmark(name.c_str(),
                                [name, body](benchmark::State& state) {
                                  try {

@@ -43,7 +43,12 @@ struct ProbeDescriptor {
   std::string unit;     // unit of value_* for Figure::kValue (others derive it from the figure)
   int default_samples = 10;
   int warmup = 2;
+  // Warm-up continues past `warmup` samples until they add up to this much measured time (at most
+  // kMaxWarmupSamples): a ~10 us kernel then gets a few hundred warm-up calls, a long one its
+  // `warmup`. 0: `warmup` samples only. The count run goes into the entry (`warmup_samples`).
+  double min_warmup_seconds = 0;
 };
+constexpr int kMaxWarmupSamples = 1000;
 
 // What one sample does; per-sample constants from which figures derive.
 struct Work {
@@ -137,11 +142,11 @@ using HostTime = std::chrono::steady_clock::time_point;
 inline HostTime host_now() { return std::chrono::steady_clock::now(); }
 inline double host_seconds_since(HostTime t0) { return std::chrono::duration<double>(host_now() - t0).count(); }
 
-// Registers a probe entry with its descriptor's sample count (or --samples). The body runs inside
-// an error guard: an exception prints one line naming the entry and ends the process (exit 1,
-// or 2 for a usage error), leaving any --benchmark_out file as FILE.partial.
+// Registers a probe entry with `samples` samples (0: the descriptor's default), --samples overriding
+// either. The body runs inside an error guard: an exception prints one line naming the entry and
+// ends the process (exit 1, or 2 for a usage error), leaving any --benchmark_out file as FILE.partial.
 void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
-                    std::function<void(benchmark::State&)> body);
+                    std::function<void(benchmark::State&)> body, int samples = 0);
 
 // Fills the L2 with unrelated, clean data (a read of 2x its size) on `stream`: nothing the timed
 // work touches stays cached, and nothing dirty is left for it to write back.

@@ -44,17 +44,30 @@ using kernels::SymvImpl;
 using kernels::Trans;
 using kernels::Uplo;
 
+// Sampling. A problem whose minimal bytes fit in the L2 (l2=resident, no flush) is a 5-30 us call
+// on the H100, launch-bound: with 2 warm-up calls and 10 samples its figure moved by up to 20 %
+// between runs of the same code, and the first entry on a problem's operands (`entry_on_operands`
+// 0, always `ours`) drew the outliers: S N 512 x 512 GEMV read 0.79x, 0.99x and 1.18x of cuBLAS in
+// three runs of 2026-11-25 (samples 11.8-121.8 GB/s, CV 0.49, in the last; docs/perf/gemv.md).
+// So: warm up for at least 2 ms of calls (a few hundred of them; a DRAM-sized call, >= 25 us,
+// still gets its 2), and take 50 samples of resident problems (about 1 ms); DRAM-sized ones keep 10.
+constexpr double kBlas2MinWarmupSeconds = 2e-3;
+constexpr int kResidentSamples = 50;
+// Whether a problem's minimal bytes fit in the L2: it is then timed L2-resident, else flushed.
+bool l2_resident(double min_bytes) { return min_bytes <= static_cast<double>(context().device.l2_bytes); }
+int blas2_samples(double min_bytes) { return l2_resident(min_bytes) ? kResidentSamples : 0; }  // 0: the descriptor's
+
 const ProbeDescriptor kSymvDescriptor{
     "kernels.symv", Figure::kBandwidth,
     "one y = alpha A x + beta y (A symmetric, one triangle stored, column-major, lda = n, alpha = 1, beta = 0) per "
     "sample, timed with CUDA events; bytes = minimal (stored triangle n(n+1)/2 + x + y); flops = 2n^2",
-    "", 10, 2};
+    "", 10, 2, kBlas2MinWarmupSeconds};
 
 const ProbeDescriptor kGemvDescriptor{
     "kernels.gemv", Figure::kBandwidth,
     "one y = alpha op(A) x + beta y (column-major, lda = m, alpha = 1, beta = 0) per sample, timed with CUDA "
     "events; bytes = minimal (A + x + y); flops = 2mn",
-    "", 10, 2};
+    "", 10, 2, kBlas2MinWarmupSeconds};
 
 // The benchmarked implementations, one table per kernel: the entry's impl name, who runs it, and for
 // ours the library's implementation (the one place a name maps to what runs).
@@ -159,7 +172,7 @@ void record_operands(Measurement& m, Operands<T>& ops) {
 }
 
 void tag_l2(Measurement& m, double min_bytes) {
-  const bool flush = min_bytes > static_cast<double>(context().device.l2_bytes);
+  const bool flush = !l2_resident(min_bytes);
   m.flush_l2_before_each_sample(flush);
   m.tag("l2", flush ? "flushed" : "resident");
 }
@@ -267,8 +280,9 @@ void register_symv(const std::vector<int>& sizes) {
                                                                      {"precision", precision_name<T>()},
                                                                      {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
                                                                      {"n", std::to_string(n)}});
-        register_entry(name, kSymvDescriptor,
-                       [info, uplo, n](benchmark::State& st) { symv_entry<T>(st, info, uplo, n); });
+        register_entry(
+            name, kSymvDescriptor, [info, uplo, n](benchmark::State& st) { symv_entry<T>(st, info, uplo, n); },
+            blas2_samples(kernels::symv_min_bytes(n, sizeof(T), false)));
       }
   }
 }
@@ -292,9 +306,10 @@ void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},
                                                                      {"m", std::to_string(rows)},
                                                                      {"n", std::to_string(cols)}});
-        register_entry(name, kGemvDescriptor, [info, trans, rows = rows, cols = cols](benchmark::State& st) {
-          gemv_entry<T>(st, info, trans, rows, cols);
-        });
+        register_entry(
+            name, kGemvDescriptor,
+            [info, trans, rows = rows, cols = cols](benchmark::State& st) { gemv_entry<T>(st, info, trans, rows, cols); },
+            blas2_samples(kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false)));
       }
   }
 }

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 
 #include "harness/device.hpp"
@@ -86,6 +87,45 @@ TEST(Measurement, ExcludedEntriesAreNotRegistered) {
   EXPECT_EQ(reporter.captured.count("test.exclude/impl:ours/iterations:4/manual_time"), 1u);
   EXPECT_EQ(reporter.captured.count("test.exclude/impl:ours_v3/iterations:4/manual_time"), 0u);
   EXPECT_EQ(ran_excluded, 0);
+}
+
+// min_warmup_seconds: warm-up runs past `warmup` samples until they add up to that time (at most
+// kMaxWarmupSamples) and says how many it ran; the timed samples start after them. A per-entry
+// sample count replaces the descriptor's.
+TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
+  // Sample times in powers of two, so that the sums are exact: 4 x 1/1024 s = the minimum.
+  const ProbeDescriptor timed_warmup{"test.timed_warmup", Figure::kBandwidth, "synthetic", "", 5, 1, 4.0 / 1024};
+  const ProbeDescriptor capped_warmup{"test.capped_warmup", Figure::kBandwidth, "synthetic", "", 3, 0, 1.0};
+  // Shared with the registered bodies, which Google Benchmark keeps after this test returns.
+  auto calls = std::make_shared<int>(0), capped_calls = std::make_shared<int>(0);
+  register_entry(
+      "test.timed_warmup/size:1", timed_warmup,
+      [calls, timed_warmup](benchmark::State& st) {
+        Measurement m(st, timed_warmup, Work{1e6, 0, 0});
+        // Warm-up samples 1/1024 s, timed samples 1/512 s: the median tells them apart.
+        m.run([calls] { Sample s; s.seconds = ((*calls)++ < 4 ? 1.0 : 2.0) / 1024; return s; }, {});
+      },
+      7);
+  register_entry("test.capped_warmup/size:1", capped_warmup, [capped_calls, capped_warmup](benchmark::State& st) {
+    Measurement m(st, capped_warmup, Work{1e6, 0, 0});
+    m.run([capped_calls] { ++*capped_calls; Sample s; s.seconds = 1e-9; return s; }, {});
+  });
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  ASSERT_EQ(reporter.captured.count("test.timed_warmup/size:1/iterations:7/manual_time"), 1u);
+  const auto& c = reporter.captured["test.timed_warmup/size:1/iterations:7/manual_time"].counters;
+  EXPECT_DOUBLE_EQ(c.at("warmup_samples").value, 4);
+  EXPECT_DOUBLE_EQ(c.at("samples").value, 7);
+  EXPECT_DOUBLE_EQ(c.at("time_median_s").value, 2.0 / 1024);  // no warm-up sample among the timed ones
+  EXPECT_EQ(*calls, 4 + 7);
+
+  ASSERT_EQ(reporter.captured.count("test.capped_warmup/size:1/iterations:3/manual_time"), 1u);
+  EXPECT_DOUBLE_EQ(reporter.captured["test.capped_warmup/size:1/iterations:3/manual_time"]
+                       .counters.at("warmup_samples")
+                       .value,
+                   kMaxWarmupSamples);
+  EXPECT_EQ(*capped_calls, kMaxWarmupSamples + 3);
 }
 
 TEST(DeviceContext, FieldsNameTheGpuAndItsLimits) {
