@@ -124,8 +124,8 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
   double warmup_seconds = 0;
   while (warmup_samples < descriptor_.warmup ||
          (warmup_seconds < descriptor_.min_warmup_seconds && warmup_samples < kMaxWarmupSamples)) {
-    warmup_seconds += sample().seconds;
-    ++warmup_samples;
+    const double seconds = sample().seconds;
+    if (warmup_samples++ > 0) warmup_seconds += seconds;  // not the first: see min_warmup_seconds
   }
   if (descriptor_.min_warmup_seconds > 0) param("warmup_samples", warmup_samples);
 

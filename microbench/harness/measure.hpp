@@ -43,9 +43,12 @@ struct ProbeDescriptor {
   std::string unit;     // unit of value_* for Figure::kValue (others derive it from the figure)
   int default_samples = 10;
   int warmup = 2;
-  // Warm-up continues past `warmup` samples until they add up to this much measured time (at most
-  // kMaxWarmupSamples): a ~10 us kernel then gets a few hundred warm-up calls, a long one its
-  // `warmup`. 0: `warmup` samples only. The count run goes into the entry (`warmup_samples`).
+  // Warm-up continues past `warmup` samples until those after the first add up to this much
+  // measured time (at most kMaxWarmupSamples): a ~10 us kernel then gets a few hundred warm-up
+  // calls, a long one its `warmup`. The first sample does not count: it carries one-time costs
+  // (lazy loading of the kernel's module, a library's first call), which on the H100 made it alone
+  // exceed 2 ms for 10 us kernels (2026-11-25). 0: `warmup` samples only. The count run goes into
+  // the entry (`warmup_samples`).
   double min_warmup_seconds = 0;
 };
 constexpr int kMaxWarmupSamples = 1000;

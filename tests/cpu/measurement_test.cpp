@@ -89,11 +89,12 @@ TEST(Measurement, ExcludedEntriesAreNotRegistered) {
   EXPECT_EQ(ran_excluded, 0);
 }
 
-// min_warmup_seconds: warm-up runs past `warmup` samples until they add up to that time (at most
-// kMaxWarmupSamples) and says how many it ran; the timed samples start after them. A per-entry
-// sample count replaces the descriptor's.
+// min_warmup_seconds: warm-up runs past `warmup` samples until those after the first add up to that
+// time (at most kMaxWarmupSamples) and says how many it ran; the timed samples start after them. A
+// per-entry sample count replaces the descriptor's.
 TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
-  // Sample times in powers of two, so that the sums are exact: 4 x 1/1024 s = the minimum.
+  // Sample times in powers of two, so that the sums are exact: a slow first call (1/64 s, as a lazy
+  // module load) that does not count, then 4 x 1/1024 s = the minimum.
   const ProbeDescriptor timed_warmup{"test.timed_warmup", Figure::kBandwidth, "synthetic", "", 5, 1, 4.0 / 1024};
   const ProbeDescriptor capped_warmup{"test.capped_warmup", Figure::kBandwidth, "synthetic", "", 3, 0, 1.0};
   // Shared with the registered bodies, which Google Benchmark keeps after this test returns.
@@ -102,8 +103,15 @@ TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
       "test.timed_warmup/size:1", timed_warmup,
       [calls, timed_warmup](benchmark::State& st) {
         Measurement m(st, timed_warmup, Work{1e6, 0, 0});
-        // Warm-up samples 1/1024 s, timed samples 1/512 s: the median tells them apart.
-        m.run([calls] { Sample s; s.seconds = ((*calls)++ < 4 ? 1.0 : 2.0) / 1024; return s; }, {});
+        // Warm-up samples 1/64 s then 1/1024 s, timed samples 1/512 s: the median tells them apart.
+        m.run(
+            [calls] {
+              const int i = (*calls)++;
+              Sample s;
+              s.seconds = i == 0 ? 1.0 / 64 : (i < 5 ? 1.0 : 2.0) / 1024;
+              return s;
+            },
+            {});
       },
       7);
   register_entry("test.capped_warmup/size:1", capped_warmup, [capped_calls, capped_warmup](benchmark::State& st) {
@@ -115,10 +123,10 @@ TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
 
   ASSERT_EQ(reporter.captured.count("test.timed_warmup/size:1/iterations:7/manual_time"), 1u);
   const auto& c = reporter.captured["test.timed_warmup/size:1/iterations:7/manual_time"].counters;
-  EXPECT_DOUBLE_EQ(c.at("warmup_samples").value, 4);
+  EXPECT_DOUBLE_EQ(c.at("warmup_samples").value, 5);
   EXPECT_DOUBLE_EQ(c.at("samples").value, 7);
   EXPECT_DOUBLE_EQ(c.at("time_median_s").value, 2.0 / 1024);  // no warm-up sample among the timed ones
-  EXPECT_EQ(*calls, 4 + 7);
+  EXPECT_EQ(*calls, 5 + 7);
 
   ASSERT_EQ(reporter.captured.count("test.capped_warmup/size:1/iterations:3/manual_time"), 1u);
   EXPECT_DOUBLE_EQ(reporter.captured["test.capped_warmup/size:1/iterations:3/manual_time"]
