@@ -442,8 +442,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   const int k_tiles = (k + T::kBlockK - 1) / T::kBlockK;
   float acc[T::kThreadM][T::kThreadN];
   int a_frag, b_frag;  // this thread's first row of op(A) / column of op(B) in a stage (sub-tile 0)
-  // After each pipeline's prologue, so that the copies are issued first (the block-barrier
-  // kernels' machine code is then the same as before the mbarrier pipeline was added).
+  // After each pipeline's prologue, so that the copies are issued first, as in the kernel before
+  // the mbarrier pipeline was added (the block-barrier kernels kept their code size; their machine
+  // code differs only in register allocation: docs/perf/sgemm.md, v10).
   auto start_accumulating = [&] {
     const int warp = tid / 32, lane = tid % 32;
     const int warp_m = warp % T::kWarpsM, warp_n = warp / T::kWarpsM;
@@ -534,7 +535,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
         cp_async_commit();  // one group per iteration, empty or not: the wait above counts them
       };
       if constexpr (T::kCopyIssue == CopyIssue::kTileStart) {
-        if (has_next) {  // one branch for both operands (two would change the default's machine code)
+        if (has_next) {  // one branch for both operands, as before v11 (two changed the machine code)
           copy_a.fetch(as_next, next * T::kBlockK, tid, staging_a);
           copy_b.fetch(bs_next, next * T::kBlockK, tid, staging_b);
         }
