@@ -182,12 +182,11 @@ void register_sgemm_benchmarks() {
     register_entry(name, kSgemmDescriptor,
                    [info, s](benchmark::State& st) { sgemm_entry(st, info.impl, info.name, s); });
   };
+  // Every shape runs the V&D baseline, the default and cuBLAS; the other tilings and variants of the
+  // tuned kernel (the tuning record) run at the tuning shapes only.
   auto tuning_only = [](Impl impl) {
-    return impl == Impl::kOursTuned128x256 || impl == Impl::kOursTuned128x128w64x64 ||
-           impl == Impl::kOursTunedKRegister || impl == Impl::kOursTunedK16 || impl == Impl::kOursTunedStages4 ||
-           impl == Impl::kOursTunedPlainRaster || impl == Impl::kOursTunedMbarrier ||
-           impl == Impl::kOursTunedMbarrierSerpentine || impl == Impl::kOursTunedCopiesAtTileStart ||
-           impl == Impl::kOursTunedSplitCopies;
+    return impl != Impl::kOursVd && impl != Impl::kOursTuned && impl != Impl::kCublasPedantic &&
+           impl != Impl::kCublasDefault;
   };
   for (const Shape& s : shapes)
     for (const ImplInfo& info : kImpls)
