@@ -102,6 +102,68 @@ void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
   run(one_sample, replay);
 }
 
+void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& enqueue_a,
+                                     const std::function<void(cudaStream_t)>& enqueue_b) {
+  EventTimer timer;
+  auto one = [&](const std::function<void(cudaStream_t)>& enqueue) {
+    if (flush_l2_) flush_l2(timer.stream());
+    return timer.seconds(enqueue);
+  };
+  auto pair = [&](bool a_first) {
+    std::pair<double, double> t;
+    if (a_first) {
+      t.first = one(enqueue_a);
+      t.second = one(enqueue_b);
+    } else {
+      t.second = one(enqueue_b);
+      t.first = one(enqueue_a);
+    }
+    return t;
+  };
+  auto replay = [&]() {
+    enqueue_a(timer.stream());
+    GP_CUDA_CHECK_LAUNCH();
+    GP_CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
+  };
+  run_paired(pair, replay);
+}
+
+void Measurement::run_paired(const std::function<std::pair<double, double>(bool a_first)>& pair,
+                             const std::function<void()>& replay) {
+  if (descriptor_.figure != Figure::kValue)
+    throw Error("paired sampling needs a descriptor whose figure is the per-sample value (B's time over A's)");
+  // Every call of `sample`, warm-up included: the timed ones are the last state_.iterations().
+  std::vector<double> a_seconds, b_seconds;
+  std::vector<bool> a_first_of;
+  auto sample = [&]() {
+    const bool a_first = a_seconds.size() % 2 == 0;
+    const auto [a, b] = pair(a_first);
+    if (!(a > 0) || !(b > 0)) throw Error("a paired sample measured a non-positive duration");
+    a_seconds.push_back(a);
+    b_seconds.push_back(b);
+    a_first_of.push_back(a_first);
+    Sample s;
+    s.seconds = a;
+    s.value = b / a;
+    return s;
+  };
+  run(sample, replay);
+  if (context().counter_pass > 0) return;  // warm-up only: no timed samples
+
+  const std::size_t timed = static_cast<std::size_t>(state_.iterations());
+  const std::size_t first = a_seconds.size() - timed;
+  std::vector<double> a(a_seconds.begin() + first, a_seconds.end()), b(b_seconds.begin() + first, b_seconds.end());
+  std::vector<double> ratio_a_first, ratio_b_first;
+  for (std::size_t i = first; i < a_seconds.size(); ++i)
+    (a_first_of[i] ? ratio_a_first : ratio_b_first).push_back(b_seconds[i] / a_seconds[i]);
+  const Summary sb = summarize(b);
+  extra("b_time_median_s", sb.median);
+  extra("b_time_cv", sb.cv);
+  extra("ratio_of_medians", sb.median / summarize(a).median);
+  if (!ratio_a_first.empty()) extra("value_median_a_first", summarize(ratio_a_first).median);
+  if (!ratio_b_first.empty()) extra("value_median_b_first", summarize(ratio_b_first).median);
+}
+
 void Measurement::time_host(const std::function<void()>& work) {
   run(
       [&] {

@@ -124,6 +124,24 @@ class Measurement {
   // `replay()` re-runs the GPU work, synchronized, for the counter backend (may be empty).
   void run(const std::function<Sample()>& sample, const std::function<void()>& replay);
 
+  // Paired sampling, for comparing two implementations whose calls are too short (~10 us) for two
+  // separate entries to settle their ratio: between processes such entries moved by 10-20 % while
+  // each entry's own samples agreed to ~2 % (docs/perf/gemv.md, "Sampling of short entries"). Each
+  // sample times one call of A and one of B back to back on the same stream with the same events
+  // (the L2 flushed before each call if set), A first in even samples and B first in odd ones, so
+  // that drift between the two and any "second call is faster" effect fall on both alike.
+  // The descriptor's figure must be Figure::kValue: the value of a sample is B's time over A's
+  // (A's speedup over B, > 1: A faster); Sample::seconds is A's time, so gbps / gflops are A's.
+  // Extra fields: b_time_median_s, b_time_cv, ratio_of_medians (B's median time over A's), and
+  // value_median_a_first / value_median_b_first (the per-order medians: if they differ by more than
+  // the spread, the order of the two calls matters and the ratio must be read with that in mind).
+  void time_events_paired(const std::function<void(cudaStream_t)>& enqueue_a,
+                          const std::function<void(cudaStream_t)>& enqueue_b);
+  // The same for any timer: `pair(a_first)` runs one call of each, A first when a_first, and returns
+  // {A's seconds, B's seconds}. `replay` re-runs A for the counter backend.
+  void run_paired(const std::function<std::pair<double, double>(bool a_first)>& pair,
+                  const std::function<void()>& replay);
+
   // Extra output fields computed by the probe (e.g. the smallest ILP reaching peak).
   void extra(const std::string& name, double value);
 

@@ -23,6 +23,8 @@
 #include <cublas_v2.h>
 
 #include <algorithm>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -68,6 +70,25 @@ const ProbeDescriptor kGemvDescriptor{
     "one y = alpha op(A) x + beta y (column-major, lda = m, alpha = 1, beta = 0) per sample, timed with CUDA "
     "events; bytes = minimal (A + x + y); flops = 2mn",
     "", 10, 2, kBlas2MinWarmupSeconds};
+
+// Paired entries (Measurement::time_events_paired): A and B timed in the same samples, alternating
+// which goes first; the value is A's speedup over B. For the comparisons that separate entries cannot
+// settle: calls of ~10 us (L2-resident problems), and ratios within a few per cent of 1.
+const ProbeDescriptor kSymvPairedDescriptor{
+    "paired.symv",
+    Figure::kValue,
+    "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same operands and "
+    "stream, timed with CUDA events, A first in even samples and B first in odd ones; A = one SYMV (as kernels.symv: "
+    "lda = n, alpha = 1, beta = 0), B = another SYMV impl or our GEMV on the full n x n buffer; gbps = A's on SYMV's "
+    "minimal bytes",
+    "x", 30, 2, kBlas2MinWarmupSeconds};
+const ProbeDescriptor kGemvPairedDescriptor{
+    "paired.gemv",
+    Figure::kValue,
+    "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same operands and "
+    "stream, timed with CUDA events, A first in even samples and B first in odd ones; one GEMV each (as "
+    "kernels.gemv: lda = m, alpha = 1, beta = 0); gbps = A's on minimal bytes",
+    "x", 30, 2, kBlas2MinWarmupSeconds};
 
 // The benchmarked implementations, one table per kernel: the entry's impl name, who runs it, and for
 // ours the library's implementation (the one place a name maps to what runs).
@@ -177,97 +198,280 @@ void tag_l2(Measurement& m, double min_bytes) {
   m.tag("l2", flush ? "flushed" : "resident");
 }
 
-void add_cublas_tags(Measurement& m, const CublasHandle& handle) {
+void add_cublas_tags(Measurement& m, const CublasHandle& handle, const std::string& prefix) {
   int version = 0;
   GP_CUBLAS_CHECK(cublasGetVersion(handle.get(), &version));
-  m.param("cublas_version", version);
+  m.param(prefix + "cublas_version", version);
 }
 
 void check_status(kernels::Status st, const char* what) {
   if (st != kernels::Status::kSuccess) throw Error(std::string(what) + " returned " + kernels::status_text(st));
 }
 
+// One implementation's call on a problem's operands, with what it needs (a cuBLAS handle in the
+// mode the impl names, our workspace) and what it says about itself: the one place where an impl
+// name turns into what runs, for the single entries and the paired ones alike.
+template <class T>
+class SymvCall {
+ public:
+  SymvCall(const SymvBenchInfo& impl, Uplo uplo, int n, const T* A, const T* x, T* y)
+      : impl_(impl), uplo_(uplo), n_(n), A_(A), x_(x), y_(y) {
+    if (impl.runner != Runner::kOurs) {
+      handle_ = std::make_unique<CublasHandle>();
+      GP_CUBLAS_CHECK(cublasSetAtomicsMode(handle_->get(), impl.runner == Runner::kCublasAtomics
+                                                               ? CUBLAS_ATOMICS_ALLOWED
+                                                               : CUBLAS_ATOMICS_NOT_ALLOWED));
+    } else {
+      ws_bytes_ = kernels::symv_workspace_bytes<T>(n, impl.ours);
+      ws_ = DeviceBuffer<unsigned char>(ws_bytes_);
+    }
+  }
+  // The entry's tags and fields, names prefixed (paired entries: "a_", "b_").
+  void describe(Measurement& m, const std::string& prefix = "") const {
+    m.tag(prefix + "impl", impl_.name);
+    if (handle_) {
+      m.tag(prefix + "atomics", impl_.runner == Runner::kCublasAtomics ? "allowed" : "not_allowed");
+      add_cublas_tags(m, *handle_, prefix);
+      return;
+    }
+    m.param(prefix + "workspace_bytes", static_cast<double>(ws_bytes_));
+    m.tag(prefix + "impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl<T>(uplo_, n_, impl_.ours)));
+    m.tag(prefix + "atomics", impl_.ours == SymvImpl::kAwareAtomic ? "yes" : "no");
+  }
+  void operator()(cudaStream_t s) const {
+    const T alpha = 1, beta = 0;
+    if (handle_) {
+      const cublasFillMode_t fill_mode = uplo_ == Uplo::kLower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+      GP_CUBLAS_CHECK(cublasSetStream(handle_->get(), s));
+      GP_CUBLAS_CHECK(cublas_symv(handle_->get(), fill_mode, n_, &alpha, A_, n_, x_, &beta, y_));
+      return;
+    }
+    check_status(kernels::symv<T>(uplo_, n_, alpha, A_, n_, x_, 1, beta, y_, 1, ws_.data(), ws_bytes_, s, impl_.ours),
+                 "symv");
+  }
+
+ private:
+  const SymvBenchInfo& impl_;
+  Uplo uplo_;
+  int n_;
+  const T* A_;
+  const T* x_;
+  T* y_;
+  std::unique_ptr<CublasHandle> handle_;  // cuBLAS impls
+  DeviceBuffer<unsigned char> ws_;        // ours
+  std::size_t ws_bytes_ = 0;
+};
+
+template <class T>
+class GemvCall {
+ public:
+  GemvCall(const GemvBenchInfo& impl, Trans trans, int rows, int cols, const T* A, const T* x, T* y)
+      : impl_(impl), trans_(trans), rows_(rows), cols_(cols), A_(A), x_(x), y_(y) {
+    if (impl.runner != Runner::kOurs) {
+      handle_ = std::make_unique<CublasHandle>();
+    } else {
+      ws_bytes_ = kernels::gemv_workspace_bytes<T>(trans, rows, cols, impl.ours);
+      ws_ = DeviceBuffer<unsigned char>(ws_bytes_);
+      // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
+      check_status(kernels::gemv_workspace_init(ws_.data(), ws_bytes_, nullptr), "gemv_workspace_init");
+    }
+  }
+  void describe(Measurement& m, const std::string& prefix = "") const {
+    m.tag(prefix + "impl", impl_.name);
+    if (handle_) {
+      add_cublas_tags(m, *handle_, prefix);
+      return;
+    }
+    m.param(prefix + "workspace_bytes", static_cast<double>(ws_bytes_));
+    m.tag(prefix + "impl_resolved",
+          kernels::gemv_impl_name(kernels::gemv_auto_impl<T>(trans_, rows_, cols_, impl_.ours)));
+  }
+  void operator()(cudaStream_t s) const {
+    const T alpha = 1, beta = 0;
+    if (handle_) {
+      GP_CUBLAS_CHECK(cublasSetStream(handle_->get(), s));
+      GP_CUBLAS_CHECK(cublas_gemv(handle_->get(), trans_ == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T, rows_, cols_,
+                                  &alpha, A_, rows_, x_, &beta, y_));
+      return;
+    }
+    check_status(kernels::gemv<T>(trans_, rows_, cols_, alpha, A_, rows_, x_, 1, beta, y_, 1, ws_.data(), ws_bytes_,
+                                  s, impl_.ours),
+                 "gemv");
+  }
+
+ private:
+  const GemvBenchInfo& impl_;
+  Trans trans_;
+  int rows_, cols_;
+  const T* A_;
+  const T* x_;
+  T* y_;
+  std::unique_ptr<CublasHandle> handle_;
+  DeviceBuffer<unsigned char> ws_;
+  std::size_t ws_bytes_ = 0;
+};
+
 template <class T>
 void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, int n) {
   Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
-  const DeviceBuffer<T> &A = ops.A, &x = ops.x, &y = ops.y;
-  const T alpha = 1, beta = 0;
-  const double bytes = kernels::symv_min_bytes(n, sizeof(T), beta != T(0));
+  const double bytes = kernels::symv_min_bytes(n, sizeof(T), false);  // beta = 0: y not read
   Measurement m(state, kSymvDescriptor, Work{bytes, kernels::symv_flops(n), 0});
   m.param("n", n);
-  m.tag("impl", impl.name);
   m.tag("precision", precision_name<T>());
   m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
   tag_l2(m, bytes);
   record_operands(m, ops);
-
-  if (impl.runner != Runner::kOurs) {
-    CublasHandle handle;
-    const bool atomics = impl.runner == Runner::kCublasAtomics;
-    GP_CUBLAS_CHECK(cublasSetAtomicsMode(handle.get(), atomics ? CUBLAS_ATOMICS_ALLOWED : CUBLAS_ATOMICS_NOT_ALLOWED));
-    m.tag("atomics", atomics ? "allowed" : "not_allowed");
-    add_cublas_tags(m, handle);
-    const cublasFillMode_t fill_mode = uplo == Uplo::kLower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
-    GP_CUDA_CHECK(cudaDeviceSynchronize());
-    m.time_events([&](cudaStream_t s) {
-      GP_CUBLAS_CHECK(cublasSetStream(handle.get(), s));
-      GP_CUBLAS_CHECK(cublas_symv(handle.get(), fill_mode, n, &alpha, A.data(), n, x.data(), &beta, y.data()));
-    });
-    return;
-  }
-  const SymvImpl ours = impl.ours;
-  const std::size_t ws_bytes = kernels::symv_workspace_bytes<T>(n, ours);
-  DeviceBuffer<unsigned char> ws(ws_bytes);
-  m.param("workspace_bytes", static_cast<double>(ws_bytes));
-  m.tag("impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl<T>(uplo, n, ours)));
-  m.tag("atomics", ours == SymvImpl::kAwareAtomic ? "yes" : "no");
+  const SymvCall<T> call(impl, uplo, n, ops.A.data(), ops.x.data(), ops.y.data());
+  call.describe(m);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  m.time_events([&](cudaStream_t s) {
-    check_status(kernels::symv<T>(uplo, n, alpha, A.data(), n, x.data(), 1, beta, y.data(), 1, ws.data(), ws_bytes, s,
-                                  ours),
-                 "symv");
-  });
+  m.time_events(std::cref(call));
 }
 
 template <class T>
 void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans, int rows, int cols) {
   const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
   Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
-  const DeviceBuffer<T> &A = ops.A, &x = ops.x, &y = ops.y;
-  const T alpha = 1, beta = 0;
-  const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), beta != T(0));
+  const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false);  // beta = 0
   Measurement m(state, kGemvDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
   m.param("m", rows);
   m.param("n", cols);
-  m.tag("impl", impl.name);
   m.tag("precision", precision_name<T>());
   m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
   tag_l2(m, bytes);
   record_operands(m, ops);
-  if (impl.runner != Runner::kOurs) {
-    CublasHandle handle;
-    add_cublas_tags(m, handle);
+  const GemvCall<T> call(impl, trans, rows, cols, ops.A.data(), ops.x.data(), ops.y.data());
+  call.describe(m);
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  m.time_events(std::cref(call));
+}
+
+const SymvBenchInfo& symv_info(const std::string& name) {
+  for (const SymvBenchInfo& i : kSymvImpls)
+    if (name == i.name) return i;
+  throw Error("no SYMV impl named " + name);
+}
+const GemvBenchInfo& gemv_info(const std::string& name) {
+  for (const GemvBenchInfo& i : kGemvImpls)
+    if (name == i.name) return i;
+  throw Error("no GEMV impl named " + name);
+}
+
+// B of a SYMV pair: another SYMV impl, or our GEMV (kAuto) with `trans` on the same n x n buffer
+// (the issue's "our SYMV beats our GEMV": the same y from half the bytes).
+struct SymvPartner {
+  const char* name;  // the entry's b
+  const char* symv;  // a SYMV impl, or nullptr
+  Trans gemv_trans;  // else our GEMV with this trans
+};
+constexpr SymvPartner kSymvPartners[] = {{"cublas", "cublas", Trans::kNoTrans},
+                                         {"gemv_ours_n", nullptr, Trans::kNoTrans},
+                                         {"gemv_ours_t", nullptr, Trans::kTrans}};
+
+template <class T>
+void symv_paired_entry(benchmark::State& state, const SymvBenchInfo& impl_a, const SymvPartner& b, Uplo uplo, int n) {
+  Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
+  const double bytes = kernels::symv_min_bytes(n, sizeof(T), false);
+  Measurement m(state, kSymvPairedDescriptor, Work{bytes, kernels::symv_flops(n), 0});
+  m.param("n", n);
+  m.tag("precision", precision_name<T>());
+  m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
+  tag_l2(m, bytes);
+  record_operands(m, ops);
+  const SymvCall<T> a(impl_a, uplo, n, ops.A.data(), ops.x.data(), ops.y.data());
+  a.describe(m, "a_");
+  if (b.symv) {
+    const SymvCall<T> call_b(symv_info(b.symv), uplo, n, ops.A.data(), ops.x.data(), ops.y.data());
+    call_b.describe(m, "b_");
     GP_CUDA_CHECK(cudaDeviceSynchronize());
-    m.time_events([&](cudaStream_t s) {
-      GP_CUBLAS_CHECK(cublasSetStream(handle.get(), s));
-      GP_CUBLAS_CHECK(cublas_gemv(handle.get(), trans == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T, rows, cols,
-                                  &alpha, A.data(), rows, x.data(), &beta, y.data()));
-    });
+    m.time_events_paired(std::cref(a), std::cref(call_b));
     return;
   }
-  const GemvImpl ours = impl.ours;
-  const std::size_t ws_bytes = kernels::gemv_workspace_bytes<T>(trans, rows, cols, ours);
-  DeviceBuffer<unsigned char> ws(ws_bytes);
-  // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
-  check_status(kernels::gemv_workspace_init(ws.data(), ws_bytes, nullptr), "gemv_workspace_init");
-  m.param("workspace_bytes", static_cast<double>(ws_bytes));
-  m.tag("impl_resolved", kernels::gemv_impl_name(kernels::gemv_auto_impl<T>(trans, rows, cols, ours)));
+  const GemvCall<T> call_b(gemv_info("ours"), b.gemv_trans, n, n, ops.A.data(), ops.x.data(), ops.y.data());
+  call_b.describe(m, "b_");
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  m.time_events([&](cudaStream_t s) {
-    check_status(kernels::gemv<T>(trans, rows, cols, alpha, A.data(), rows, x.data(), 1, beta, y.data(), 1, ws.data(),
-                                  ws_bytes, s, ours),
-                 "gemv");
-  });
+  m.time_events_paired(std::cref(a), std::cref(call_b));
+}
+
+template <class T>
+void gemv_paired_entry(benchmark::State& state, const GemvBenchInfo& impl_a, const GemvBenchInfo& impl_b, Trans trans,
+                       int rows, int cols) {
+  const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
+  Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
+  const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false);
+  Measurement m(state, kGemvPairedDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
+  m.param("m", rows);
+  m.param("n", cols);
+  m.tag("precision", precision_name<T>());
+  m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
+  tag_l2(m, bytes);
+  record_operands(m, ops);
+  const GemvCall<T> a(impl_a, trans, rows, cols, ops.A.data(), ops.x.data(), ops.y.data());
+  const GemvCall<T> b(impl_b, trans, rows, cols, ops.A.data(), ops.x.data(), ops.y.data());
+  a.describe(m, "a_");
+  b.describe(m, "b_");
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+  m.time_events_paired(std::cref(a), std::cref(b));
+}
+
+// Paired SYMV entries where the calls are short (the problem fits the L2): ours against cuBLAS, and
+// against our GEMV where GEMV's n x n matrix fits the L2 too (else the two would not be timed alike).
+template <class T>
+void register_symv_paired(const std::vector<int>& sizes) {
+  for (int n : sizes) {
+    const double symv_bytes = kernels::symv_min_bytes(n, sizeof(T), false);
+    if (!l2_resident(symv_bytes) || !kernel_footprint_fits(double(n) * n * sizeof(T))) continue;
+    const bool gemv_resident = l2_resident(kernels::gemv_min_bytes(Trans::kNoTrans, n, n, sizeof(T), false));
+    for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
+      for (const SymvPartner& b : kSymvPartners) {
+        if (!b.symv && !gemv_resident) continue;
+        const std::string name = entry_name(kSymvPairedDescriptor.family,
+                                            {{"a", "ours"},
+                                             {"b", b.name},
+                                             {"precision", precision_name<T>()},
+                                             {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
+                                             {"n", std::to_string(n)}});
+        register_entry(
+            name, kSymvPairedDescriptor,
+            [&b, uplo, n](benchmark::State& st) { symv_paired_entry<T>(st, symv_info("ours"), b, uplo, n); },
+            blas2_samples(symv_bytes));
+      }
+  }
+}
+
+// Paired GEMV entries: ours against cuBLAS where a call is short (L2-resident) or the two were
+// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); and v3 (one
+// kernel) against v2 (two kernels) for N at the resident shapes, where kAuto picks v2.
+template <class T>
+void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
+  struct Pair {
+    const char* a;
+    const char* b;
+    bool n_only;
+  };
+  constexpr Pair kPairs[] = {{"ours", "cublas", false}, {"ours_v3", "ours_v2", true}};
+  for (const auto& [rows, cols] : shapes) {
+    if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
+    const double bytes = kernels::gemv_min_bytes(Trans::kNoTrans, rows, cols, sizeof(T), false);
+    const bool near_one_square = rows == cols && (rows == 4096 || rows == 4097);
+    if (!l2_resident(bytes) && !near_one_square) continue;
+    for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
+      for (const Pair& p : kPairs) {
+        if (p.n_only && (trans != Trans::kNoTrans || !l2_resident(bytes))) continue;
+        const std::string name = entry_name(kGemvPairedDescriptor.family,
+                                            {{"a", p.a},
+                                             {"b", p.b},
+                                             {"precision", precision_name<T>()},
+                                             {"trans", trans == Trans::kNoTrans ? "n" : "t"},
+                                             {"m", std::to_string(rows)},
+                                             {"n", std::to_string(cols)}});
+        register_entry(
+            name, kGemvPairedDescriptor,
+            [a = p.a, b = p.b, trans, rows = rows, cols = cols](benchmark::State& st) {
+              gemv_paired_entry<T>(st, gemv_info(a), gemv_info(b), trans, rows, cols);
+            },
+            l2_resident(bytes) ? kResidentSamples : 0);
+      }
+  }
 }
 
 template <class T>
@@ -332,6 +536,10 @@ void register_blas2_benchmarks() {
   register_symv<double>(sizes);
   register_gemv<float>(shapes);
   register_gemv<double>(shapes);
+  register_symv_paired<float>(sizes);
+  register_symv_paired<double>(sizes);
+  register_gemv_paired<float>(shapes);
+  register_gemv_paired<double>(shapes);
 }
 
 }  // namespace gpuprobe

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "gpuprobe/check.hpp"
 #include "harness/device.hpp"
 #include "harness/measure.hpp"
 
@@ -134,6 +135,47 @@ TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
                        .value,
                    kMaxWarmupSamples);
   EXPECT_EQ(*capped_calls, kMaxWarmupSamples + 3);
+}
+
+// Paired sampling: A and B alternate which goes first, the value is B's time over A's per sample,
+// and the per-order medians expose an order effect. Synthetic: A takes 1.0 ms, B 1.2 ms, and the
+// first call of a pair 0.1 ms more (a "second call is faster" effect).
+TEST(Measurement, PairedSamplingAlternatesTheOrderAndReportsTheRatio) {
+  const ProbeDescriptor paired{"test.paired", Figure::kValue, "synthetic pairs", "x", 6, 1};
+  auto firsts = std::make_shared<std::vector<bool>>();
+  register_entry("test.paired/a:ours/b:ref", paired, [firsts, paired](benchmark::State& st) {
+    Measurement m(st, paired, Work{1e6, 0, 0});
+    m.run_paired(
+        [firsts](bool a_first) {
+          firsts->push_back(a_first);
+          return std::pair<double, double>{1.0e-3 + (a_first ? 1e-4 : 0), 1.2e-3 + (a_first ? 0 : 1e-4)};
+        },
+        {});
+  });
+  const ProbeDescriptor not_value{"test.paired_bad", Figure::kBandwidth, "synthetic", "", 2, 0};
+  register_entry("test.paired_bad/a:x/b:y", not_value, [not_value](benchmark::State& st) {
+    Measurement m(st, not_value, Work{1e6, 0, 0});
+    EXPECT_THROW(m.run_paired([](bool) { return std::pair<double, double>{1e-3, 1e-3}; }, {}), Error);
+    for (auto _ : st) st.SetIterationTime(1e-3);
+  });
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+
+  ASSERT_EQ(reporter.captured.count("test.paired/a:ours/b:ref/iterations:6/manual_time"), 1u);
+  const auto& run = reporter.captured["test.paired/a:ours/b:ref/iterations:6/manual_time"];
+  const auto& c = run.counters;
+  ASSERT_EQ(firsts->size(), 7u);  // one warm-up pair, six timed
+  for (std::size_t i = 0; i < firsts->size(); ++i) EXPECT_EQ((*firsts)[i], i % 2 == 0) << i;
+  // Timed pairs 1..6: B first in 1, 3, 5 (ratio 1.3 / 1.0), A first in 2, 4, 6 (1.2 / 1.1).
+  EXPECT_NEAR(c.at("value_median_a_first").value, 1.2 / 1.1, 1e-12);
+  EXPECT_NEAR(c.at("value_median_b_first").value, 1.3 / 1.0, 1e-12);
+  EXPECT_NEAR(c.at("value_median").value, (1.2 / 1.1 + 1.3) / 2, 1e-12);  // even count: mean of the middle two
+  EXPECT_NEAR(c.at("time_median_s").value, 1.05e-3, 1e-12);                // A: 1.0 and 1.1 ms, three each
+  EXPECT_NEAR(c.at("b_time_median_s").value, 1.25e-3, 1e-12);
+  EXPECT_NEAR(c.at("ratio_of_medians").value, 1.25 / 1.05, 1e-12);
+  EXPECT_NEAR(c.at("gbps").value, 1e6 / 1.05e-3 / 1e9, 1e-9);  // A's
+  EXPECT_GT(c.at("b_time_cv").value, 0);
+  EXPECT_NE(run.report_label.find("unit=x"), std::string::npos);
 }
 
 TEST(DeviceContext, FieldsNameTheGpuAndItsLimits) {
