@@ -71,6 +71,11 @@ FAMILY = {
     "transfer.memcpy_baseline": dict(group=("direction",), x="size", title="Blocking cudaMemcpy baseline"),
 }
 KERNEL_PREFIX = "kernels."
+# Paired comparisons (paired.symv, paired.gemv): A and B timed in the same samples, value = B time / A time.
+PAIRED_PREFIX = "paired."
+# A paired entry whose per-sample speedups spread more than this (CV) is marked: something slowed one
+# call of some pairs more than the other (docs/probes.md, "Paired entries").
+PAIRED_NOISY_CV = 0.2
 PIPELINE_LATENCY_FAMILIES = ("exec.pipeline_latency", "exec.latency")
 THROUGHPUT_FAMILIES = ("exec.throughput", "exec.throughput_peak")
 LAUNCH_PREFIX = "exec.launch"  # exec.launch, exec.launch_rate, _submit, _gap, _sync

@@ -130,7 +130,7 @@ class Profile:
             "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
         self.data["inputs"] = [{"file": f.path, "partial": f.partial, "entries": len(f.entries)} for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
-                     self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._generic):
+                     self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
             try:
                 step()
             except Exception as exc:  # one bad section must not lose the others
@@ -617,11 +617,30 @@ class Profile:
             self.data["baseline"] = [{"entry": e.name, "size_bytes": finite(F.num(e, "size")), "value": e.value,
                                       "unit": e.unit, "cv": finite(e.cv)} for e in ents]
 
+    def _paired(self):
+        rows = []
+        for fam in self.rs.families():
+            if not fam.startswith(F.PAIRED_PREFIX):
+                continue
+            for e in self.rs.by_family(fam):
+                problem = "/".join(f"{k}:{v}" for k, v in e.params.items() if k not in ("a", "b"))
+                a_us, b_us = e.num("time_median_s") * 1e6, e.num("b_time_median_s") * 1e6
+                rows.append({
+                    "entry": e.name, "kernel": fam[len(F.PAIRED_PREFIX):], "problem": problem,
+                    "a": e.tag("a_impl") or e.params.get("a"), "b": e.tag("b_impl") or e.params.get("b"),
+                    "a_ran": e.tag("a_impl_resolved"), "b_ran": e.tag("b_impl_resolved"),
+                    "speedup": finite(e.value), "a_first": finite(e.num("value_median_a_first")),
+                    "b_first": finite(e.num("value_median_b_first")), "cv": finite(e.cv),
+                    "a_us": finite(a_us), "b_us": finite(b_us), "l2": e.tag("l2"),
+                    "noisy": bool(math.isfinite(e.cv) and e.cv > F.PAIRED_NOISY_CV)})
+        if rows:
+            self.data["paired"] = rows
+
     def _generic(self):
         known = set(F.FAMILY)
         gen = {}
         for fam in self.rs.families():
-            if fam in known or fam.startswith(F.KERNEL_PREFIX):
+            if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):
                 continue
             gen[fam] = [{"entry": e.name, "value": e.value, "unit": e.unit, "cv": finite(e.cv),
                          "tags": e.tags} for e in self.rs.by_family(fam)]

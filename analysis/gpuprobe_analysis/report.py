@@ -9,6 +9,7 @@ import math
 import os
 from typing import Dict, List, Optional, Sequence
 
+from . import families as F
 from . import plots
 from .profile import Profile
 from .results import ResultSet
@@ -409,6 +410,18 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["entry", "operand", "settle", "first pass (GB/s)", "settled (GB/s)", "passes"],
                 [[r["entry"], r["operand"], r["state"], r["first_gbps"], r["settled_gbps"], r["passes"]]
                  for r in unsettled])
+    paired = data.get("paired") or []
+    if paired:
+        d.sub("paired comparisons (A and B timed in the same samples)")
+        d.para("Each sample times one call of A and one of B back to back, A first in even samples and B first in "
+               "odd ones; speedup = B's time / A's time (> 1: A faster), median over the samples, with the medians "
+               f"over each order beside it. Entries whose speedups spread with CV > {F.PAIRED_NOISY_CV} are marked "
+               "noisy: something slowed one call of some pairs more than the other; do not rely on their ratio.")
+        d.table(["kernel", "problem", "L2", "A (ran)", "B (ran)", "speedup A over B", "A first", "B first", "cv",
+                 "A µs", "B µs", "note"],
+                [[r["kernel"], r["problem"], r["l2"] or "–", f"{r['a']} ({r['a_ran'] or '–'})",
+                  f"{r['b']} ({r['b_ran'] or '–'})", r["speedup"], r["a_first"], r["b_first"], r["cv"], r["a_us"],
+                  r["b_us"], "noisy" if r["noisy"] else ""] for r in paired])
     kf = plots.kernel_figures(pts, figdir, memcpy[0] if memcpy else None, ceilings)
     if not kf:
         d.para("No kernels.* entries in the inputs.")

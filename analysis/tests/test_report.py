@@ -172,3 +172,28 @@ def test_unsettled_operands_are_listed(tmp_path):
     assert "kernels.gemv/impl:ours/precision:s/trans:n/m:8192/n:8192" in html
     prof = json.load(open(os.path.join(str(tmp_path / "rep"), "device-profile.json")))
     assert len(prof["unsettled_operands"]) == 2
+
+
+def test_paired_entries_get_their_own_table(tmp_path):
+    """paired.* entries (A and B in the same samples) are tabled with both orders' medians, and a
+    spread-out one is marked noisy; they are not kernels.* points nor "other" families."""
+    base = {"run_name": "x", "run_type": "iteration", "iterations": 50, "real_time": 12.0, "time_unit": "us"}
+    method = "probe=paired.gemv;unit=x;method=pairs;precision=s;trans=n;l2=resident;a_impl=ours;b_impl=cublas"
+    ents = [dict(base, name="paired.gemv/a:ours/b:cublas/precision:s/trans:n/m:512/n:512", label=method
+                 + ";a_impl_resolved=single_pass", value_median=1.104, value_cv=0.12, value_median_a_first=1.09,
+                 value_median_b_first=1.12, time_median_s=11.7e-6, b_time_median_s=12.9e-6),
+            dict(base, name="paired.gemv/a:ours/b:cublas/precision:d/trans:n/m:512/n:512", label=method,
+                 value_median=0.731, value_cv=0.35, value_median_a_first=0.70, value_median_b_first=0.76,
+                 time_median_s=70e-6, b_time_median_s=50e-6)]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    rs = results.load([str(path)])
+    out = build_report(rs, str(tmp_path / "rep"))
+    prof = json.load(open(os.path.join(str(tmp_path / "rep"), "device-profile.json")))
+    rows = prof["paired"]
+    assert [(r["problem"], r["speedup"], r["noisy"]) for r in rows] == [
+        ("precision:s/trans:n/m:512/n:512", 1.104, False), ("precision:d/trans:n/m:512/n:512", 0.731, True)]
+    assert rows[0]["a_ran"] == "single_pass" and rows[0]["b"] == "cublas" and abs(rows[0]["b_us"] - 12.9) < 1e-9
+    assert "paired.gemv" not in (prof.get("other_families") or {})
+    html = open(out["html"], encoding="utf-8").read()
+    assert "paired comparisons" in html and "noisy" in html

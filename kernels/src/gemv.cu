@@ -825,6 +825,8 @@ const char* gemv_impl_name(GemvImpl impl) {
   return "unknown";
 }
 
+constexpr long long kSmallNoTransBytes = 8LL << 20;  // 8 MiB: 1024 x 1024 doubles, 1448 x 1448 floats
+
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // kColumnBlocks has a kernel of its own for kTrans only.
@@ -840,10 +842,19 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   const long long column_bytes = static_cast<long long>(m) * static_cast<long long>(sizeof(T));
   if (trans == Trans::kTrans && column_bytes > cb::kAutoAboveColumnBytes && n >= cb::kAutoMinColumns)
     return GemvImpl::kColumnBlocks;
+  // Small N (v7.3): A of at most kSmallNoTransBytes, an L2-resident call of ~10 us where v3's one
+  // kernel beats v2's two. H100, paired entries (both impls in the same samples, alternating order;
+  // tree 9b40c89, docs/perf/gemv.md v7.3), v3 over v2: float N 512 / 1000 / 1024 1.128 / 1.086 /
+  // 1.085x, double 1.014 / 0.993 / 1.099x; above the bound they tie (2048: float 0.996x, double
+  // 0.971x) and v2 stays.
+  if (trans == Trans::kNoTrans &&
+      static_cast<long long>(m) * static_cast<long long>(n) * static_cast<long long>(sizeof(T)) <= kSmallNoTransBytes)
+    return GemvImpl::kSinglePass;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
-  // in two levels. The 64 x ratio keeps square and near-square shapes (512 x 512 included, where v2
-  // was 15 % faster in float N) on v2. Large (>= 2^26 elements): v3's evict-first loads and, for T,
+  // in two levels. The 64 x ratio keeps square and near-square shapes on v2 (512 x 512 included
+  // for T; v2 was once 15 % faster there in float N, in separate entries, which v7.3's paired ones
+  // overturned). Large (>= 2^26 elements): v3's evict-first loads and, for T,
   // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
   // Deep (v6): about one wave of whole-row (N) or whole-column (T) units, where v3 runs one kernel
   // without a split and v2 pays its reduction kernel (the 4096 squares).

@@ -56,27 +56,9 @@ __device__ __forceinline__ T load_elem(const T* p) {
   else
     return __ldg(p);
 }
-// GPUPROBE_STREAM_L2_PREFETCH_256B (a build-time experiment, docs/perf/symv.md "v8"): the streaming
-// 16-byte loads carry the L2 prefetch-size hint .L2::256B, so that a miss fetches the whole 256-byte
-// pair of L2 lines around it from DRAM (longer DRAM bursts; the next three lanes' sectors arrive with it).
-#ifndef GPUPROBE_STREAM_L2_PREFETCH_256B
-#define GPUPROBE_STREAM_L2_PREFETCH_256B 0
-#endif
 template <class T, bool kStream>
 __device__ __forceinline__ typename Vec16<T>::type load_vec16(const T* p) {
   using V = typename Vec16<T>::type;
-#if GPUPROBE_STREAM_L2_PREFETCH_256B
-  if constexpr (kStream) {
-    V v;
-    if constexpr (sizeof(T) == 8)
-      asm("ld.global.cs.L2::256B.v2.f64 {%0, %1}, [%2];" : "=d"(v.x), "=d"(v.y) : "l"(p));
-    else
-      asm("ld.global.cs.L2::256B.v4.f32 {%0, %1, %2, %3}, [%4];"
-          : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
-          : "l"(p));
-    return v;
-  }
-#endif
   if constexpr (kStream)
     return __ldcs(reinterpret_cast<const V*>(p));
   else

@@ -227,13 +227,23 @@ TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAnd
                                          {1, 64},        {8, 100000},     {8192, 8192},    {32768, 32768},
                                          {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
                                          {7000, 7000},   {6113, 8448},    {256, 1 << 18}};
-  const std::pair<int, int> v2_both[] = {{512, 512}, {2048, 2048}, {3040, 3040}, {1, 63}, {513, 1 << 16},
-                                         {256, 512}, {257, 512},   {300, 700}};
+  const std::pair<int, int> v2_both[] = {{2048, 2048}, {3040, 3040}, {513, 1 << 16}};
+  // Small N (v7.3): A of at most 8 MiB runs v3 for N; T as the rules above (v2 unless column blocks).
+  const std::pair<int, int> small[] = {{512, 512}, {1, 63}, {256, 512}, {257, 512}, {300, 700}, {1024, 1024}};
   for (auto [m, n] : v3_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSinglePass))
         << m << " x " << n;
   }
+  for (auto [m, n] : small) {
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
+        << m << " x " << n;
+  }
+  // The bound itself: 8 MiB of A is small, one more column is not (2048 rows: 1024 / 512 columns).
+  const int cols_at_bound = static_cast<int>((8 << 20) / (2048 * sizeof(T)));
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound), GemvImpl::kSinglePass);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound + 1), GemvImpl::kSplitReduce);
   for (auto [m, n] : v2_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
