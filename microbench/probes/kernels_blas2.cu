@@ -16,6 +16,9 @@
 // before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column, cuBLAS's DGEMV T
 // design; kAuto's T choice at most shapes since v7).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
+// Families paired.symv and paired.gemv: two impls timed in the same samples (one call of each,
+// alternating which goes first), value_* = A's speedup over B; for the short calls and near-1.0
+// ratios that separate entries cannot settle (docs/probes.md, "Paired entries").
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
 // every sample (l2=flushed); otherwise the data stays in the L2 between samples and the figure is
