@@ -80,7 +80,12 @@ double Measurement::value_of(const Sample& s) const {
 
 namespace {
 
-// Owns the stream and the two events one entry times with.
+// The counter replay of event-timed work: enqueue it once on the timer's stream and wait for it.
+void replay_on(const EventTimer& timer, const std::function<void(cudaStream_t)>& enqueue) {
+  enqueue(timer.stream());
+  GP_CUDA_CHECK_LAUNCH();
+  GP_CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
+}
 
 }  // namespace
 
@@ -94,12 +99,7 @@ void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
     if (annotate) annotate(s);
     return s;
   };
-  auto replay = [&]() {
-    enqueue(timer.stream());
-    GP_CUDA_CHECK_LAUNCH();
-    GP_CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
-  };
-  run(one_sample, replay);
+  run(one_sample, [&] { replay_on(timer, enqueue); });
 }
 
 void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& enqueue_a,
@@ -120,12 +120,7 @@ void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& en
     }
     return t;
   };
-  auto replay = [&]() {
-    enqueue_a(timer.stream());
-    GP_CUDA_CHECK_LAUNCH();
-    GP_CUDA_CHECK(cudaStreamSynchronize(timer.stream()));
-  };
-  run_paired(pair, replay);
+  run_paired(pair, [&] { replay_on(timer, enqueue_a); });
 }
 
 void Measurement::run_paired(const std::function<std::pair<double, double>(bool a_first)>& pair,

@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -314,38 +315,57 @@ class GemvCall {
   std::size_t ws_bytes_ = 0;
 };
 
+// A problem's operands and its entry's Measurement with the problem's fields: shared by the single
+// and the paired entries of each kernel (members in this order: the operands exist first).
+template <class T>
+struct SymvProblem {
+  SymvProblem(benchmark::State& state, const ProbeDescriptor& descriptor, Uplo uplo, int n)
+      : ops(operands<T>(std::size_t(n) * n, n, n, 11)),
+        m(state, descriptor, Work{kernels::symv_min_bytes(n, sizeof(T), false), kernels::symv_flops(n), 0}) {
+    m.param("n", n);
+    m.tag("precision", precision_name<T>());
+    m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
+    tag_l2(m, kernels::symv_min_bytes(n, sizeof(T), false));  // beta = 0: y not read
+    record_operands(m, ops);
+  }
+  Operands<T>& ops;
+  Measurement m;
+};
+
+template <class T>
+struct GemvProblem {
+  GemvProblem(benchmark::State& state, const ProbeDescriptor& descriptor, Trans trans, int rows, int cols)
+      : ops(operands<T>(std::size_t(rows) * cols, trans == Trans::kNoTrans ? cols : rows,
+                        trans == Trans::kNoTrans ? rows : cols, 21)),
+        m(state, descriptor,
+          Work{kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false), kernels::gemv_flops(rows, cols), 0}) {
+    m.param("m", rows);
+    m.param("n", cols);
+    m.tag("precision", precision_name<T>());
+    m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
+    tag_l2(m, kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false));  // beta = 0
+    record_operands(m, ops);
+  }
+  Operands<T>& ops;
+  Measurement m;
+};
+
 template <class T>
 void symv_entry(benchmark::State& state, const SymvBenchInfo& impl, Uplo uplo, int n) {
-  Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
-  const double bytes = kernels::symv_min_bytes(n, sizeof(T), false);  // beta = 0: y not read
-  Measurement m(state, kSymvDescriptor, Work{bytes, kernels::symv_flops(n), 0});
-  m.param("n", n);
-  m.tag("precision", precision_name<T>());
-  m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
-  tag_l2(m, bytes);
-  record_operands(m, ops);
-  const SymvCall<T> call(impl, uplo, n, ops.A.data(), ops.x.data(), ops.y.data());
-  call.describe(m);
+  SymvProblem<T> p(state, kSymvDescriptor, uplo, n);
+  const SymvCall<T> call(impl, uplo, n, p.ops.A.data(), p.ops.x.data(), p.ops.y.data());
+  call.describe(p.m);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  m.time_events(std::cref(call));
+  p.m.time_events(std::cref(call));
 }
 
 template <class T>
 void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans, int rows, int cols) {
-  const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
-  Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
-  const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false);  // beta = 0
-  Measurement m(state, kGemvDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
-  m.param("m", rows);
-  m.param("n", cols);
-  m.tag("precision", precision_name<T>());
-  m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
-  tag_l2(m, bytes);
-  record_operands(m, ops);
-  const GemvCall<T> call(impl, trans, rows, cols, ops.A.data(), ops.x.data(), ops.y.data());
-  call.describe(m);
+  GemvProblem<T> p(state, kGemvDescriptor, trans, rows, cols);
+  const GemvCall<T> call(impl, trans, rows, cols, p.ops.A.data(), p.ops.x.data(), p.ops.y.data());
+  call.describe(p.m);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  m.time_events(std::cref(call));
+  p.m.time_events(std::cref(call));
 }
 
 const SymvBenchInfo& symv_info(const std::string& name) {
@@ -372,48 +392,37 @@ constexpr SymvPartner kSymvPartners[] = {{"cublas", "cublas", Trans::kNoTrans},
 
 template <class T>
 void symv_paired_entry(benchmark::State& state, const SymvBenchInfo& impl_a, const SymvPartner& b, Uplo uplo, int n) {
-  Operands<T>& ops = operands<T>(std::size_t(n) * n, n, n, 11);
-  const double bytes = kernels::symv_min_bytes(n, sizeof(T), false);
-  Measurement m(state, kSymvPairedDescriptor, Work{bytes, kernels::symv_flops(n), 0});
-  m.param("n", n);
-  m.tag("precision", precision_name<T>());
-  m.tag("uplo", uplo == Uplo::kLower ? "lower" : "upper");
-  tag_l2(m, bytes);
-  record_operands(m, ops);
-  const SymvCall<T> a(impl_a, uplo, n, ops.A.data(), ops.x.data(), ops.y.data());
-  a.describe(m, "a_");
+  SymvProblem<T> p(state, kSymvPairedDescriptor, uplo, n);
+  const T *A = p.ops.A.data(), *x = p.ops.x.data();
+  T* y = p.ops.y.data();
+  const SymvCall<T> a(impl_a, uplo, n, A, x, y);
+  a.describe(p.m, "a_");
+  std::optional<SymvCall<T>> symv_b;
+  std::optional<GemvCall<T>> gemv_b;
+  std::function<void(cudaStream_t)> call_b;
   if (b.symv) {
-    const SymvCall<T> call_b(symv_info(b.symv), uplo, n, ops.A.data(), ops.x.data(), ops.y.data());
-    call_b.describe(m, "b_");
-    GP_CUDA_CHECK(cudaDeviceSynchronize());
-    m.time_events_paired(std::cref(a), std::cref(call_b));
-    return;
+    symv_b.emplace(symv_info(b.symv), uplo, n, A, x, y);
+    symv_b->describe(p.m, "b_");
+    call_b = std::cref(*symv_b);
+  } else {
+    gemv_b.emplace(gemv_info("ours"), b.gemv_trans, n, n, A, x, y);
+    gemv_b->describe(p.m, "b_");
+    call_b = std::cref(*gemv_b);
   }
-  const GemvCall<T> call_b(gemv_info("ours"), b.gemv_trans, n, n, ops.A.data(), ops.x.data(), ops.y.data());
-  call_b.describe(m, "b_");
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  m.time_events_paired(std::cref(a), std::cref(call_b));
+  p.m.time_events_paired(std::cref(a), call_b);
 }
 
 template <class T>
 void gemv_paired_entry(benchmark::State& state, const GemvBenchInfo& impl_a, const GemvBenchInfo& impl_b, Trans trans,
                        int rows, int cols) {
-  const int x_len = trans == Trans::kNoTrans ? cols : rows, y_len = trans == Trans::kNoTrans ? rows : cols;
-  Operands<T>& ops = operands<T>(std::size_t(rows) * cols, x_len, y_len, 21);
-  const double bytes = kernels::gemv_min_bytes(trans, rows, cols, sizeof(T), false);
-  Measurement m(state, kGemvPairedDescriptor, Work{bytes, kernels::gemv_flops(rows, cols), 0});
-  m.param("m", rows);
-  m.param("n", cols);
-  m.tag("precision", precision_name<T>());
-  m.tag("trans", trans == Trans::kNoTrans ? "n" : "t");
-  tag_l2(m, bytes);
-  record_operands(m, ops);
-  const GemvCall<T> a(impl_a, trans, rows, cols, ops.A.data(), ops.x.data(), ops.y.data());
-  const GemvCall<T> b(impl_b, trans, rows, cols, ops.A.data(), ops.x.data(), ops.y.data());
-  a.describe(m, "a_");
-  b.describe(m, "b_");
+  GemvProblem<T> p(state, kGemvPairedDescriptor, trans, rows, cols);
+  const GemvCall<T> a(impl_a, trans, rows, cols, p.ops.A.data(), p.ops.x.data(), p.ops.y.data());
+  const GemvCall<T> b(impl_b, trans, rows, cols, p.ops.A.data(), p.ops.x.data(), p.ops.y.data());
+  a.describe(p.m, "a_");
+  b.describe(p.m, "b_");
   GP_CUDA_CHECK(cudaDeviceSynchronize());
-  m.time_events_paired(std::cref(a), std::cref(b));
+  p.m.time_events_paired(std::cref(a), std::cref(b));
 }
 
 // Paired SYMV entries where the calls are short (the problem fits the L2): ours against cuBLAS, and
