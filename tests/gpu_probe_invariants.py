@@ -6,7 +6,8 @@ Runs gpuprobe --quick on the memory probes and the memcpy baseline, then checks 
   - latency does not fall from L1 to L2 to DRAM (random chains, per load flavour);
   - no DRAM-sized bandwidth exceeds the theoretical DRAM bandwidth of the context;
   - shared-memory bytes per clock per SM stay within the 128 B/clock of a 32-bank shared memory
-    (with 2 % tolerance for clock-read skew), and bank-conflict cycles grow with the conflict degree.
+    (with 2 % tolerance for clock-read skew), and bank-conflict cycles grow with the conflict degree;
+  - event-timed entries ran behind the launch gate (the default) and no gate timed out.
 Exit code 77 (CTest: skipped) when gpuprobe reports no usable GPU (its exit code 2).
 """
 import json
@@ -41,11 +42,16 @@ def main() -> int:
         check(key in ctx, f"context lacks {key}")
     entries = doc["benchmarks"]
     check(len(entries) > 20, f"only {len(entries)} entries")
+    check(any(e.get("launch_gated") == 1 for e in entries), "no entry ran behind the launch gate")
     for e in entries:
         for key in ("value_median", "value_min", "value_max", "value_cv", "samples", "time_median_s", "label"):
             check(key in e, f"{e['name']} lacks {key}")
         check(e.get("value_min", 0) <= e.get("value_median", 0) <= e.get("value_max", 0), f"{e['name']}: min<=median<=max")
         check(e.get("label", "").startswith("probe="), f"{e['name']}: label does not start with probe=")
+        # Event-timed entries say whether they ran behind the launch gate; a gate that timed out
+        # would have let host time into the samples.
+        if e.get("launch_gated") == 1:
+            check(e.get("launch_gate_timeouts") == 0, f"{e['name']}: launch gate timed out")
 
     def fam(prefix):
         return [e for e in entries if e["name"].startswith(prefix)]

@@ -6,12 +6,17 @@
 #include <cuda_runtime.h>
 
 #include <functional>
+#include <memory>
+
+#include "launch_gate.hpp"
 
 namespace gpuprobe {
 
 class EventTimer {
  public:
-  EventTimer();
+  // gated: every timed interval starts behind a LaunchGate (launch_gate.hpp), so it holds the GPU's
+  // time for the enqueued work and not the host's time to submit it.
+  explicit EventTimer(bool gated = false);
   ~EventTimer();
   EventTimer(const EventTimer&) = delete;
   EventTimer& operator=(const EventTimer&) = delete;
@@ -19,13 +24,19 @@ class EventTimer {
   cudaStream_t stream() const { return stream_; }
 
   // Seconds between two events recorded on stream() around `enqueue(stream())`, which must only
-  // enqueue work (launch errors are checked here); waits for the stop event.
-  double seconds(const std::function<void(cudaStream_t)>& enqueue);
+  // enqueue work (launch errors are checked here); waits for the stop event. `gate`: false runs this
+  // one interval ungated even on a gated timer (a first call, whose lazy module loading may wait for
+  // the GPU and so for the gate).
+  double seconds(const std::function<void(cudaStream_t)>& enqueue, bool gate = true);
+  bool gated() const { return gate_ != nullptr; }
+  // Gated intervals whose gate gave up before the host had queued the work (they hold host time).
+  unsigned gate_timeouts() const { return gate_ ? gate_->timeouts() : 0; }
 
  private:
   cudaStream_t stream_ = nullptr;
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
+  std::unique_ptr<LaunchGate> gate_;
 };
 
 }  // namespace gpuprobe

@@ -89,25 +89,39 @@ void replay_on(const EventTimer& timer, const std::function<void(cudaStream_t)>&
 
 }  // namespace
 
+void Measurement::record_gate(const EventTimer& timer) {
+  param("launch_gated", timer.gated() ? 1 : 0);
+  if (!timer.gated()) return;
+  const unsigned timeouts = timer.gate_timeouts();
+  param("launch_gate_timeouts", timeouts);
+  if (timeouts > 0)
+    std::fprintf(stderr, "gpuprobe: %s: %u launch gate(s) timed out: those samples include the host's time\n",
+                 current_entry().c_str(), timeouts);
+}
+
 void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
                               const std::function<void(Sample&)>& annotate) {
-  EventTimer timer;
+  EventTimer timer(descriptor_.launch_gate && context().options.launch_gate);
+  bool first = true;  // ungated: the first call may load modules lazily, which can wait for the GPU
   auto one_sample = [&]() {
     if (flush_l2_) flush_l2(timer.stream());
     Sample s;
-    s.seconds = timer.seconds(enqueue);
+    s.seconds = timer.seconds(enqueue, /*gate=*/!first);
+    first = false;
     if (annotate) annotate(s);
     return s;
   };
   run(one_sample, [&] { replay_on(timer, enqueue); });
+  record_gate(timer);
 }
 
 void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& enqueue_a,
                                      const std::function<void(cudaStream_t)>& enqueue_b) {
-  EventTimer timer;
+  EventTimer timer(descriptor_.launch_gate && context().options.launch_gate);
+  bool first = true;  // the first pair ungated, as in time_events
   auto one = [&](const std::function<void(cudaStream_t)>& enqueue) {
     if (flush_l2_) flush_l2(timer.stream());
-    return timer.seconds(enqueue);
+    return timer.seconds(enqueue, /*gate=*/!first);
   };
   auto pair = [&](bool a_first) {
     std::pair<double, double> t;
@@ -118,9 +132,11 @@ void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& en
       t.second = one(enqueue_b);
       t.first = one(enqueue_a);
     }
+    first = false;
     return t;
   };
   run_paired(pair, [&] { replay_on(timer, enqueue_a); });
+  record_gate(timer);
 }
 
 void Measurement::run_paired(const std::function<std::pair<double, double>(bool a_first)>& pair,

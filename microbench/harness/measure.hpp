@@ -23,6 +23,7 @@
 namespace gpuprobe {
 
 class Nvml;
+class EventTimer;
 
 // Which figure a probe reports as its value_* statistics (docs/results-schema.md).
 enum class Figure {
@@ -50,6 +51,12 @@ struct ProbeDescriptor {
   // exceed 2 ms for 10 us kernels (2026-11-25). 0: `warmup` samples only. The count run goes into
   // the entry (`warmup_samples`).
   double min_warmup_seconds = 0;
+  // time_events / time_events_paired start each timed interval behind a launch gate
+  // (launch_gate.hpp): the interval holds the GPU's time for the work, not the host's time to submit
+  // it (3.5-4.7 us per launch on the H100 machines). false where the host belongs to the figure (launch
+  // rate, relaunch barriers) or may block behind the gate (transfers: a pageable cudaMemcpyAsync
+  // is staged by the host). --launch-gate=off turns it off for every entry.
+  bool launch_gate = true;
 };
 constexpr int kMaxWarmupSamples = 1000;
 
@@ -112,6 +119,8 @@ class Measurement {
   void flush_l2_before_each_sample(bool on) { flush_l2_ = on; }
 
   // Times `enqueue` with CUDA events on a private stream; the same callable is the counter replay.
+  // Behind a launch gate unless the descriptor or --launch-gate=off says otherwise (launch_gate.hpp);
+  // the first call (warm-up) always runs ungated.
   // `annotate`, if given, runs after each sample has completed and may add what the kernel itself
   // measured (Sample::cycles, ::value, ::clock_mhz).
   void time_events(const std::function<void(cudaStream_t)>& enqueue,
@@ -146,6 +155,8 @@ class Measurement {
   void extra(const std::string& name, double value);
 
  private:
+  // The entry's launch_gated (0/1) and, when gated, launch_gate_timeouts (warned about on stderr).
+  void record_gate(const EventTimer& timer);
   void finish(const std::vector<Sample>& samples, const std::vector<double>& clocks);
   // Application replay's counter pass: warm-up, then the replay inside the entry's range; no samples.
   void replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay);

@@ -78,6 +78,9 @@ Options parse_options(std::vector<std::string>& args) {
         throw UsageError("--exclude=" + v + " is not a valid regular expression (" + e.what() + ")");
       }
       opt.exclude = v;
+    } else if (take_value(a, "--launch-gate", v)) {
+      if (v != "on" && v != "off") throw UsageError("--launch-gate=" + v + ": write on or off");
+      opt.launch_gate = v == "on";
     } else if (a == "--help" || a == "-h") {
       opt.help = true;
     } else if (take_value(a, "--benchmark_out", v)) {
@@ -88,7 +91,7 @@ Options parse_options(std::vector<std::string>& args) {
       opt.benchmark_out_format = v;  // Google Benchmark validates it
       rest.push_back(a);
     } else if (a == "--device" || a == "--samples" || a == "--max-footprint" || a == "--counters" ||
-               a == "--papi-events" || a == "--exclude") {
+               a == "--papi-events" || a == "--exclude" || a == "--launch-gate") {
       throw UsageError(a + " needs a value: write " + a + "=VALUE");
     } else {
       rest.push_back(a);  // Google Benchmark's (it rejects what it does not know)
@@ -122,6 +125,10 @@ std::string usage_text() {
       "  --papi-events=LIST      PAPI events read around the same ranges\n"
       "  --exclude=RE            leave out the entries whose name matches RE (ECMAScript regex;\n"
       "                          --benchmark_filter then selects among the rest)\n"
+      "  --launch-gate=on|off    on (default): event-timed entries queue their work behind a\n"
+      "                          gate kernel, so the time is the GPU's, without the host's\n"
+      "                          submission of the launches; off: the start event is taken\n"
+      "                          as the host begins to submit (entries say which: launch_gated)\n"
       "  --help                  this text\n"
       "\n"
       "Useful Google Benchmark flags:\n"

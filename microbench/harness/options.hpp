@@ -19,6 +19,7 @@ struct Options {
   std::string counters;           // --counters=SET[,SET...] (empty: timing only)
   std::string papi_events;        // --papi-events=EV1,EV2
   std::string exclude;            // --exclude=RE: entries whose name matches are not registered
+  bool launch_gate = true;        // --launch-gate=on|off: event-timed entries start behind a launch gate
   bool help = false;              // --help
   std::string benchmark_out;      // the --benchmark_out=FILE the user gave (written via FILE.partial)
   std::string benchmark_out_format = "json";  // --benchmark_out_format (also left for Google Benchmark)

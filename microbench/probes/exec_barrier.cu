@@ -259,7 +259,7 @@ const ProbeDescriptor kBarrier{
     "exec.barrier", Figure::kTimePerOp,
     "one cooperative launch running 1000 barriers back to back (relaunch: 1000 launches), CUDA events / 1000; "
     "a checked run (data written before each barrier read by every block after) precedes the timing",
-    "", 10, 2};
+    "", 10, 2, 0, /*launch_gate=*/false};  // relaunch: 1000 launches, about the launch queue's depth
 
 void barrier_entry(benchmark::State& state, BarrierKind kind, int blocks) {
   const unsigned rounds = context().options.quick ? 200 : 1000;

@@ -15,6 +15,7 @@
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/device_buffer.hpp"
 #include "gpuprobe/driver_api.hpp"
+#include "harness/launch_gate.hpp"
 #include "harness/measure.hpp"
 #include "probes/exec_probes.hpp"
 
@@ -32,19 +33,6 @@ constexpr unsigned kGapBatch = 256;
 // Block 0 of launch `index` stamps its start time; nothing else runs.
 __global__ void stamp_kernel(unsigned long long* stamps, unsigned index) {
   if (stamps && blockIdx.x == 0 && threadIdx.x == 0) stamps[index] = exec_global_timer_ns();
-}
-
-// Holds the stream until the host has queued the whole batch (flag in mapped pinned memory), so
-// the kernels behind it start back to back at the GPU's own pace, not the host's. Gives up after
-// `timeout_ns` (counted in *timeouts) so that a full launch queue cannot deadlock the host.
-__global__ void gate_kernel(const volatile int* flag, unsigned long long timeout_ns, unsigned* timeouts) {
-  const std::uint64_t t0 = exec_global_timer_ns();
-  while (*flag == 0) {
-    if (exec_global_timer_ns() - t0 > timeout_ns) {
-      *timeouts += 1;
-      return;
-    }
-  }
 }
 
 // A parameter block of about 4 KB (the classic kernel-parameter limit is 4096 bytes).
@@ -159,7 +147,7 @@ void enqueue_batch(LaunchApi api, int grid, unsigned count, cudaStream_t stream,
 const ProbeDescriptor kRate{"exec.launch_rate", Figure::kTimePerOp,
                             "1000 back-to-back launches of a kernel whose block 0 stores one timestamp; "
                             "CUDA events around them / 1000 (graph: one graph of 1000 nodes)",
-                            "", 10, 2};
+                            "", 10, 2, 0, /*launch_gate=*/false};  // the host's pace is the figure
 const ProbeDescriptor kSubmit{"exec.launch_submit", Figure::kTimePerOp,
                               "host std::chrono time of 256 launch calls (graph: one cudaGraphLaunch of 256 "
                               "nodes), synchronized after the timed region / 256",
@@ -223,23 +211,17 @@ void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
   LaunchSetup setup;
   std::unique_ptr<LaunchGraph> graph;
   if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kGapBatch, setup.stamps.data());
-  int* flag = nullptr;
-  GP_CUDA_CHECK(cudaHostAlloc(reinterpret_cast<void**>(&flag), sizeof(int), cudaHostAllocMapped));
-  std::unique_ptr<int, cudaError_t (*)(void*)> flag_owner(flag, cudaFreeHost);
-  int* device_flag = nullptr;
-  GP_CUDA_CHECK(cudaHostGetDevicePointer(reinterpret_cast<void**>(&device_flag), flag, 0));
-  DeviceBuffer<unsigned> timeouts(1);
-  GP_CUDA_CHECK(cudaMemset(timeouts.data(), 0, sizeof(unsigned)));
+  // Holds the stream until the host has queued the whole batch, so the kernels behind it start back
+  // to back at the GPU's own pace; its time-out keeps a full launch queue from deadlocking the host.
   constexpr unsigned long long kGateTimeoutNs = 100000000ull;  // the host queues 256 launches in ~2 ms
+  LaunchGate gate(kGateTimeoutNs);
 
   Measurement m(state, kGap, Work{0, 0, double(kGapBatch - 1)});
   tag_entry(m, api, grid);
   auto gated_batch = [&] {
-    __atomic_store_n(flag, 0, __ATOMIC_SEQ_CST);
-    gate_kernel<<<1, 1, 0, setup.stream>>>(device_flag, kGateTimeoutNs, timeouts.data());
-    GP_CUDA_CHECK_LAUNCH();
+    gate.hold(setup.stream);
     enqueue_batch(api, grid, kGapBatch, setup.stream, setup.stamps.data(), graph.get());
-    __atomic_store_n(flag, 1, __ATOMIC_SEQ_CST);
+    gate.release();
     GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
   };
   m.run(
@@ -255,8 +237,7 @@ void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
         return s;
       },
       gated_batch);
-  unsigned gate_timeouts = 0;
-  GP_CUDA_CHECK(cudaMemcpy(&gate_timeouts, timeouts.data(), sizeof gate_timeouts, cudaMemcpyDeviceToHost));
+  const unsigned gate_timeouts = gate.timeouts();
   // Non-zero: the host could not queue the batch within the timeout (a full launch queue), so
   // those samples were paced by the host after all.
   m.param("gate_timeouts", gate_timeouts);

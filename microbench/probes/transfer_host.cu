@@ -213,7 +213,7 @@ const ProbeDescriptor kHost{
     "one transfer of size bytes (bidir: one each way at once on two streams) timed with CUDA events; "
     "bytes = size (bidir: 2 x size); copy engine = cudaMemcpyAsync, sm = a kernel copying 16-byte words "
     "through the mapped host pointer",
-    "", 15, 2};
+    "", 15, 2, 0, /*launch_gate=*/false};  // pageable copies are staged by the host: they would wait for the gate
 
 const ProbeDescriptor kBaseline{
     "transfer.memcpy_baseline", Figure::kBandwidth,

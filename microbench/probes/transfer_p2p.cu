@@ -63,9 +63,11 @@ void enable_peer_access(int from, int to) {
 const ProbeDescriptor kP2p{"transfer.p2p", Figure::kBandwidth,
                            "256 MiB from src to dst (bidir: also dst to src at once, two streams), CUDA events; "
                            "ce = cudaMemcpyPeerAsync, sm = a 16-byte-word copy kernel on the probed device",
-                           "", 10, 2};
+                           "", 10, 2, 0, /*launch_gate=*/false};
+// Ungated, as transfer.host: a copy's figure is from the API call to its completion.
 const ProbeDescriptor kP2pLatency{"transfer.p2p_latency", Figure::kTimePerOp,
-                                  "one 4-byte cudaMemcpyPeerAsync from src to dst, CUDA events", "", 20, 3};
+                                  "one 4-byte cudaMemcpyPeerAsync from src to dst, CUDA events", "", 20, 3, 0,
+                                  /*launch_gate=*/false};
 
 void p2p_entry(benchmark::State& state, int src, int dst, bool sm, bool bidir) {
   const int self = context().device.index;

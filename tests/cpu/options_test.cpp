@@ -51,6 +51,20 @@ TEST(Options, ExcludeTakesAValidRegex) {
   }
 }
 
+TEST(Options, LaunchGateIsOnUnlessTurnedOff) {
+  auto defaults = argv_of({});
+  EXPECT_TRUE(parse_options(defaults).launch_gate);
+  auto off = argv_of({"--launch-gate=off"});
+  EXPECT_FALSE(parse_options(off).launch_gate);
+  EXPECT_TRUE(off.size() == 1u);  // removed: Google Benchmark would reject it
+  auto on = argv_of({"--launch-gate=on"});
+  EXPECT_TRUE(parse_options(on).launch_gate);
+  for (const char* bad : {"--launch-gate=yes", "--launch-gate=", "--launch-gate"}) {
+    auto a = argv_of({bad});
+    EXPECT_THROW(parse_options(a), UsageError) << bad;
+  }
+}
+
 TEST(Options, SizesAcceptSuffixes) {
   EXPECT_EQ(parse_bytes("64K", "--x"), 64u << 10);
   EXPECT_EQ(parse_bytes("3m", "--x"), 3u << 20);
