@@ -150,6 +150,26 @@ def unsettled_operands(rs: ResultSet) -> List[dict]:
     return rows
 
 
+def launch_gate_summary(rs: ResultSet) -> dict:
+    """How the event-timed entries were timed (field `launch_gated`, docs/probes.md): counts behind the
+    launch gate and ungated, and the entries whose gate timed out (`launch_gate_timeouts` > 0: some of
+    their samples hold host time). Entries without the field (other timers, older files) are not counted."""
+    gated = ungated = 0
+    timed_out = []
+    for e in rs.entries:
+        flag = e.num("launch_gated")
+        if not math.isfinite(flag):
+            continue
+        if flag == 1:
+            gated += 1
+        else:
+            ungated += 1
+        n = e.num("launch_gate_timeouts")
+        if math.isfinite(n) and n > 0:
+            timed_out.append({"entry": e.name, "timeouts": int(n)})
+    return {"gated": gated, "ungated": ungated, "timed_out": timed_out}
+
+
 def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
     """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
     os.makedirs(outdir, exist_ok=True)
@@ -169,6 +189,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     data["tool_time"] = tool_time(rs)
     unsettled = unsettled_operands(rs)
     data["unsettled_operands"] = unsettled
+    gate = launch_gate_summary(rs)
+    data["launch_gate"] = gate
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -410,6 +432,14 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["entry", "operand", "settle", "first pass (GB/s)", "settled (GB/s)", "passes"],
                 [[r["entry"], r["operand"], r["state"], r["first_gbps"], r["settled_gbps"], r["passes"]]
                  for r in unsettled])
+    if gate["gated"] or gate["ungated"]:
+        d.para(f"Event-timed entries: {gate['gated']} timed behind the launch gate (the GPU's time for the work, "
+               f"without the host's submission of it), {gate['ungated']} ungated (families whose figure includes "
+               "the host, or a run with --launch-gate=off); docs/probes.md.")
+    if gate["timed_out"]:
+        d.para(f"{len(gate['timed_out'])} entries had a launch gate time out: some of their samples hold host time. "
+               "Re-run them:")
+        d.table(["entry", "gate time-outs"], [[r["entry"], r["timeouts"]] for r in gate["timed_out"]])
     paired = data.get("paired") or []
     if paired:
         d.sub("paired comparisons (A and B timed in the same samples)")

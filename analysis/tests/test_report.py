@@ -174,6 +174,29 @@ def test_unsettled_operands_are_listed(tmp_path):
     assert len(prof["unsettled_operands"]) == 2
 
 
+def test_launch_gate_counts_and_time_outs_are_reported(tmp_path):
+    """The report says how many event-timed entries ran behind the launch gate and names those whose
+    gate timed out; entries without the field are not counted."""
+    from gpuprobe_analysis.report import launch_gate_summary
+    base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
+            "value_median": 100.0, "value_cv": 0.01, "label": "probe=kernels.gemv;unit=GB/s;impl=ours"}
+    ents = [dict(base, name="kernels.gemv/a:1", launch_gated=1, launch_gate_timeouts=0),
+            dict(base, name="kernels.gemv/a:2", launch_gated=1, launch_gate_timeouts=3),
+            dict(base, name="exec.launch_rate/a:3", launch_gated=0),
+            dict(base, name="memory.latency/a:4")]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    rs = results.load([str(path)])
+    g = launch_gate_summary(rs)
+    assert (g["gated"], g["ungated"]) == (2, 1)
+    assert g["timed_out"] == [{"entry": "kernels.gemv/a:2", "timeouts": 3}]
+    out = build_report(rs, str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "2 timed behind the launch gate" in html and "1 entries had a launch gate time out" in html
+    prof = json.load(open(os.path.join(str(tmp_path / "rep"), "device-profile.json")))
+    assert prof["launch_gate"]["gated"] == 2
+
+
 def test_paired_entries_get_their_own_table(tmp_path):
     """paired.* entries (A and B in the same samples) are tabled with both orders' medians, and a
     spread-out one is marked noisy; they are not kernels.* points nor "other" families."""
