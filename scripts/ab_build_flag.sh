@@ -7,6 +7,9 @@
 #
 #   scripts/ab_build_flag.sh OUTDIR DEFINE FILTER [ROUNDS=2]
 #
+# AB_TESTS=GTEST_FILTER (environment): also build the GPU tests with the flag and run those first (a
+# flag that changes a kernel must keep it correct); a failure skips the timing rounds.
+#
 # Writes OUTDIR/ab_<name>.log and OUTDIR/ab_<name>.tar.gz (results_base_K.json, results_flag_K.json;
 # one file for the device tool's limit on returned files), <name> = DEFINE up to its "=".
 set -uo pipefail
@@ -32,6 +35,14 @@ if ! { cmake -S . -B "$flag_dir" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITE
   stamp "BUILD FAILED"; tail -20 "$log"; exit 1
 fi
 status=0
+if [ -n "${AB_TESTS:-}" ]; then
+  stamp "GPU tests of the flagged build: $AB_TESTS"
+  if ! { cmake --build "$flag_dir" -j "$(nproc)" --target gpuprobe_gpu_tests >> "$log" 2>&1 &&
+         "$flag_dir/tests/gpuprobe_gpu_tests" --gtest_filter="$AB_TESTS" --gtest_brief=1 >> "$log" 2>&1; }; then
+    stamp "FLAGGED GPU TESTS FAILED (no timing rounds)"; tail -20 "$log"; exit 1
+  fi
+  stamp "GPU tests passed: $(grep -E '^\[  PASSED  \]' "$log" | tail -1)"
+fi
 for k in $(seq 1 "$ROUNDS"); do
   for side in base flag; do
     dir=$base_dir; [ "$side" = flag ] && dir=$flag_dir
