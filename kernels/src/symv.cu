@@ -432,10 +432,7 @@ __global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
   constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes;
   static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
 
-  int g = plan.group_fastest ? blockIdx.x : blockIdx.y, k = plan.group_fastest ? blockIdx.y : blockIdx.x;
-#if defined(GPUPROBE_SYMV_COMPACT_GRID)  // only there: the branch costs the float kernels a few spilled bytes
-  if (plan.compact) plan.compact_unit(kLower, blockIdx.x, &g, &k);
-#endif
+  const int g = plan.group_fastest ? blockIdx.x : blockIdx.y, k = plan.group_fastest ? blockIdx.y : blockIdx.x;
   int j_begin, j_end;
   plan.unit_columns(kLower, g, k, &j_begin, &j_end);
   if (j_begin >= j_end) return;  // uniform over the block: the grid is rectangular, the groups are not
@@ -540,18 +537,13 @@ template <class T>
 symv_v3::Plan v3_plan(int n, SymvImpl impl) {
   symv_v3::Plan plan = symv_v3::make_plan(n, v3_sub<T>(impl));
   plan.group_fastest = impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV5;
-#if defined(GPUPROBE_SYMV_COMPACT_GRID)  // build-time experiment (scripts/ab_build_flag.sh)
-  plan.compact = plan.group_fastest;
-#endif
   return plan;
 }
 
 template <class T, int kSub, bool kLower, bool kStream>
 void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
                     T* row_parts, cudaStream_t stream) {
-  const dim3 grid = plan.compact         ? dim3(static_cast<unsigned>(plan.compact_units(kLower)))
-                    : plan.group_fastest ? dim3(plan.groups, plan.max_segments)
-                                         : dim3(plan.max_segments, plan.groups);
+  const dim3 grid = plan.group_fastest ? dim3(plan.groups, plan.max_segments) : dim3(plan.max_segments, plan.groups);
   if (vector)
     symv_v3_kernel<T, kSub, kLower, true, kStream>
         <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);

@@ -59,10 +59,6 @@ struct Plan {
   long long slot_elems = 0;  // kNB per (group, full block column)
   long long row_elems = 0;   // kSub kNB per (group, segment)
   bool group_fastest = false;  // the grid: (groups, segments) instead of (segments, groups) (v6)
-  // The grid: one block per unit with work, in group_fastest order (segment by segment, the groups of
-  // a segment consecutive), instead of the (groups, segments) rectangle, about half of whose blocks
-  // have no work (lower: group g has no segment past its band; upper: none before it).
-  bool compact = false;
 
   GPUPROBE_SYMV_HD long long workspace_elems() const { return slot_elems + row_elems; }
 
@@ -118,38 +114,6 @@ struct Plan {
   GPUPROBE_SYMV_HD long long slot(bool lower, int g, int j) const {
     return (slots_before(lower, g) + (lower ? j : j - (g + 1) * sub)) * kNB;
   }
-  // Compact grid. Segment k has work in the groups [first_group_of_segment(k), first + count) --
-  // lower: g >= floor(k t / sub) (group g's columns end at (g + 1) sub); upper: g <= ceil((k + 1) t /
-  // sub) - 1 (group g's first segment is floor(g sub / t)) -- and the units are numbered segment by
-  // segment. units_before_segment(k) is the sum of the counts before k, in closed form for t a
-  // multiple or a divisor of sub (make_plan's t).
-  GPUPROBE_SYMV_HD int first_group_of_segment(bool lower, int k) const {
-    return lower ? static_cast<int>(static_cast<long long>(k) * seg_tiles / sub) : 0;
-  }
-  GPUPROBE_SYMV_HD long long units_before_segment(bool lower, int k) const {
-    const long long K = k, G = groups;
-    if (seg_tiles % sub == 0) {  // t = m sub: floor(k' t / sub) = m k'
-      const long long m = seg_tiles / sub;
-      if (lower) return K * G - m * K * (K - 1) / 2;
-      const long long J = K < G / m ? K : G / m;  // j <= J: m j <= G (upper counts are min(G, m j), j = k' + 1)
-      return m * J * (J + 1) / 2 + (K - J) * G;
-    }
-    const long long q = sub / seg_tiles, a = K / q, r = K % q;  // sub = q t: floor(k' / q)
-    if (lower) return K * G - (q * a * (a - 1) / 2 + r * a);
-    return q * a * (a + 1) / 2 + r * (a + 1);  // sum of ceil(j / q), j = 1 .. k (never above G here)
-  }
-  GPUPROBE_SYMV_HD long long compact_units(bool lower) const { return units_before_segment(lower, max_segments); }
-  // The unit (g, k) of compact block u < compact_units(lower): binary search for the segment.
-  GPUPROBE_SYMV_HD void compact_unit(bool lower, long long u, int* g, int* k) const {
-    int lo = 0, hi = max_segments - 1;  // the largest k with units_before_segment(k) <= u
-    while (lo < hi) {
-      const int mid = (lo + hi + 1) / 2;
-      if (units_before_segment(lower, mid) <= u) lo = mid; else hi = mid - 1;
-    }
-    *k = lo;
-    *g = first_group_of_segment(lower, lo) + static_cast<int>(u - units_before_segment(lower, lo));
-  }
-
   // Groups whose full block columns include c: lower (c / sub, groups), upper [0, c / sub).
   GPUPROBE_SYMV_HD int slot_group_begin(bool lower, int c) const { return lower ? c / sub + 1 : 0; }
   GPUPROBE_SYMV_HD int slot_group_end(bool lower, int c) const { return lower ? groups : c / sub; }
