@@ -317,9 +317,18 @@ Plan3 make_plan3(Trans trans, int m, int n) {
   p.out_len = no_trans ? m : n;
   int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
   const bool deep = deep_shape(trans, m, n);
+#if defined(GPUPROBE_GEMV_SMALL_UNSPLIT)  // build-time experiment (scripts/ab_build_flag.sh)
+  // Small N (A <= 8 MiB, L2-resident): whole rows per 512-thread block, no split and no counters --
+  // one round of loads per block and one block-level sum, instead of segments summed by the last block.
+  const bool small_unsplit = no_trans && static_cast<long long>(m) * n * static_cast<long long>(sizeof(T)) <= (8LL << 20);
+#else
+  constexpr bool small_unsplit = false;
+#endif
   if (no_trans) {
     if (m <= NarrowCfg<T>::kRows)
       p.shape = NShape::kNarrow;
+    else if (small_unsplit)
+      p.shape = NShape::kDeepOneBlock;
     else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
       p.shape = NShape::kTall;
     else if (m >= kTallLargeMinRows && n >= kTallLargeMinCols)
