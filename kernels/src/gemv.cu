@@ -26,6 +26,10 @@
 namespace gpuprobe::kernels {
 namespace {
 
+// Small N: A of at most this many bytes (L2-resident, calls of ~5-8 us) runs v3 (kAuto, v7.3) on
+// whole-row blocks without a split (v3's plan, v7.4). 1024 x 1024 doubles, 1448 x 1448 floats.
+constexpr long long kSmallNoTransBytes = 8LL << 20;
+
 using blas2::Strided;
 using blas2::Vec16;
 
@@ -279,8 +283,6 @@ constexpr int kDeepTRowVecs = 4;
 enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock };
 
 // The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
-constexpr long long kSmallUnsplitBytes = 8LL << 20;  // 1024 x 1024 doubles, 1448 x 1448 floats
-
 inline bool deep_shape(Trans trans, int m, int n) {
   const bool no_trans = trans == Trans::kNoTrans;
   const int out_len = no_trans ? m : n, reduced = no_trans ? n : m;
@@ -319,12 +321,12 @@ Plan3 make_plan3(Trans trans, int m, int n) {
   p.out_len = no_trans ? m : n;
   int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
   const bool deep = deep_shape(trans, m, n);
-  // Small N (v7.4; A of at most kSmallUnsplitBytes, L2-resident): whole rows per 512-thread block, no
+  // Small N (v7.4; A of at most kSmallNoTransBytes, L2-resident): whole rows per 512-thread block, no
   // split and no counters -- one or two rounds of loads per block and one block-level sum, instead of
   // segments whose partials the last block sums. H100, launch-gated A/B (docs/perf/gemv.md v7.4):
   // N 512 / 1000 / 1024 1.0-2.1 us faster a call (S N 512 7.30 -> 5.31 us, D N 1024 7.97 -> 7.10).
   const bool small_unsplit =
-      no_trans && static_cast<long long>(m) * n * static_cast<long long>(sizeof(T)) <= kSmallUnsplitBytes;
+      no_trans && static_cast<long long>(m) * n * static_cast<long long>(sizeof(T)) <= kSmallNoTransBytes;
   if (no_trans) {
     if (m <= NarrowCfg<T>::kRows)
       p.shape = NShape::kNarrow;
@@ -834,8 +836,6 @@ const char* gemv_impl_name(GemvImpl impl) {
   }
   return "unknown";
 }
-
-constexpr long long kSmallNoTransBytes = 8LL << 20;  // 8 MiB: 1024 x 1024 doubles, 1448 x 1448 floats
 
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
