@@ -17,8 +17,9 @@ EventTimer::~EventTimer() {
   cudaStreamDestroy(stream_);
 }
 
-double EventTimer::seconds(const std::function<void(cudaStream_t)>& enqueue, bool gate) {
-  LaunchGate* const g = gate ? gate_.get() : nullptr;
+double EventTimer::seconds(const std::function<void(cudaStream_t)>& enqueue) {
+  LaunchGate* const g = first_interval_ ? nullptr : gate_.get();
+  first_interval_ = false;
   if (g) g->hold(stream_);
   {
     // Opens the gate once the work is queued, or on the way out of an exception.

@@ -14,8 +14,9 @@ namespace gpuprobe {
 
 class EventTimer {
  public:
-  // gated: every timed interval starts behind a LaunchGate (launch_gate.hpp), so it holds the GPU's
-  // time for the enqueued work and not the host's time to submit it.
+  // gated: every timed interval but the first starts behind a LaunchGate (launch_gate.hpp), so it
+  // holds the GPU's time for the enqueued work and not the host's time to submit it. The first runs
+  // ungated: its launches may load modules lazily, which can wait for the GPU and so for the gate.
   explicit EventTimer(bool gated = false);
   ~EventTimer();
   EventTimer(const EventTimer&) = delete;
@@ -24,10 +25,8 @@ class EventTimer {
   cudaStream_t stream() const { return stream_; }
 
   // Seconds between two events recorded on stream() around `enqueue(stream())`, which must only
-  // enqueue work (launch errors are checked here); waits for the stop event. `gate`: false runs this
-  // one interval ungated even on a gated timer (a first call, whose lazy module loading may wait for
-  // the GPU and so for the gate).
-  double seconds(const std::function<void(cudaStream_t)>& enqueue, bool gate = true);
+  // enqueue work (launch errors are checked here); waits for the stop event.
+  double seconds(const std::function<void(cudaStream_t)>& enqueue);
   bool gated() const { return gate_ != nullptr; }
   // Gated intervals whose gate gave up before the host had queued the work (they hold host time).
   unsigned gate_timeouts() const { return gate_ ? gate_->timeouts() : 0; }
@@ -37,6 +36,7 @@ class EventTimer {
   cudaEvent_t start_ = nullptr;
   cudaEvent_t stop_ = nullptr;
   std::unique_ptr<LaunchGate> gate_;
+  bool first_interval_ = true;
 };
 
 }  // namespace gpuprobe

@@ -89,6 +89,8 @@ void replay_on(const EventTimer& timer, const std::function<void(cudaStream_t)>&
 
 }  // namespace
 
+bool Measurement::launch_gated() const { return descriptor_.launch_gate && context().options.launch_gate; }
+
 void Measurement::record_gate(const EventTimer& timer) {
   param("launch_gated", timer.gated() ? 1 : 0);
   if (!timer.gated()) return;
@@ -101,13 +103,11 @@ void Measurement::record_gate(const EventTimer& timer) {
 
 void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
                               const std::function<void(Sample&)>& annotate) {
-  EventTimer timer(descriptor_.launch_gate && context().options.launch_gate);
-  bool first = true;  // ungated: the first call may load modules lazily, which can wait for the GPU
+  EventTimer timer(launch_gated());
   auto one_sample = [&]() {
     if (flush_l2_) flush_l2(timer.stream());
     Sample s;
-    s.seconds = timer.seconds(enqueue, /*gate=*/!first);
-    first = false;
+    s.seconds = timer.seconds(enqueue);
     if (annotate) annotate(s);
     return s;
   };
@@ -117,11 +117,10 @@ void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
 
 void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& enqueue_a,
                                      const std::function<void(cudaStream_t)>& enqueue_b) {
-  EventTimer timer(descriptor_.launch_gate && context().options.launch_gate);
-  bool first = true;  // the first pair ungated, as in time_events
+  EventTimer timer(launch_gated());
   auto one = [&](const std::function<void(cudaStream_t)>& enqueue) {
     if (flush_l2_) flush_l2(timer.stream());
-    return timer.seconds(enqueue, /*gate=*/!first);
+    return timer.seconds(enqueue);
   };
   auto pair = [&](bool a_first) {
     std::pair<double, double> t;
@@ -132,7 +131,6 @@ void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& en
       t.second = one(enqueue_b);
       t.first = one(enqueue_a);
     }
-    first = false;
     return t;
   };
   run_paired(pair, [&] { replay_on(timer, enqueue_a); });

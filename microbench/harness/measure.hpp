@@ -120,7 +120,7 @@ class Measurement {
 
   // Times `enqueue` with CUDA events on a private stream; the same callable is the counter replay.
   // Behind a launch gate unless the descriptor or --launch-gate=off says otherwise (launch_gate.hpp);
-  // the first call (warm-up) always runs ungated.
+  // the first call (warm-up) always runs ungated (EventTimer).
   // `annotate`, if given, runs after each sample has completed and may add what the kernel itself
   // measured (Sample::cycles, ::value, ::clock_mhz).
   void time_events(const std::function<void(cudaStream_t)>& enqueue,
@@ -155,6 +155,8 @@ class Measurement {
   void extra(const std::string& name, double value);
 
  private:
+  // Whether this entry's event timers gate (descriptor and --launch-gate).
+  bool launch_gated() const;
   // The entry's launch_gated (0/1) and, when gated, launch_gate_timeouts (warned about on stderr).
   void record_gate(const EventTimer& timer);
   void finish(const std::vector<Sample>& samples, const std::vector<double>& clocks);
