@@ -604,22 +604,23 @@ constexpr int v10_min_blocks_per_sm() {
 }
 
 // One arrival on an output block's counter. The counter holds (tag << 32) | arrivals; the tag
-// identifies the call (next_call_tag), so a counter that holds anything else -- an earlier call's
-// value, another impl's partials, the caller's garbage -- is restarted by the first arrival: the
-// workspace needs no initialisation. True for the arrival that completes `terms`; that one leaves
-// the counter at (tag, 0), so that a replay of the same launch (a CUDA graph keeps the tag) starts
-// from zero too.
+// identifies the call (v10_next_call_tag), so a counter that holds anything else -- an earlier call's
+// value, another impl's partials, the caller's garbage -- is first replaced by (tag << 32) with a
+// compare-and-swap (only while it is stale: once one arrival has installed the tag, the swaps of the
+// others fail, they re-read and see it), then every arrival is one atomicAdd. The workspace needs no
+// initialisation. (A CAS loop for every arrival serialised them: H100, tree 161762e, SSYMV 2048 20.4
+// us a call against v6's 8.9, docs/perf/symv.md v10.) True for the arrival that completes `terms`;
+// that one leaves the counter at (tag, 0), so that a replay of the same launch (a CUDA graph keeps
+// the tag) starts from zero too.
 __device__ __forceinline__ bool v10_arrive(unsigned long long* counter, unsigned tag, int terms) {
   const unsigned long long tagged = static_cast<unsigned long long>(tag) << 32;
   unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
-  unsigned long long want;
-  for (;;) {
-    want = (seen >> 32) == tag ? seen + 1 : tagged + 1;
-    const unsigned long long prev = atomicCAS(counter, seen, want);
-    if (prev == seen) break;
-    seen = prev;
+  while ((seen >> 32) != tag) {  // stale: install this call's tag with a zero count
+    const unsigned long long prev = atomicCAS(counter, seen, tagged);
+    seen = prev == seen ? tagged : prev;
   }
-  if (static_cast<unsigned>(want) != static_cast<unsigned>(terms)) return false;
+  const unsigned long long before = atomicAdd(counter, 1ull);
+  if (static_cast<unsigned>(before) + 1u != static_cast<unsigned>(terms)) return false;
   *counter = tagged;
   return true;
 }
