@@ -17,14 +17,9 @@
 // unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
 // for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
 // GemvImpl::kColumnBlocks (namespace cb, v7, kTrans only; kAuto's T choice at most shapes): one
-// 128-thread block per column of A, cuBLAS's DGEMV T design. GemvImpl::kClusterSplit (namespace cs,
-// v8, kNoTrans only; not picked by kAuto): small row units whose column segments are summed through
-// the distributed shared memory of a thread-block cluster, one kernel, no workspace.
-#include <cooperative_groups.h>
-
+// 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
 
-#include "gemv_cluster_plan.hpp"
 #include "gpuprobe/kernels/gemv.hpp"
 #include "symv_gemv_common.cuh"
 
@@ -252,8 +247,8 @@ constexpr int kDeepMinUnitsN = 192;  // kNoTrans: DeepCfg from here, DeepOneBloc
 constexpr int kDeepMaxUnits = 264;
 constexpr int kDeepMinReduced = 2048;  // enough steps per block that its start-up is amortised
 constexpr int kDeepMinBlocksPerSm = 2;
-// The final sum over column groups (sum_column_groups) goes in two stages above this many groups
-// (only DeepOneBlockCfg in float has more: 64; v8's cluster blocks have exactly 32: one stage).
+// gemv3_n_kernel's final sum over column groups goes in two stages above this many groups (only
+// DeepOneBlockCfg in float has more: 64).
 constexpr int kTwoStageMinGroups = 32;  // <= 128 registers: the 16 loads' 64 registers and the sums
 
 // kNoTrans block shapes: kLanes row lanes x (kBlockThreads / kLanes) column groups, kRowVecs 16-byte
@@ -482,23 +477,29 @@ constexpr int n_min_blocks_per_sm() {
   return kVector ? kMinBlocksPerSm : kMinBlocksPerSmScalarN;
 }
 
-// kNoTrans main loop (v3's, shared with v8's cluster kernel): a thread's row sums over the columns
-// [c_begin, c_end), adding into acc. It walks the columns c_begin + g, + kGroups, ... with kUnroll
-// loads issued before any is used (one step: Cfg::kCols columns of the block). a0: the thread's
-// slot (0, 0) in column 0 (the block's first row + slot_row(lane, 0, 0)); lane_valid: rows of the
-// matrix from there (masking as blas2::load_slots).
 template <class T, class Cfg, bool kVector, bool kStream>
-__device__ __forceinline__ void accumulate_columns(const T* a0, long long lda, const Strided<const T>& x,
-                                                   int lane_valid, int c_begin, int c_end, int g,
-                                                   T (&acc)[Cfg::kRowVecs][Cfg::kV]) {
-  constexpr int kV = Cfg::kV, kRV = Cfg::kRowVecs, kU = Cfg::kUnroll, kGroups = Cfg::kGroups;
+__global__ void __launch_bounds__(Cfg::kBlockThreads, n_min_blocks_per_sm<Cfg, kVector>())
+    gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
+                   Strided<T> y, Work3<T> ws) {
+  constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs, kU = Cfg::kUnroll;
+  constexpr int kGroups = Cfg::kGroups, kRows = Cfg::kRows;
+  const int lane = threadIdx.x % kLanes, g = threadIdx.x / kLanes;
+  const int row0 = blockIdx.x * kRows;
+  const int rows_valid = plan.m - row0;
+  const int s = blockIdx.y;
+  const int c_begin = s * plan.seg_len, c_end = min(plan.n, c_begin + plan.seg_len);
+  const int lane_row = blas2::slot_row<kLanes, kV, kVector>(lane, 0, 0);
+  const T* a0 = A + row0 + lane_row;
+  const int lane_valid = rows_valid - lane_row;
+
+  T acc[kRV][kV] = {};
   for (int c = c_begin + g; c < c_end; c += Cfg::kCols) {
     T a[kU][kRV][kV], xc[kU];
 #pragma unroll
     for (int u = 0; u < kU; ++u) {
       const int col = c + u * kGroups;
-      blas2::load_slots<T, Cfg::kLanes, kRV, kVector, kStream>(a0 + static_cast<long long>(col) * lda,
-                                                               col < c_end ? lane_valid : 0, a[u]);
+      blas2::load_slots<T, kLanes, kRV, kVector, kStream>(a0 + static_cast<long long>(col) * lda,
+                                                          col < c_end ? lane_valid : 0, a[u]);
       xc[u] = col < c_end ? blas2::load_x(x, col) : T(0);
     }
 #pragma unroll
@@ -508,35 +509,21 @@ __device__ __forceinline__ void accumulate_columns(const T* a0, long long lda, c
 #pragma unroll
         for (int k = 0; k < kV; ++k) acc[v][k] += a[u][v][k] * xc[u];
   }
-}
 
-// Threads per row in the first stage of sum_column_groups (1: one stage): the whole block, as
-// kBlockThreads / kRows slices of consecutive groups, when there are more than kTwoStageMinGroups.
-template <class Cfg>
-constexpr int group_sum_slices() {
-  if (Cfg::kGroups <= kTwoStageMinGroups || Cfg::kBlockThreads % Cfg::kRows != 0) return 1;
-  const int slices = Cfg::kBlockThreads / Cfg::kRows;  // >= 1: kRows divides kBlockThreads
-  return Cfg::kGroups % (slices > 0 ? slices : 1) == 0 ? slices : 1;  // (the guard: no "% 0" warning)
-}
-
-// The block's row sums from its threads' acc (as accumulate_columns leaves them): the column groups'
-// sums of row r < rows, added in group order, passed to emit(r, sum) by one thread per row. With more
-// groups than kTwoStageMinGroups, two stages: kSlices threads per row each sum kGroups / kSlices
-// consecutive groups, then one thread sums the slices in order (fixed order either way: repeated
-// calls are bit-identical); a chain of kGroups / kSlices + kSlices adds instead of kGroups (64 for
-// DeepOneBlockCfg in float). Every thread of the block must call it (it synchronizes the block).
-template <class T, class Cfg, bool kVector, class Emit>
-__device__ __forceinline__ void sum_column_groups(const T (&acc)[Cfg::kRowVecs][Cfg::kV], int lane, int g, int rows,
-                                                  Emit emit) {
-  constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs;
-  constexpr int kGroups = Cfg::kGroups, kRows = Cfg::kRows;
   __shared__ T sums[kGroups][kRows];
 #pragma unroll
   for (int v = 0; v < kRV; ++v)
 #pragma unroll
     for (int k = 0; k < kV; ++k) sums[g][blas2::slot_row<kLanes, kV, kVector>(lane, v, k)] = acc[v][k];
   __syncthreads();
-  constexpr int kSlices = group_sum_slices<Cfg>();
+  // The column groups' sums of a row, in group order. With more groups than kTwoStageMinGroups, two
+  // stages: kSlices threads per row each sum kGroups / kSlices consecutive groups, then one thread
+  // sums the slices in order (fixed order either way: repeated calls are bit-identical); a chain of
+  // kGroups / kSlices + kSlices adds instead of kGroups (64 for DeepOneBlockCfg in float).
+  constexpr int kSlices = kGroups > kTwoStageMinGroups && Cfg::kBlockThreads % kRows == 0 &&
+                                  kGroups % (Cfg::kBlockThreads / kRows) == 0
+                              ? Cfg::kBlockThreads / kRows
+                              : 1;
   __shared__ T slice_sums[kSlices][kRows];
   if constexpr (kSlices > 1) {
     const int r = threadIdx.x % kRows, sl = threadIdx.x / kRows;
@@ -550,37 +537,17 @@ __device__ __forceinline__ void sum_column_groups(const T (&acc)[Cfg::kRowVecs][
   constexpr int kTerms = kSlices > 1 ? kSlices : kGroups;
   const T(*terms)[kRows] = kSlices > 1 ? slice_sums : sums;
   for (int r = threadIdx.x; r < kRows; r += Cfg::kBlockThreads) {
-    if (r < rows) {
+    if (r < rows_valid) {
       T sum = terms[0][r];
 #pragma unroll
       for (int q = 1; q < kTerms; ++q) sum += terms[q][r];
-      emit(r, sum);
+      const long long row = static_cast<long long>(row0) + r;
+      if (plan.segments == 1)
+        y[row] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[row];
+      else
+        ws.part1[static_cast<long long>(s) * plan.out_len + row] = sum;
     }
   }
-}
-
-template <class T, class Cfg, bool kVector, bool kStream>
-__global__ void __launch_bounds__(Cfg::kBlockThreads, n_min_blocks_per_sm<Cfg, kVector>())
-    gemv3_n_kernel(Plan3 plan, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
-                   Strided<T> y, Work3<T> ws) {
-  constexpr int kV = Cfg::kV, kLanes = Cfg::kLanes, kRV = Cfg::kRowVecs, kRows = Cfg::kRows;
-  const int lane = threadIdx.x % kLanes, g = threadIdx.x / kLanes;
-  const int row0 = blockIdx.x * kRows;
-  const int rows_valid = plan.m - row0;
-  const int s = blockIdx.y;
-  const int c_begin = s * plan.seg_len, c_end = min(plan.n, c_begin + plan.seg_len);
-  const int lane_row = blas2::slot_row<kLanes, kV, kVector>(lane, 0, 0);
-
-  T acc[kRV][kV] = {};
-  accumulate_columns<T, Cfg, kVector, kStream>(A + row0 + lane_row, lda, x, rows_valid - lane_row, c_begin, c_end, g,
-                                               acc);
-  sum_column_groups<T, Cfg, kVector>(acc, lane, g, rows_valid, [&](int r, T sum) {
-    const long long row = static_cast<long long>(row0) + r;
-    if (plan.segments == 1)
-      y[row] = beta == T(0) ? alpha * sum : alpha * sum + beta * y[row];
-    else
-      ws.part1[static_cast<long long>(s) * plan.out_len + row] = sum;
-  });
   if (plan.segments > 1) finish_unit<T, kRows>(plan, ws, blockIdx.x, s, row0, min(kRows, rows_valid), alpha, beta, y);
 }
 
@@ -836,120 +803,6 @@ void launch(bool stream_hint, int m, int n, const T* A, int lda, Strided<const T
 
 }  // namespace cb
 
-// ---------------------------------------------------------------------------------------------
-// GemvImpl::kClusterSplit, kNoTrans (v8; kTrans runs v3, as kSinglePass): one kernel, no workspace,
-// no counters, for the small (L2-resident) N shapes where v7.4's whole-row blocks are too few (D N
-// 1024: 32 blocks of 512 threads, 256 KB each) and a split costs a second kernel (v2) or arrival
-// counters and a last-block sum (v3). Plan and tile shapes: gemv_cluster_plan.hpp.
-//   - A unit is 8 kV rows (32 float, 16 double); its columns are cut into C segments (C = 1, 2, 4 or
-//     8: at most one block step of 128 columns each when n <= 1024), one block per segment; the C
-//     blocks of a unit are one thread-block cluster (D N 1024: 64 units x 8 = 512 blocks of 16 KB).
-//   - A block: 8 row lanes x 32 column groups, v3's main loop (accumulate_columns: 4 loads in flight
-//     per thread, masked rows) and v3's block sum in group order (sum_column_groups), into the
-//     block's shared memory.
-//   - The cluster sum: after cluster.sync(), rank s reads the unit's rows [s R / C, (s + 1) R / C)
-//     from the C blocks' shared memory (distributed shared memory, map_shared_rank) in rank order,
-//     so the order is fixed (repeated calls bit-identical), and writes y; a second cluster.sync()
-//     keeps each block's shared memory alive until every rank has read it.
-// Plain loads of A (no evict-first hint): it is meant for L2-resident A; other shapes are correct but
-// untuned (64 x 1048576: 2 units, 16 blocks).
-namespace cs {
-
-namespace plan = gemv_cluster;
-template <class T>
-using Cfg = v3::NCfg<T, plan::kLanes, 1, plan::kUnroll, plan::kBlockThreads>;
-static_assert(Cfg<float>::kRows == plan::rows_per_unit<float>() && Cfg<double>::kRows == plan::rows_per_unit<double>(),
-              "the kernel's unit is the plan's: 8 row lanes x one 16-byte vector");
-static_assert(Cfg<float>::kGroups == plan::kGroups && Cfg<float>::kCols == plan::kCols &&
-                  Cfg<double>::kCols == plan::kCols,
-              "32 column groups, 128 columns a block step (the plan's segment target)");
-static_assert(Vec16<float>::kCount == plan::vec_elems<float>() && Vec16<double>::kCount == plan::vec_elems<double>(),
-              "the plan's vector is Vec16");
-static_assert(Cfg<float>::kGroups <= v3::kTwoStageMinGroups, "one-stage group sum: 32 terms a row, 32 / 16 threads");
-// Register caps (__launch_bounds__ minimum blocks of 256 threads per SM; the small shapes put 1-4
-// blocks on an SM, the cap matters only for large m, e.g. 1048576 x 64: 32768 blocks). ptxas 13.0,
-// sm_90, no spills: 16-byte loads 5 blocks (<= 48 registers; float and double use 48, uncapped 60 /
-// 56; at 6 blocks (<= 40) double spilled 20 bytes), scalar loads 3 (<= 85; float uses 78, double 60:
-// kV predicated scalar loads per column and their addresses; at v3's scalar cap of 4 (<= 64) float
-// spilled 32 bytes).
-template <bool kVector>
-constexpr int min_blocks_per_sm() { return kVector ? 5 : 3; }
-
-template <class T, bool kVector>
-__global__ void __launch_bounds__(plan::kBlockThreads, min_blocks_per_sm<kVector>())
-    gemv_cs_n_kernel(plan::Plan p, const T* __restrict__ A, long long lda, Strided<const T> x, T alpha, T beta,
-                     Strided<T> y) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  __trap();  // thread-block clusters need sm_90 (the project builds for sm_90 only)
-#else
-  namespace cg = cooperative_groups;
-  using C = Cfg<T>;
-  constexpr int kV = C::kV, kLanes = C::kLanes, kRows = C::kRows;
-  const cg::cluster_group cluster = cg::this_cluster();
-  // C == 1 is a plain launch (no cluster attribute): no cluster barrier or remote address then, only
-  // the block's own (clustered kernels are launched with C > 1, where every call below is defined).
-  const bool clustered = p.cluster > 1;
-  // 1-D clusters of p.cluster consecutive blocks: the hardware rank is blockIdx.x % p.cluster, the
-  // segment this block reads; map_shared_rank(., q) below reaches the block of segment q.
-  const int rank = clustered ? static_cast<int>(cluster.block_rank()) : 0;
-  const int row0 = static_cast<int>(blockIdx.x / p.cluster) * kRows;  // < m
-  const int rows_valid = p.m - row0;
-  const int lane = threadIdx.x % kLanes, g = threadIdx.x / kLanes;
-  const int lane_row = blas2::slot_row<kLanes, kV, kVector>(lane, 0, 0);
-  const int c_begin = p.seg_begin(rank);
-
-  T acc[1][kV] = {};
-  v3::accumulate_columns<T, C, kVector, false>(A + (static_cast<long long>(row0) + lane_row), lda, x,
-                                               rows_valid - lane_row, c_begin, c_begin + p.seg_cols(rank), g, acc);
-  __shared__ T segment_sums[kRows];  // this block's row sums over its segment, read by the whole cluster
-  v3::sum_column_groups<T, C, kVector>(acc, lane, g, rows_valid, [&](int r, T sum) { segment_sums[r] = sum; });
-  // Every block's segment_sums written and visible cluster-wide (cluster.sync: release / acquire at
-  // cluster scope, and a barrier of the block's own threads too).
-  if (clustered)
-    cluster.sync();
-  else
-    __syncthreads();
-
-  const int per_rank = p.rows_per_rank(kRows);  // R / C: 4 float / 2 double rows at C = 8
-  const int r = rank * per_rank + static_cast<int>(threadIdx.x);
-  if (static_cast<int>(threadIdx.x) < per_rank && r < rows_valid) {
-    T part[plan::kMaxCluster];  // all C loads issued before the first add
-#pragma unroll
-    for (int q = 0; q < plan::kMaxCluster; ++q)
-      part[q] = q >= p.cluster ? T(0) : clustered ? *cluster.map_shared_rank(&segment_sums[r], q) : segment_sums[r];
-    T total = part[0];
-#pragma unroll
-    for (int q = 1; q < plan::kMaxCluster; ++q)
-      if (q < p.cluster) total += part[q];  // rank (segment) order: fixed whatever the timing
-    const long long row = static_cast<long long>(row0) + r;
-    y[row] = beta == T(0) ? alpha * total : alpha * total + beta * y[row];
-  }
-  if (clustered) cluster.sync();  // no block exits (freeing its shared memory) before the cluster's reads
-#endif
-}
-
-// One launch of units x C blocks, clusters of (C, 1, 1); C == 1 is a plain launch (no attribute).
-template <class T, bool kVector>
-cudaError_t launch(const plan::Plan& p, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
-                   cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(p.blocks()));  // <= 2^31 - 1: gemv_check_args
-  config.blockDim = dim3(plan::kBlockThreads);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(p.cluster);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = p.cluster > 1 ? 1 : 0;
-  return cudaLaunchKernelEx(&config, gemv_cs_n_kernel<T, kVector>, p, A, static_cast<long long>(lda), x, alpha, beta,
-                            y);
-}
-
-}  // namespace cs
-
 // Evict-first loads of A when it cannot stay in the L2 anyway (it is read once per call); plain
 // loads when the L2 size is unknown, and for kSinglePassNoHint.
 template <class T>
@@ -967,7 +820,7 @@ bool seg_major_grid(GemvImpl impl, Trans trans) {
 bool impl_valid(GemvImpl impl) {
   return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
          impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor ||
-         impl == GemvImpl::kColumnBlocks || impl == GemvImpl::kClusterSplit;
+         impl == GemvImpl::kColumnBlocks;
 }
 
 }  // namespace
@@ -980,7 +833,6 @@ const char* gemv_impl_name(GemvImpl impl) {
     case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
     case GemvImpl::kSinglePassUnitMajor: return "single_pass_unit_major";
     case GemvImpl::kColumnBlocks: return "column_blocks";
-    case GemvImpl::kClusterSplit: return "cluster_split";
   }
   return "unknown";
 }
@@ -989,8 +841,6 @@ template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // kColumnBlocks has a kernel of its own for kTrans only.
   if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
-  // kClusterSplit (v8) has one for kNoTrans only; kTrans runs v3 (the same convention, mirrored).
-  if (impl == GemvImpl::kClusterSplit) return trans == Trans::kNoTrans ? impl : GemvImpl::kSinglePass;
   if (impl != GemvImpl::kAuto) return impl;
   // Column blocks (v7): faster than v2 / v3 at every T shape of the benchmarks but the ones with
   // columns of 2 KB or less (64 x 1048576: 0.08 x v3; float 512 x 262144: 0.68 x; a block's
@@ -1030,7 +880,7 @@ template GemvImpl gemv_auto_impl<double>(Trans, int, int, GemvImpl);
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
   impl = gemv_auto_impl<T>(trans, m, n, impl);
-  if (impl == GemvImpl::kColumnBlocks || impl == GemvImpl::kClusterSplit) return 0;  // no workspace
+  if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
   if (impl == GemvImpl::kSplitReduce) {  // after v3's counter area, which a v2 call must not overwrite
     const long long elems = make_plan<T>(trans, m, n).workspace_elems();
     return elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;
@@ -1048,12 +898,8 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   impl = gemv_auto_impl<T>(trans, m, n, impl);
   // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
   // kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
-  // kClusterSplit (kNoTrans): units x C blocks in the grid's x dimension (fits for every int m, n:
-  // gemv_cluster_plan.hpp; checked all the same).
   if (impl == GemvImpl::kSplitReduce) {
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
-  } else if (impl == GemvImpl::kClusterSplit) {
-    if (gemv_cluster::make_plan<T>(m, n).blocks() > gemv_cluster::kMaxGridX) return Status::kInvalidValue;
   } else if (impl != GemvImpl::kColumnBlocks) {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
     // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
@@ -1099,13 +945,6 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     else
       cb::launch<T, true, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
     return blas2::launch_status();
-  }
-  if (impl == GemvImpl::kClusterSplit) {  // kNoTrans only (gemv_auto_impl)
-    const gemv_cluster::Plan plan = gemv_cluster::make_plan<T>(m, n);
-    const cudaError_t launched = vector ? cs::launch<T, true>(plan, A, lda, xs, alpha, beta, ys, stream)
-                                        : cs::launch<T, false>(plan, A, lda, xs, alpha, beta, ys, stream);
-    const Status status = blas2::launch_status();  // also clears the launch's error, if any
-    return launched == cudaSuccess ? status : Status::kLaunchFailed;
   }
   if (impl != GemvImpl::kSplitReduce) {
     const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);

@@ -17,16 +17,11 @@
 //
 // v3 (SymvImpl::kAwareV3, below the v1 kernels): units of kSub block rows x a segment of block columns
 // anchored at absolute column positions (symv_v3_plan.hpp), and its own reduction kernel.
-#include <cooperative_groups.h>
-
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
-#include <random>
 
 #include "gpuprobe/kernels/symv.hpp"
 #include "symv_gemv_common.cuh"
-#include "symv_v10_plan.hpp"
 #include "symv_v3_plan.hpp"
 
 namespace gpuprobe::kernels {
@@ -580,226 +575,6 @@ void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A
                           y);
 }
 
-// ---- v10 (SymvImpl::kAwareV10): one kernel; one stored tile per block, the blocks of a block row's
-// segment in one thread-block cluster (symv_v10_plan.hpp); the block that completes an output block
-// sums its partials ----
-// Why: at n <= 2048 (L2-resident, ~9 us a call) v6's two kernels cost a second launch and its
-// dependency wait (ncu: a 3.5-3.8 us reduction kernel at SSYMV 2048), and its 72 units of 8 tiles
-// leave 60 of 132 SMs idle; one block per tile puts all the loads of a call in flight at once (528
-// tiles at 2048: four blocks per SM, one round of 16-byte loads each). v7 (one kernel, arrival counters
-// on v6's long units) was slower because the units that completed many column blocks summed them one
-// after the other; here a block completes at most two (its row's, by rank 0, and its tile column's).
-// The cluster sums the row parts of its C tiles in distributed shared memory, which keeps the
-// workspace at about 1 % of the matrix (v = 1 + 1 / C partial vectors per stored tile, not 2).
-namespace cg = cooperative_groups;
-
-// kAuto runs v10 up to this n (docs/perf/symv.md, v10).
-constexpr int kV10AutoMaxN = 2048;
-
-// Register cap: at most 64 (float) / 85 (double) registers, so that 4 / 3 blocks of 256 threads are
-// resident per SM, i.e. most small calls' tiles are all in flight in one wave.
-template <class T>
-constexpr int v10_min_blocks_per_sm() {
-  return sizeof(T) == 4 ? 4 : 3;
-}
-
-// One arrival on an output block's counter. The counter holds (tag << 32) | arrivals; the tag
-// identifies the call (v10_next_call_tag), so a counter that holds anything else -- an earlier call's
-// value, another impl's partials, the caller's garbage -- is first replaced by (tag << 32) with a
-// compare-and-swap (only while it is stale: once one arrival has installed the tag, the swaps of the
-// others fail, they re-read and see it), then every arrival is one atomicAdd. The workspace needs no
-// initialisation. (A CAS loop for every arrival serialised them: H100, tree 161762e, SSYMV 2048 20.4
-// us a call against v6's 8.9, docs/perf/symv.md v10.) True for the arrival that completes `terms`;
-// that one leaves the counter at (tag, 0), so that a replay of the same launch (a CUDA graph keeps
-// the tag) starts from zero too.
-__device__ __forceinline__ bool v10_arrive(unsigned long long* counter, unsigned tag, int terms) {
-  const unsigned long long tagged = static_cast<unsigned long long>(tag) << 32;
-  unsigned long long seen = *reinterpret_cast<volatile unsigned long long*>(counter);
-  while ((seen >> 32) != tag) {  // stale: install this call's tag with a zero count
-    const unsigned long long prev = atomicCAS(counter, seen, tagged);
-    seen = prev == seen ? tagged : prev;
-  }
-  const unsigned long long before = atomicAdd(counter, 1ull);
-  if (static_cast<unsigned>(before) + 1u != static_cast<unsigned>(terms)) return false;
-  *counter = tagged;
-  return true;
-}
-
-// y_c = alpha (the partials of output block c, in the plan's fixed order) + beta y_c, by the whole
-// block: 4 groups of terms x 64 elements, each thread with 8 loads in flight (ld.global.cg: other
-// SMs wrote them during this kernel). Every thread of the block must call it.
-template <class T, bool kLower>
-__device__ __forceinline__ void v10_sum_into_y(const symv_v10::Plan& plan, int c, const T* parts, T alpha, T beta,
-                                               const Strided<T>& y) {
-  constexpr int kGroups = kThreads / kNB;
-  constexpr int kBatch = 8;
-  static_assert(kGroups * kNB == kThreads, "the sum: groups of terms x the 64 elements of an output block");
-  const int e = threadIdx.x % kNB, q = threadIdx.x / kNB;
-  const int terms = plan.terms(kLower, c);
-  T acc = T(0);
-  for (int t0 = q; t0 < terms; t0 += kGroups * kBatch) {
-    T v[kBatch];
-#pragma unroll
-    for (int w = 0; w < kBatch; ++w) {
-      const int t = t0 + w * kGroups;
-      v[w] = t < terms ? __ldcg(parts + plan.term(kLower, c, t) + e) : T(0);
-    }
-#pragma unroll
-    for (int w = 0; w < kBatch; ++w) acc += v[w];
-  }
-  const int row = c * kNB + e;
-  blas2::sum_groups_into_y<kGroups, kNB>(acc, q, row, row < plan.n, alpha, beta, y);
-}
-
-template <class T, bool kLower, bool kVector>
-__global__ void __launch_bounds__(kThreads, v10_min_blocks_per_sm<T>())
-    symv_v10_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v10::Plan plan,
-                    unsigned long long* __restrict__ counters, T* __restrict__ parts, T alpha, T beta, Strided<T> y,
-                    unsigned tag) {
-  using S = Shape<T>;
-  constexpr int kV = S::kV, kCG = S::kColGroups, kCPT = S::kColsPerThread, kRL = S::kRowLanes;
-  cg::cluster_group cluster = cg::this_cluster();
-  const int rank = static_cast<int>(cluster.block_rank());
-  int i, s;  // block row and segment of this block's cluster
-  plan.segment_of(kLower, static_cast<long long>(blockIdx.x >> plan.cluster_log2), &i, &s);
-  const int j = plan.column(kLower, i, s, rank);
-  const bool live = j < plan.first_column(kLower, i) + plan.row_tiles(kLower, i);  // a stored tile
-  const bool diagonal = j == i;
-
-  __shared__ T row_part[kCG][kNB];  // the column groups' row sums
-  __shared__ T col_part[kNB];       // the diagonal tile's column dots (they are y_i's too)
-  __shared__ T block_part[kNB];     // this block's share of y_i, read by every rank of the cluster
-  if (live) {  // uniform over the block
-    const int lane = threadIdx.x % kRL;  // row lane
-    const int g = threadIdx.x / kRL;     // column group
-    const int row_in_tile = lane * kV;
-    const int my_row = i * kNB + row_in_tile;
-    const int col0 = j * kNB + g;
-    const T* p = A + static_cast<long long>(col0) * lda + my_row;
-    T a[kCPT][kV];
-#pragma unroll
-    for (int u = 0; u < kCPT; ++u)
-      blas2::load_rows<T, kVector>(p + static_cast<long long>(u) * kCG * lda, col0 + u * kCG < n ? n - my_row : 0,
-                                   a[u]);
-    T xc[kCPT], xr[kV];
-#pragma unroll
-    for (int u = 0; u < kCPT; ++u) xc[u] = col0 + u * kCG < n ? blas2::load_x(x, col0 + u * kCG) : T(0);
-#pragma unroll
-    for (int k = 0; k < kV; ++k) xr[k] = my_row + k < n ? blas2::load_x(x, my_row + k) : T(0);
-    if (diagonal)  // keep the stored half (selection: NaN in the other half never enters)
-#pragma unroll
-      for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-        for (int k = 0; k < kV; ++k) {
-          const int row = row_in_tile + k, col = g + u * kCG;
-          if (!(kLower ? row >= col : row <= col)) a[u][k] = T(0);
-        }
-    T row_acc[kV] = {};
-#pragma unroll
-    for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-      for (int k = 0; k < kV; ++k) row_acc[k] += a[u][k] * xc[u];
-    if (diagonal)  // the diagonal elements count once, in the row sums
-#pragma unroll
-      for (int u = 0; u < kCPT; ++u)
-#pragma unroll
-        for (int k = 0; k < kV; ++k)
-          if (row_in_tile + k == g + u * kCG) a[u][k] = T(0);
-    T dot[kCPT];
-#pragma unroll
-    for (int u = 0; u < kCPT; ++u) {
-      dot[u] = a[u][0] * xr[0];
-#pragma unroll
-      for (int k = 1; k < kV; ++k) dot[u] += a[u][k] * xr[k];
-    }
-    const T col_sum = blas2::reduce_transposed<kCPT, kRL>(dot, lane);
-    constexpr int kLanesPerValue = kRL / kCPT;
-    if (lane % kLanesPerValue == 0) {
-      const int col = g + (lane / kLanesPerValue) * kCG;  // column inside tile j
-      if (diagonal)
-        col_part[col] = col_sum;
-      else  // y_j's share: lower tile (i, j), i > j, is slot {i, j}; upper (i, j), i < j, slot {j, i}
-        parts[(kLower ? plan.slot(i, j) : plan.slot(j, i)) + col] = col_sum;
-    }
-#pragma unroll
-    for (int k = 0; k < kV; ++k) row_part[g][row_in_tile + k] = row_acc[k];
-    __syncthreads();
-    if (threadIdx.x < kNB) {
-      T sum = row_part[0][threadIdx.x];
-#pragma unroll
-      for (int q = 1; q < kCG; ++q) sum += row_part[q][threadIdx.x];
-      if (diagonal) sum += col_part[threadIdx.x];
-      block_part[threadIdx.x] = sum;
-    }
-  } else if (threadIdx.x < kNB) {
-    block_part[threadIdx.x] = T(0);  // past the stored range: adds nothing
-  }
-  __threadfence();  // this block's slot is visible device-wide before its arrival (after the barriers)
-  cluster.sync();   // every rank's block_part is complete
-
-  // Rank r sums its kNB / C elements of the segment's row part over the C ranks, in rank order.
-  const int per_rank = kNB >> plan.cluster_log2;
-  if (static_cast<int>(threadIdx.x) < per_rank) {
-    const int e = rank * per_rank + static_cast<int>(threadIdx.x);
-    T sum = T(0);
-    for (int q = 0; q < plan.cluster; ++q) sum += cluster.map_shared_rank(block_part, q)[e];
-    parts[plan.row_part(kLower, i, s) + e] = sum;
-    __threadfence();
-  }
-  cluster.sync();  // the segment's row part is written; no rank reads another's shared memory after this
-
-  // Arrivals: rank 0 for the row part (output block i), each off-diagonal tile for its slot (block j).
-  __shared__ int completes[2];
-  if (threadIdx.x == 0) {
-    completes[0] = rank == 0 && v10_arrive(counters + i, tag, plan.terms(kLower, i)) ? i : -1;
-    completes[1] = live && !diagonal && v10_arrive(counters + j, tag, plan.terms(kLower, j)) ? j : -1;
-  }
-  __syncthreads();
-  for (int f = 0; f < 2; ++f) {
-    const int c = completes[f];
-    if (c < 0) continue;  // uniform over the block
-    __threadfence();      // the other blocks' partials, counted in before this arrival, are read after it
-    v10_sum_into_y<T, kLower>(plan, c, parts, alpha, beta, y);
-    __syncthreads();  // sum_groups_into_y's shared buffer is reused by a second sum
-  }
-}
-
-// A tag per call (never 0 or ~0: the values of zeroed and 0xFF-filled memory): a per-process random
-// start, then consecutive values through an invertible 32-bit mix, so no two of 2^32 consecutive calls
-// share one and a stale counter is never taken for this call's.
-unsigned v10_next_call_tag() {
-  static std::atomic<unsigned> calls{std::random_device{}()};
-  for (;;) {
-    unsigned h = calls.fetch_add(1u, std::memory_order_relaxed);
-    h ^= h >> 16;
-    h *= 0x7feb352du;
-    h ^= h >> 15;
-    h *= 0x846ca68bu;
-    h ^= h >> 16;
-    if (h != 0u && h != ~0u) return h;
-  }
-}
-
-template <class T, bool kLower, bool kVector>
-void launch_v10(const symv_v10::Plan& plan, const T* A, int lda, Strided<const T> x, void* ws, T alpha, T beta,
-                Strided<T> y, cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(static_cast<unsigned>(plan.live_segments() * plan.cluster));
-  config.blockDim = dim3(kThreads);
-  config.stream = stream;
-  cudaLaunchAttribute attribute{};
-  attribute.id = cudaLaunchAttributeClusterDimension;
-  attribute.val.clusterDim.x = static_cast<unsigned>(plan.cluster);
-  attribute.val.clusterDim.y = 1;
-  attribute.val.clusterDim.z = 1;
-  config.attrs = &attribute;
-  config.numAttrs = 1;
-  auto* counters = static_cast<unsigned long long*>(ws);
-  T* parts = reinterpret_cast<T*>(static_cast<unsigned char*>(ws) + plan.counter_bytes());
-  cudaLaunchKernelEx(&config, symv_v10_kernel<T, kLower, kVector>, plan.n, A, static_cast<long long>(lda), x, plan,
-                     counters, parts, alpha, beta, y, v10_next_call_tag());
-}
-
 bool is_v3(SymvImpl impl) {
   return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5 ||
          impl == SymvImpl::kAwareV6;
@@ -817,7 +592,6 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
     case SymvImpl::kAwareV5: return "aware_v5";
     case SymvImpl::kAwareV6: return "aware_v6";
-    case SymvImpl::kAwareV10: return "aware_v10";
   }
   return "unknown";
 }
@@ -825,7 +599,6 @@ const char* symv_impl_name(SymvImpl impl) {
 template <class T>
 SymvImpl symv_auto_impl(Uplo, int n, SymvImpl impl, long long l2_bytes) {
   if (impl != SymvImpl::kAuto) return impl;
-  if (n > 0 && n <= kV10AutoMaxN) return SymvImpl::kAwareV10;
   if (sizeof(T) != 8 || n <= 0) return SymvImpl::kAwareV6;  // float: v5's geometry is v6's
   if (l2_bytes < 0) l2_bytes = blas2::device_l2_bytes();
   const double partials = static_cast<double>(v3_plan<T>(n, SymvImpl::kAwareV6).workspace_elems()) * sizeof(T);
@@ -838,8 +611,7 @@ template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl) {
   if (impl == SymvImpl::kAuto)
     return std::max({symv_workspace_bytes<T>(n, SymvImpl::kAware), symv_workspace_bytes<T>(n, SymvImpl::kAwareV3),
-                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5), symv_workspace_bytes<T>(n, SymvImpl::kAwareV10)});
-  if (impl == SymvImpl::kAwareV10) return static_cast<std::size_t>(symv_v10::make_plan(n).workspace_bytes(sizeof(T)));
+                     symv_workspace_bytes<T>(n, SymvImpl::kAwareV5)});
   const long long elems =
       is_v3(impl) ? v3_plan<T>(n, impl).workspace_elems() : make_plan(n, algo_of(impl)).workspace_elems();
   return static_cast<std::size_t>(elems) * sizeof(T);
@@ -850,17 +622,12 @@ Status symv_check_args(Uplo uplo, int n, const T* A, int lda, const T* x, int in
                        const void* workspace, std::size_t workspace_bytes, SymvImpl impl) {
   if (uplo != Uplo::kLower && uplo != Uplo::kUpper) return Status::kInvalidValue;
   if (impl != SymvImpl::kAuto && impl != SymvImpl::kAware && impl != SymvImpl::kOblivious &&
-      impl != SymvImpl::kAwareAtomic && impl != SymvImpl::kAwareV10 && !is_v3(impl))
+      impl != SymvImpl::kAwareAtomic && !is_v3(impl))
     return Status::kInvalidValue;
   if (n < 0 || lda < std::max(1, n) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (n == 0) return Status::kSuccess;  // quick return: nothing is read or written
-  // The grid's y dimension holds the block rows; v10's one dimension a block per stored tile (and
-  // the empty ones of each row's last segment).
+  // The grid's y dimension holds the block rows.
   if ((n + kNB - 1) / kNB > 65535) return Status::kInvalidValue;
-  if (symv_auto_impl<T>(uplo, n, impl, 0) == SymvImpl::kAwareV10) {
-    const symv_v10::Plan plan = symv_v10::make_plan(n);
-    if (plan.live_segments() * plan.cluster > 0x7fffffffLL) return Status::kInvalidValue;
-  }
   if (!A || !x || !y) return Status::kNullPointer;
   const std::size_t needed = symv_workspace_bytes<T>(n, impl);
   if (workspace_bytes < needed) return Status::kWorkspaceTooSmall;
@@ -884,16 +651,6 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   T* ws = static_cast<T*>(workspace);
   const bool lower = uplo == Uplo::kLower;
   impl = symv_auto_impl<T>(uplo, n, impl);
-  if (impl == SymvImpl::kAwareV10) {
-    const symv_v10::Plan plan = symv_v10::make_plan(n);
-    if (vector)
-      lower ? launch_v10<T, true, true>(plan, A, lda, xs, workspace, alpha, beta, ys, stream)
-            : launch_v10<T, false, true>(plan, A, lda, xs, workspace, alpha, beta, ys, stream);
-    else
-      lower ? launch_v10<T, true, false>(plan, A, lda, xs, workspace, alpha, beta, ys, stream)
-            : launch_v10<T, false, false>(plan, A, lda, xs, workspace, alpha, beta, ys, stream);
-    return blas2::launch_status();
-  }
   if (is_v3(impl)) {
     const symv_v3::Plan plan = v3_plan<T>(n, impl);
     // kAwareV3Stream, kAwareV5, kAwareV6: evict-first loads when the triangle cannot stay in the L2 anyway

@@ -5,8 +5,7 @@
 // SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 with evict-first loads since v5; the entry's
 // impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
 // ours_aware_v3_stream (v3 with evict-first loads of A when the triangle exceeds the L2), ours_aware_v5
-// (that with 4 block rows per unit in double too), ours_aware_v6 (v5a walked group first), ours_aware_v10
-// (one kernel: a block per tile, clusters of a block row's tiles; kAuto's choice for small n),
+// (that with 4 block rows per unit in double too),
 // ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
 // (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
 // GEMV impls: ours (the default, GemvImpl::kAuto: v2, v3 or, for T, column blocks by shape;
@@ -15,8 +14,7 @@
 // (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
 // ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched unit-first, v3's order
 // before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column, cuBLAS's DGEMV T
-// design; kAuto's T choice at most shapes since v7) and, for trans N, ours_cluster_split (kClusterSplit:
-// v8, column segments summed in a thread-block cluster's distributed shared memory).
+// design; kAuto's T choice at most shapes since v7).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 // Families paired.symv and paired.gemv: two impls timed in the same samples (one call of each,
 // alternating which goes first), value_* = A's speedup over B; for the short calls and near-1.0
@@ -110,7 +108,6 @@ constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto}
                                         {"ours_aware_v3_stream", Runner::kOurs, SymvImpl::kAwareV3Stream},
                                         {"ours_aware_v5", Runner::kOurs, SymvImpl::kAwareV5},
                                         {"ours_aware_v6", Runner::kOurs, SymvImpl::kAwareV6},
-                                        {"ours_aware_v10", Runner::kOurs, SymvImpl::kAwareV10},
                                         {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
                                         {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
                                         {"cublas", Runner::kCublas, SymvImpl::kAuto},
@@ -122,7 +119,6 @@ struct GemvBenchInfo {
   GemvImpl ours;          // for Runner::kOurs
   bool where_v2_lost;     // registered only at gemv_v3_shape()
   bool trans_only = false;  // registered for Trans::kTrans only (its kNoTrans is ours_v3's)
-  bool no_trans_only = false;  // registered for Trans::kNoTrans only (its kTrans is ours_v3's)
 };
 constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto, false},
                                         {"ours_v2", Runner::kOurs, GemvImpl::kSplitReduce, false},
@@ -131,9 +127,7 @@ constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto,
                                         {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
                                         {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false,
                                          true},
-                                        {"ours_colblocks", Runner::kOurs, GemvImpl::kColumnBlocks, false, true},
-                                        {"ours_cluster_split", Runner::kOurs, GemvImpl::kClusterSplit, false, false,
-                                         true}};
+                                        {"ours_colblocks", Runner::kOurs, GemvImpl::kColumnBlocks, false, true}};
 
 template <class T>
 constexpr const char* precision_name() {
@@ -393,7 +387,6 @@ struct SymvPartner {
   Trans gemv_trans;  // else our GEMV with this trans
 };
 constexpr SymvPartner kSymvPartners[] = {{"cublas", "cublas", Trans::kNoTrans},
-                                         {"ours_aware_v6", "ours_aware_v6", Trans::kNoTrans},
                                          {"gemv_ours_n", nullptr, Trans::kNoTrans},
                                          {"gemv_ours_t", nullptr, Trans::kTrans}};
 
@@ -458,8 +451,8 @@ void register_symv_paired(const std::vector<int>& sizes) {
 }
 
 // Paired GEMV entries: ours against cuBLAS where a call is short (L2-resident) or the two were
-// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); and, for N at the
-// resident shapes, v3 (one kernel) against v2 (two kernels) and v8 (cluster split) against v3.
+// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); and v3 (one
+// kernel) against v2 (two kernels) for N at the resident shapes, where kAuto picks v2.
 template <class T>
 void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
   struct Pair {
@@ -467,8 +460,7 @@ void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
     const char* b;
     bool n_only;
   };
-  constexpr Pair kPairs[] = {
-      {"ours", "cublas", false}, {"ours_v3", "ours_v2", true}, {"ours_cluster_split", "ours_v3", true}};
+  constexpr Pair kPairs[] = {{"ours", "cublas", false}, {"ours_v3", "ours_v2", true}};
   for (const auto& [rows, cols] : shapes) {
     if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     const double bytes = kernels::gemv_min_bytes(Trans::kNoTrans, rows, cols, sizeof(T), false);
@@ -525,7 +517,6 @@ void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
       for (const GemvBenchInfo& info : kGemvImpls) {
         if (info.where_v2_lost && !gemv_v3_shape(rows, cols)) continue;
         if (info.trans_only && trans != Trans::kTrans) continue;
-        if (info.no_trans_only && trans != Trans::kNoTrans) continue;
         const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},

@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <climits>
 #include <utility>
 
 #include "gpuprobe/kernels/gemv.hpp"
@@ -26,12 +25,12 @@ const T* fake(std::uintptr_t address) {
 }
 void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
-const GemvImpl kGemvImpls[] = {GemvImpl::kAuto,          GemvImpl::kSplitReduce,          GemvImpl::kSinglePass,
-                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor, GemvImpl::kColumnBlocks,
-                               GemvImpl::kClusterSplit};
+const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
+                               GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
+                               GemvImpl::kColumnBlocks};
 const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
                                SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                               SymvImpl::kAwareV5,     SymvImpl::kAwareV6, SymvImpl::kAwareV10};
+                               SymvImpl::kAwareV5, SymvImpl::kAwareV6};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -75,7 +74,7 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5,
-                          SymvImpl::kAwareV6, SymvImpl::kAwareV10}) {
+                          SymvImpl::kAwareV6}) {
       const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
       ASSERT_GT(need, 0u) << n;
       EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),
@@ -127,12 +126,9 @@ TYPED_TEST(KernelArgs, GemvRejectsInvalidValuesBeforeAnyLaunch) {
     }
     EXPECT_EQ(call(static_cast<Trans>(5), 10, 5, 10, 1, 1, A, x, y), Status::kInvalidValue);
   }
-  // An out-of-range implementation: one past the last enumerator.
-  const auto past_last = static_cast<GemvImpl>(static_cast<int>(GemvImpl::kClusterSplit) + 1);
+  // An out-of-range implementation.
   EXPECT_EQ(kernels::gemv<T>(Trans::kNoTrans, 10, 5, T(1), A, 10, x, 1, T(0), y, 1, kFakeWorkspace, kHuge, nullptr,
-                             past_last),
-            Status::kInvalidValue);
-  EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kTrans, 10, 5, A, 10, x, 1, y, 1, kFakeWorkspace, kHuge, past_last),
+                             static_cast<GemvImpl>(7)),
             Status::kInvalidValue);
 }
 
@@ -328,15 +324,9 @@ TYPED_TEST(KernelArgs, GemvColumnBlocks) {
             Status::kSuccess);
 }
 
-TEST(KernelAuto, SymvPicksV10UpTo2048ThenV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
+TEST(KernelAuto, SymvPicksV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
   constexpr long long kH100L2 = 50LL << 20;
-  for (int n : {1, 512, 1000, 2048})
-    for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
-      for (long long l2 : {kH100L2, 0LL}) {
-        EXPECT_EQ(kernels::symv_auto_impl<float>(uplo, n, SymvImpl::kAuto, l2), SymvImpl::kAwareV10) << n;
-        EXPECT_EQ(kernels::symv_auto_impl<double>(uplo, n, SymvImpl::kAuto, l2), SymvImpl::kAwareV10) << n;
-      }
-  for (int n : {2049, 4097, 8192, 8193, 16384, 24576, 32768})
+  for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 24576, 32768})
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
       // float: always v6 (v5's geometry is v6's); unknown L2 (0): v6.
       EXPECT_EQ(kernels::symv_auto_impl<float>(uplo, n, SymvImpl::kAuto, kH100L2), SymvImpl::kAwareV6) << n;
@@ -352,46 +342,10 @@ TEST(KernelAuto, SymvPicksV10UpTo2048ThenV6OrV5WhereV6sPartialsWouldLeaveTheL2) 
   for (SymvImpl impl : kSymvImpls)
     if (impl != SymvImpl::kAuto) EXPECT_EQ(kernels::symv_auto_impl<double>(Uplo::kLower, 32768, impl, kH100L2), impl);
   // Its workspace serves every deterministic impl it may be switched to, for either triangle.
-  for (int n : {100, 2048, 4096, 16384, 32768})
+  for (int n : {100, 4096, 16384, 32768})
     for (SymvImpl impl : kSymvImpls)
       EXPECT_GE(kernels::symv_workspace_bytes<float>(n), kernels::symv_workspace_bytes<float>(n, impl)) << n;
   EXPECT_STREQ(kernels::symv_impl_name(SymvImpl::kAuto), "auto");
-  EXPECT_STREQ(kernels::symv_impl_name(SymvImpl::kAwareV10), "aware_v10");
-}
-
-TYPED_TEST(KernelArgs, GemvClusterSplit) {
-  using T = TypeParam;
-  const T* A = fake<T>(0x1000);
-  const T* x = fake<T>(0x2000);
-  const T* y = fake<T>(0x3000);
-  const std::pair<int, int> shapes[] = {{1, 1},       {512, 512},     {1000, 1000}, {1024, 1024},  {2048, 2048},
-                                        {4097, 4097}, {32768, 32768}, {1 << 20, 64}, {64, 1 << 20}, {31, 129},
-                                        {300, 700},   {1, 1 << 30},   {1 << 30, 1}};
-  for (auto [m, n] : shapes) {
-    // Not kAuto's choice (until measured on the GPU); N: its own kernel, T: kSinglePass.
-    for (Trans t : {Trans::kNoTrans, Trans::kTrans})
-      EXPECT_NE(kernels::gemv_auto_impl<T>(t, m, n), GemvImpl::kClusterSplit) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n, GemvImpl::kClusterSplit), GemvImpl::kClusterSplit);
-    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n, GemvImpl::kClusterSplit), GemvImpl::kSinglePass);
-    // N: no workspace at any shape (the cluster sums in shared memory), a grid for any int m, n.
-    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, GemvImpl::kClusterSplit), 0u) << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kNoTrans, m, n, A, m, x, 1, y, 1, nullptr, 0, GemvImpl::kClusterSplit),
-              Status::kSuccess)
-        << m << " x " << n;
-    // T: kSinglePass's workspace and checks.
-    EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, GemvImpl::kClusterSplit),
-              kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, GemvImpl::kSinglePass))
-        << m << " x " << n;
-    EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kTrans, m, n, A, m, x, 1, y, 1, kFakeWorkspace, kHuge,
-                                          GemvImpl::kClusterSplit),
-              kernels::gemv_check_args<T>(Trans::kTrans, m, n, A, m, x, 1, y, 1, kFakeWorkspace, kHuge,
-                                          GemvImpl::kSinglePass))
-        << m << " x " << n;
-  }
-  // The largest int shapes fit the 1-D grid (at most ceil((2^31 - 1) / 16) units x 8 blocks).
-  EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kNoTrans, INT_MAX, INT_MAX, A, INT_MAX, x, 1, y, 1, nullptr, 0,
-                                        GemvImpl::kClusterSplit),
-            Status::kSuccess);
 }
 
 TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
@@ -402,11 +356,10 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassNoHint), "single_pass_nohint");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassUnitMajor), "single_pass_unit_major");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kColumnBlocks), "column_blocks");
-  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kClusterSplit), "cluster_split");
 }
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {
-  for (int n : {4096, 4097, 4159, 8192, 10000, 16384, 32768, 65536})
+  for (int n : {4096, 4097, 8192, 10000, 16384, 32768, 65536})
     for (SymvImpl impl : kSymvImpls) {
       const double matrix = double(n) * n;
       EXPECT_LE(kernels::symv_workspace_bytes<float>(n, impl) / 4.0, 0.01 * matrix) << n;

@@ -7,18 +7,14 @@
 //  - small shapes (GemvSmall, CPU long double reference), square, tall and wide shapes up to 4097
 //    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV);
 //  - every case on every implementation (GemvImpl: v2's split + reduction kernel, v3's single pass
-//    with and without the evict-first hint, kColumnBlocks' one block per column for T,
-//    kClusterSplit's column segments summed across a thread-block cluster for N); for v3 the
+//    with and without the evict-first hint, kColumnBlocks' one block per column for T); for v3 the
 //    shapes include its narrow (m <= 64), tall (m >= 2^19, few columns) and two-level (> 32
 //    segments) paths; its workspace counters are reset by each call (one workspace across calls of
 //    several shapes); repeats are bit-identical;
 //  - x starts 16-byte aligned in the second case of each shape (kColumnBlocks' 16-byte loads of x),
 //    one element past that otherwise; kColumnBlocks' step edges (m around multiples of its 8 KB
 //    step, m below one step); kAuto on column blocks for short double columns (300 x 700 T: 2400
-//    bytes, v7.2's rule counts bytes of a column);
-//  - kClusterSplit's cluster sizes at their edges (C = 1, 2, 4, 8: n up to 128, 256, 512, 1024
-//    columns, then 8 with several block steps), rows around its units (32 float / 16 double) and
-//    fewer rows than one unit.
+//    bytes, v7.2's rule counts bytes of a column).
 #include <cublas_v2.h>
 #include <gtest/gtest.h>
 
@@ -41,9 +37,9 @@ using kernels::Status;
 using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
-const GemvImpl kImpls[] = {GemvImpl::kAuto,          GemvImpl::kSplitReduce,          GemvImpl::kSinglePass,
-                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor, GemvImpl::kColumnBlocks,
-                           GemvImpl::kClusterSplit};
+const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
+                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
+                           GemvImpl::kColumnBlocks};
 
 struct GemvCase {
   int m, n;
@@ -213,16 +209,6 @@ TYPED_TEST(GemvSmall, ColumnBlocksStepEdges) {
     for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
 }
 
-TYPED_TEST(GemvSmall, ClusterSplitSegmentEdges) {
-  // kClusterSplit (N): C = 1 up to 128 columns, 2 up to 256, 4 up to 512, 8 beyond (segments of at
-  // most 128 columns up to 1024, several block steps per thread after); m around its units of 32
-  // float / 16 double rows (a partial unit; 8 and 1 rows: less than one unit, ranks without rows).
-  const int shapes[][2] = {{8, 128},   {1, 129},   {33, 256}, {17, 257},  {16, 512},
-                           {47, 513},  {32, 1024}, {95, 1025}, {129, 1000}, {3, 3000}};
-  for (const auto& s : shapes)
-    for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
-}
-
 TYPED_TEST(GemvSmall, AlphaZeroReadsNeitherAnorX) {
   check<TypeParam>({65, 70, 68, 0.0, 2.0});
   check<TypeParam>({65, 70, 68, 0.0, 0.0});
@@ -286,8 +272,7 @@ TEST(GemvSinglePassWorkspace, CountersResetAcrossCallsAndShapes) {
   // (and the v2 impl in between) the sequence switches between v2, v3 and column blocks: v2's
   // partials must not land on v3's counters.
   const int shapes[][2] = {{1000, 1000}, {40, 20000}, {4097, 65}, {100, 40000}, {65, 4097}};
-  // kClusterSplit in between: N uses no workspace, T runs v3 on it.
-  const GemvImpl impls[] = {GemvImpl::kSinglePass, GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kClusterSplit};
+  const GemvImpl impls[] = {GemvImpl::kSinglePass, GemvImpl::kAuto, GemvImpl::kSplitReduce};
   std::size_t need = 0;
   for (const auto& s : shapes)
     for (Trans t : kTranses)

@@ -28,9 +28,8 @@ using kernels::Status;
 using kernels::SymvImpl;
 using kernels::Uplo;
 
-const SymvImpl kImpls[] = {SymvImpl::kAuto,          SymvImpl::kAware,   SymvImpl::kOblivious,
-                           SymvImpl::kAwareAtomic,   SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                           SymvImpl::kAwareV5,       SymvImpl::kAwareV6, SymvImpl::kAwareV10};
+const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
+                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -219,7 +218,7 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                          SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV10}) {
+                          SymvImpl::kAwareV5, SymvImpl::kAwareV6}) {
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
       // The second call finds the first one's partials in the workspace.
       SymvWorkspace ws(kernels::symv_workspace_bytes<float>(c.n, impl));
@@ -229,31 +228,11 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
   }
 }
 
-// v10's arrival counters live in the workspace and carry the call's tag: 50 calls in a row on one
-// buffer (each completes every counter, then the next call's tag restarts them), at sizes whose
-// clusters hold 1, 2, 4 and 8 tiles (n = 64, 65, 200, 1000), must all be right.
-TEST(SymvSmallV10, RepeatedCallsOnOneWorkspace) {
-  for (int n : {64, 65, 200, 1000})
-    for (Uplo uplo : kUplos) {
-      const SymvCase c{n, n, 1.0, 0.0};
-      SCOPED_TRACE(describe(c, uplo, SymvImpl::kAwareV10, "double"));
-      std::mt19937_64 rng(fresh_seed());
-      const Problem<double> p(c, uplo, rng);
-      SymvWorkspace ws(kernels::symv_workspace_bytes<double>(n, SymvImpl::kAwareV10));
-      const Reference ref = cpu_reference(c, uplo, p);
-      for (int call = 0; call < 50; ++call) {
-        const std::vector<double> y = run_symv(c, uplo, SymvImpl::kAwareV10, p, &ws);
-        if (call % 10 == 0 || call == 49) expect_close(p.y0, y, ref, c.n);
-      }
-    }
-}
-
 TEST(SymvLargeWorkspace, OneBufferServesEveryImplAndSizeInTurn) {
   // One workspace for a sequence of calls of different sizes, triangles and impls, twice over: each
   // call finds the others' partials in it, and must neither read them nor depend on them.
   const int sizes[] = {1000, 65, 4097, 300, 2048};
-  const SymvImpl impls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV5, SymvImpl::kAwareV6,
-                            SymvImpl::kAwareV10};
+  const SymvImpl impls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
   std::size_t need = 0;
   for (int n : sizes)
     for (SymvImpl impl : impls) need = std::max(need, kernels::symv_workspace_bytes<double>(n, impl));

@@ -60,14 +60,6 @@
 //                      columns at every T shape with long enough columns and enough of them (H100:
 //                      D T 32768 3128 GB/s against 3077, docs/perf/gemv.md, v7). kNoTrans runs
 //                      exactly kSinglePass (same kernels, same workspace).
-//   kClusterSplit      (v8) kNoTrans for small, L2-resident A: units of 128 bytes of a column (32
-//                      float / 16 double rows), their columns cut into C = 1, 2, 4 or 8 segments (at
-//                      most 128 columns each up to n = 1024), one 256-thread block per unit and segment
-//                      (D N 1024: 512 blocks); the C blocks of a unit form a thread-block cluster and
-//                      sum their partial row sums through distributed shared memory in rank order
-//                      (deterministic), then write y: one kernel, no workspace, no counters. Any shape
-//                      is correct; tuned for none but N 512 ... 1024, and not yet measured on a GPU
-//                      (kAuto does not pick it). kTrans runs exactly kSinglePass.
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
@@ -83,25 +75,16 @@
 
 namespace gpuprobe::kernels {
 
-enum class GemvImpl {
-  kAuto,
-  kSplitReduce,
-  kSinglePass,
-  kSinglePassNoHint,
-  kSinglePassUnitMajor,
-  kColumnBlocks,
-  kClusterSplit
-};
+enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor, kColumnBlocks };
 
 // "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_unit_major",
-// "column_blocks", "cluster_split"
+// "column_blocks"
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv<T> runs for `impl` (T = float or double): `impl` itself, except kColumnBlocks with
-// kNoTrans -> kSinglePass, kClusterSplit with kTrans -> kSinglePass (kAuto never picks kClusterSplit),
-// and kAuto -> kColumnBlocks for kTrans with columns of more than 2048 bytes (m sizeof(T) > 2048:
-// m > 512 in float, m > 256 in double) and n >= 512 (v7: faster than v2 / v3 at every such
-// benchmark shape; with columns of 2 KB or less, or 64 of them, it was 0.08-0.7 x v3.
+// kNoTrans -> kSinglePass, and kAuto -> kColumnBlocks for kTrans with columns of more than 2048 bytes
+// (m sizeof(T) > 2048: m > 512 in float, m > 256 in double) and n >= 512 (v7: faster than v2 / v3 at
+// every such benchmark shape; with columns of 2 KB or less, or 64 of them, it was 0.08-0.7 x v3.
 // v7.2 counts bytes rather than rows: D T 512 x 512 / 512 x 262144 (4 KB columns) read 309 / 3174
 // GB/s with column blocks against 209 / 3092, S T 512 x 262144 (2 KB) 2092 against 3082; H100, tree
 // fcaed7b), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of

@@ -37,19 +37,12 @@
 //               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
 //               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
 //               same idea).
-//   kAwareV10   one kernel per call for small n: one thread block per stored tile, the blocks of C
-//               (<= 8) consecutive tiles of a block row in one thread-block cluster that adds their row
-//               sums in distributed shared memory; each tile's column dots and each cluster's row part
-//               go to the workspace, and the block whose arrival completes an output block (a tagged
-//               counter per output block in the workspace) sums its partials in a fixed order
-//               (deterministic) into y (docs/perf/symv.md, v10).
-//   kAuto       (default) kAwareV10 for n <= 2048; above, kAwareV6, or kAwareV5 in double when v6's
-//               partials would not stay in the L2 (symv_auto_impl below; docs/perf/symv.md, v6, v10).
+//   kAuto       (default) kAwareV6, or kAwareV5 in double when v6's partials would not stay in the
+//               L2 (symv_auto_impl below; docs/perf/symv.md, v6).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
 // content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
-// kAwareAtomic, which needs 0 bytes). kAwareV10's arrival counters carry a tag of the call, so they
-// need no initialisation either. The workspace may not be shared by calls running concurrently.
+// kAwareAtomic, which needs 0 bytes). The workspace may not be shared by calls running concurrently.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -60,25 +53,13 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl {
-  kAuto,
-  kAware,
-  kOblivious,
-  kAwareAtomic,
-  kAwareV3,
-  kAwareV3Stream,
-  kAwareV5,
-  kAwareV6,
-  kAwareV10
-};
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5, kAwareV6 };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6",
-// "aware_v10"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6"
 const char* symv_impl_name(SymvImpl impl);
 
 // What symv<T> runs for `impl` on a device whose L2 holds l2_bytes (-1: ask the current device; 0:
-// unknown): `impl` itself, except kAuto -> kAwareV10 for n <= 2048 (one kernel: docs/perf/symv.md,
-// v10), else kAwareV6, or kAwareV5 in double when kAwareV6's partials
+// unknown): `impl` itself, except kAuto -> kAwareV6, or kAwareV5 in double when kAwareV6's partials
 // (its workspace) would fill more than half the L2 (one near partition on the H100): v5's units of 4
 // block rows halve the column-dot slots, so the reduction reads them from the L2 rather than DRAM.
 // H100 (2026-11-23, tree 69b98f4, same run): DSYMV 32768 (v6 partials 37.7 MB of the 50 MB L2; ncu:
@@ -89,7 +70,7 @@ template <class T>
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto, long long l2_bytes = -1);
 
 // Bytes of workspace symv<T>(..., n, ..., impl) needs; 0 for n <= 0. kAuto: the largest of kAware's,
-// kAwareV3's (= kAwareV3Stream's and kAwareV6's), kAwareV5's and kAwareV10's (what it runs may change with the
+// kAwareV3's (= kAwareV3Stream's and kAwareV6's) and kAwareV5's (what it runs may change with the
 // measurements; the workspace size does not).
 template <class T>
 std::size_t symv_workspace_bytes(int n, SymvImpl impl = SymvImpl::kAuto);
