@@ -26,9 +26,17 @@
 namespace gpuprobe::kernels {
 namespace {
 
-// Small N: A of at most this many bytes (L2-resident, calls of ~5-8 us) runs v3 (kAuto, v7.3) on
-// whole-row blocks without a split (v3's plan, v7.4). 1024 x 1024 doubles, 1448 x 1448 floats.
+// Small N: A of at most this many bytes (L2-resident, calls of ~5-8 us) runs on whole-row blocks
+// without a split when it runs v3 (v3's plan, v7.4). 1024 x 1024 doubles, 1448 x 1448 floats.
 constexpr long long kSmallNoTransBytes = 8LL << 20;
+// ... and kAuto runs v3 for N up to this many bytes of A (v7.3, v8.1): 1024 x 1024 floats, 724 x 724
+// doubles. Between this and kSmallNoTransBytes v2 (two kernels) was faster in GPU time: D N 1000 /
+// 1024 (8 MB) v2 6.86 / 6.91 us against v3's unsplit 7.66 / 7.72 (launch-gated reference, tree
+// 279985b) and 6.88 / 6.91 against 7.34 / 7.42 (tree 161762e; paired v3 over v2 0.935 / 0.943x),
+// while v3 stayed ahead at 4 MiB and below (paired, tree 161762e: S N 512 / 1000 / 1024 1.184 /
+// 1.152 / 1.158x, D N 512 1.176x). docs/perf/gemv.md, v8.1.
+constexpr long long kAutoSmallNoTransBytes = 4LL << 20;
+static_assert(kAutoSmallNoTransBytes <= kSmallNoTransBytes, "what kAuto sends to v3 as small runs v3's unsplit plan");
 
 using blas2::Strided;
 using blas2::Vec16;
@@ -852,13 +860,14 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   const long long column_bytes = static_cast<long long>(m) * static_cast<long long>(sizeof(T));
   if (trans == Trans::kTrans && column_bytes > cb::kAutoAboveColumnBytes && n >= cb::kAutoMinColumns)
     return GemvImpl::kColumnBlocks;
-  // Small N (v7.3): A of at most kSmallNoTransBytes, an L2-resident call of ~10 us where v3's one
-  // kernel beats v2's two. H100, paired entries (both impls in the same samples, alternating order;
-  // tree 9b40c89, docs/perf/gemv.md v7.3), v3 over v2: float N 512 / 1000 / 1024 1.128 / 1.086 /
-  // 1.085x, double 1.014 / 0.993 / 1.099x; above the bound they tie (2048: float 0.996x, double
-  // 0.971x) and v2 stays.
+  // Small N (v7.3, bound v8.1): A of at most kAutoSmallNoTransBytes, an L2-resident call of 5-8 us
+  // where v3's one kernel (unsplit, v7.4) beats v2's two. H100, paired entries (both impls in the same
+  // samples, alternating order; launch-gated, tree 161762e, docs/perf/gemv.md v8.1), v3 over v2: float
+  // N 512 / 1000 / 1024 1.184 / 1.152 / 1.158x, double 512 1.176x; above 4 MiB v2 is ahead (D N 1000 /
+  // 1024 0.935 / 0.943x; 2048: float 0.897x, double 0.975x) and stays.
   if (trans == Trans::kNoTrans &&
-      static_cast<long long>(m) * static_cast<long long>(n) * static_cast<long long>(sizeof(T)) <= kSmallNoTransBytes)
+      static_cast<long long>(m) * static_cast<long long>(n) * static_cast<long long>(sizeof(T)) <=
+          kAutoSmallNoTransBytes)
     return GemvImpl::kSinglePass;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,

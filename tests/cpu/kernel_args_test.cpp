@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 #include "gpuprobe/kernels/gemv.hpp"
 #include "gpuprobe/kernels/kernel_descriptors.hpp"
@@ -228,8 +229,11 @@ TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAnd
                                          {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
                                          {7000, 7000},   {6113, 8448},    {256, 1 << 18}};
   const std::pair<int, int> v2_both[] = {{2048, 2048}, {3040, 3040}, {513, 1 << 16}};
-  // Small N (v7.3): A of at most 8 MiB runs v3 for N; T as the rules above (v2 unless column blocks).
-  const std::pair<int, int> small[] = {{512, 512}, {1, 63}, {256, 512}, {257, 512}, {300, 700}, {1024, 1024}};
+  // Small N (v7.3, v8.1): A of at most 4 MiB runs v3 for N; T as the rules above (v2 unless column
+  // blocks). 1024 x 1024 is 4 MiB in float, 8 MiB in double (v2 there: D N 1000 / 1024 below).
+  const bool dbl = sizeof(T) == 8;
+  std::vector<std::pair<int, int>> small = {{512, 512}, {1, 63}, {256, 512}, {257, 512}, {300, 700}, {724, 724}};
+  if (!dbl) small.push_back({1024, 1024});
   for (auto [m, n] : v3_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSinglePass))
@@ -240,10 +244,13 @@ TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAnd
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
         << m << " x " << n;
   }
-  // The bound itself: 8 MiB of A is small, one more column is not (2048 rows: 1024 / 512 columns).
-  const int cols_at_bound = static_cast<int>((8 << 20) / (2048 * sizeof(T)));
+  // The bound itself: 4 MiB of A is small, one more column is not (2048 rows: 512 / 256 columns).
+  const int cols_at_bound = static_cast<int>((4 << 20) / (2048 * sizeof(T)));
   EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound), GemvImpl::kSinglePass);
   EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound + 1), GemvImpl::kSplitReduce);
+  // The double squares of the benchmarks between 4 and 8 MiB (v8.1): v2.
+  if (dbl)
+    for (int n : {1000, 1024}) EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, n, n), GemvImpl::kSplitReduce) << n;
   for (auto [m, n] : v2_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
@@ -252,7 +259,6 @@ TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAnd
   // T at the edges of the column-block rule (v7.2: bytes of a column, > 2048): float 512 rows (2 KB)
   // not, 513 yes; double 256 rows (2 KB) not, 257 yes, 512 (4 KB: D T 512 x 512 and 512 x 262144 of
   // the benchmarks) yes; fewer than 512 columns never.
-  const bool dbl = sizeof(T) == 8;
   const GemvImpl cb_or_v2 = dbl ? GemvImpl::kColumnBlocks : GemvImpl::kSplitReduce;
   const GemvImpl cb_or_v3 = dbl ? GemvImpl::kColumnBlocks : GemvImpl::kSinglePass;
   EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, 512, 512), cb_or_v2);        // 4 KB / 2 KB columns

@@ -23,8 +23,9 @@
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
 //   kAuto              (default) kTrans: kColumnBlocks for columns of more than 2 KB (m sizeof(T) >
 //                      2048 bytes: more than 512 float / 256 double rows) and at least 512 of them;
-//                      otherwise, and for kNoTrans, kSinglePass for thin, large and "deep" shapes,
-//                      kSplitReduce otherwise (gemv_auto_impl below; docs/perf/gemv.md, v4 ... v7.2).
+//                      otherwise, and for kNoTrans, kSinglePass for thin, large and "deep" shapes
+//                      and for kNoTrans with A of at most 4 MiB, kSplitReduce otherwise
+//                      (gemv_auto_impl below; docs/perf/gemv.md, v4 ... v8.1).
 //   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
 //                      second kernel (launched as a programmatic dependent) sums them.
 //   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
@@ -90,8 +91,8 @@ const char* gemv_impl_name(GemvImpl impl);
 // fcaed7b), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of
 // the other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of
 // 32 gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
-// squares), kSplitReduce otherwise. H100 runs (docs/perf/gemv.md): v3 was faster at 15 of the 16
-// thin cases and within 0.5 % at the 16th (64 x 1048576 N: +53 % float, +46 % double); with fresh
+// squares) or small N (A of at most 4 MiB, v7.3 / v8.1), kSplitReduce otherwise. H100 runs
+// (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th (64 x 1048576 N: +53 % float, +46 % double); with fresh
 // operands settled and v3's segment-major T grid (tree eaf0da4) it was ahead of v2 at 21 of the 24
 // large cases (up to +3.7 %); the deep shapes read D T 4096 at 2705 GB/s against v2's 2554 (tree
 // 473e230) and, with 512-thread blocks for N, S N 4096 at 2522 against 2379 and D N 4096 at 2747
