@@ -94,9 +94,9 @@ const char* gemv_impl_name(GemvImpl impl);
 // squares) or small N (A of at most 4 MiB, v7.3 / v8.1), kSplitReduce otherwise. H100 runs
 // (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
 // (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
-// grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes read D T 4096 at 2705 GB/s against v2's 2554 (tree
-// 473e230) and, with 512-thread blocks for N, S N 4096 at 2522 against 2379 and D N 4096 at 2747
-// against 2670 (tree 1f4ca42).
+// grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
+// read D T 4096 at 2705 GB/s against v2's 2554 (tree 473e230) and, with 512-thread blocks for N,
+// S N 4096 at 2522 against 2379 and D N 4096 at 2747 against 2670 (tree 1f4ca42).
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kAuto);
 
