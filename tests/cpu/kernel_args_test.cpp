@@ -250,7 +250,8 @@ TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAnd
   EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound + 1), GemvImpl::kSplitReduce);
   // The double squares of the benchmarks between 4 and 8 MiB (v8.1): v2.
   if (dbl)
-    for (int n : {1000, 1024}) EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, n, n), GemvImpl::kSplitReduce) << n;
+    for (int n : {1000, 1024})
+      EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, n, n), GemvImpl::kSplitReduce) << n;
   for (auto [m, n] : v2_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
