@@ -19,6 +19,7 @@
 // GemvImpl::kColumnBlocks (namespace cb, v7, kTrans only; kAuto's T choice at most shapes): one
 // 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
+#include <type_traits>
 
 #include "gpuprobe/kernels/gemv.hpp"
 #include "symv_gemv_common.cuh"
@@ -263,6 +264,7 @@ constexpr int kTwoStageMinGroups = 32;  // <= 128 registers: the 16 loads' 64 re
 // row vectors per thread, kUnroll columns per thread and step.
 template <class T, int kLanesP, int kRowVecsP, int kUnrollP, int kBlockThreadsP = kThreads>
 struct NCfg {
+  using Elem = T;
   static constexpr int kLanes = kLanesP, kRowVecs = kRowVecsP, kUnroll = kUnrollP;
   static constexpr int kBlockThreads = kBlockThreadsP;
   static constexpr int kV = Vec16<T>::kCount;
@@ -287,8 +289,25 @@ template <class T>
 using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
 // kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
 constexpr int kDeepTRowVecs = 4;
+// Row blocks (GemvImpl::kRowBlocks / kRowBlocksSector, v9, kNoTrans): the mirror of kColumnBlocks,
+// one 256-thread block per 64 (32) bytes of every column -- 16 / 8 (8 / 4) rows of float / double --
+// over all n columns: no split, no workspace, one kernel, and as many blocks as the rows allow (m = 512
+// float: 32 / 64 blocks; v3's small-N shape, DeepOneBlockCfg's 32 rows of 512 threads, gives 16, and
+// 32 at D N 1024, where v2's split with a second kernel is faster). 4 (2) lanes a column, 64 (128)
+// column groups, 8 columns (16-byte loads) in flight per thread and step: 32 KB of A per block step.
+template <class T>
+using RowBlockCfg = NCfg<T, 4, 1, 8>;
+template <class T>
+using RowBlockSectorCfg = NCfg<T, 2, 1, 8>;
+static_assert(RowBlockCfg<float>::kRows * sizeof(float) == 64 && RowBlockCfg<double>::kRows * sizeof(double) == 64 &&
+                  RowBlockSectorCfg<float>::kRows * sizeof(float) == 32 &&
+                  RowBlockSectorCfg<double>::kRows * sizeof(double) == 32,
+              "a row block reads 64 (sector variant: 32) contiguous bytes of each column");
+static_assert(RowBlockCfg<float>::kGroups * RowBlockCfg<float>::kUnroll * RowBlockCfg<float>::kRows * sizeof(float) ==
+                  32 * 1024,
+              "a row block's step: 32 KB of A in flight");
 
-enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock };
+enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock, kRowBlocks, kRowBlocksSector };
 
 // The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
 inline bool deep_shape(Trans trans, int m, int n) {
@@ -318,8 +337,10 @@ struct Plan3 {
   }
 };
 
+// row_blocks: GemvImpl::kRowBlocks / kRowBlocksSector's kNoTrans plan (the shape, one segment);
+// anything else: v3's.
 template <class T>
-Plan3 make_plan3(Trans trans, int m, int n) {
+Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePass) {
   Plan3 p;
   p.m = m;
   p.n = n;
@@ -327,6 +348,14 @@ Plan3 make_plan3(Trans trans, int m, int n) {
   const bool no_trans = trans == Trans::kNoTrans;
   const int reduced = no_trans ? n : m;
   p.out_len = no_trans ? m : n;
+  if (no_trans && (impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector)) {
+    const bool sector = impl == GemvImpl::kRowBlocksSector;
+    p.shape = sector ? NShape::kRowBlocksSector : NShape::kRowBlocks;
+    const int rows = sector ? RowBlockSectorCfg<T>::kRows : RowBlockCfg<T>::kRows;
+    p.units = static_cast<int>((static_cast<long long>(m) + rows - 1) / rows);
+    p.seg_len = n;
+    return p;
+  }
   int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
   const bool deep = deep_shape(trans, m, n);
   // Small N (v7.4; A of at most kSmallNoTransBytes, L2-resident): whole rows per 512-thread block, no
@@ -481,6 +510,10 @@ __device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, i
 template <class Cfg, bool kVector>
 constexpr int n_min_blocks_per_sm() {
   if (Cfg::kRowVecs > 1 || Cfg::kBlockThreads > kThreads) return 1;
+  // Row blocks: 4 blocks (64 registers, 8 loads of 16 bytes in flight a thread: 128 KB per SM) so that
+  // A larger than the L2 still has enough reads in flight.
+  if (std::is_same_v<Cfg, RowBlockCfg<typename Cfg::Elem>> || std::is_same_v<Cfg, RowBlockSectorCfg<typename Cfg::Elem>>)
+    return kMinBlocksPerSmScalarN;
   if (Cfg::kUnroll > 4) return kDeepMinBlocksPerSm;
   return kVector ? kMinBlocksPerSm : kMinBlocksPerSmScalarN;
 }
@@ -653,6 +686,14 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
     case NShape::kDeepOneBlock:
       gemv3_n_kernel<T, DeepOneBlockCfg<T>, kVector, kStream>
           <<<grid, DeepOneBlockCfg<T>::kBlockThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+      break;
+    case NShape::kRowBlocks:
+      gemv3_n_kernel<T, RowBlockCfg<T>, kVector, kStream><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta,
+                                                                                           y, ws);
+      break;
+    case NShape::kRowBlocksSector:
+      gemv3_n_kernel<T, RowBlockSectorCfg<T>, kVector, kStream>
+          <<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
       break;
   }
 }
@@ -828,7 +869,7 @@ bool seg_major_grid(GemvImpl impl, Trans trans) {
 bool impl_valid(GemvImpl impl) {
   return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
          impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor ||
-         impl == GemvImpl::kColumnBlocks;
+         impl == GemvImpl::kColumnBlocks || impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector;
 }
 
 }  // namespace
@@ -841,14 +882,19 @@ const char* gemv_impl_name(GemvImpl impl) {
     case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
     case GemvImpl::kSinglePassUnitMajor: return "single_pass_unit_major";
     case GemvImpl::kColumnBlocks: return "column_blocks";
+    case GemvImpl::kRowBlocks: return "row_blocks";
+    case GemvImpl::kRowBlocksSector: return "row_blocks_sector";
   }
   return "unknown";
 }
 
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
-  // kColumnBlocks has a kernel of its own for kTrans only.
+  // kColumnBlocks has a kernel of its own for kTrans only, row blocks for kNoTrans only; the other
+  // transposition runs its counterpart (one block per piece of y, no split: kColumnBlocks) or v3.
   if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
+  if (impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector)
+    return trans == Trans::kNoTrans ? impl : GemvImpl::kColumnBlocks;
   if (impl != GemvImpl::kAuto) return impl;
   // Column blocks (v7): faster than v2 / v3 at every T shape of the benchmarks but the ones with
   // columns of 2 KB or less (64 x 1048576: 0.08 x v3; float 512 x 262144: 0.68 x; a block's
@@ -894,7 +940,7 @@ std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
     const long long elems = make_plan<T>(trans, m, n).workspace_elems();
     return elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;
   }
-  return v3::make_plan3<T>(trans, m, n).workspace_bytes(sizeof(T));
+  return v3::make_plan3<T>(trans, m, n, impl).workspace_bytes(sizeof(T));
 }
 
 template <class T>
@@ -910,7 +956,7 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   if (impl == GemvImpl::kSplitReduce) {
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
   } else if (impl != GemvImpl::kColumnBlocks) {
-    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
+    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
     // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
     if ((seg_major_grid(impl, trans) ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
       return Status::kInvalidValue;
@@ -956,18 +1002,22 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     return blas2::launch_status();
   }
   if (impl != GemvImpl::kSplitReduce) {
-    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n);
+    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
     v3::Work3<T> ws{nullptr, nullptr, nullptr};
     if (plan.segments > 1) {
       ws.counters = static_cast<unsigned*>(workspace);
       ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes);
       ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
     }
-    // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the one-block deep N kernel's
-    // scalar path (lda not a multiple of 16 bytes): each 4-byte load there spans two sectors, the
-    // next lane group reads the second, and evict-first loses it
-    // (H100, tree 1f4ca42: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097 2645 / 2689).
-    const bool stream_hint = a_exceeds_l2<T>(impl, m, n) && (vector || plan.shape != v3::NShape::kDeepOneBlock);
+    // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the scalar path (lda not a
+    // multiple of 16 bytes) of the one-block deep N kernel and of row blocks, whose lane groups
+    // read only part of a sector per load: the next lane group (or load) reads the rest, and
+    // evict-first loses it (H100, tree 1f4ca42, deep N: S N 4097 1944 GB/s with the hint, 2232
+    // without; D N 4097 2645 / 2689).
+    const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock ||
+                                      plan.shape == v3::NShape::kRowBlocks ||
+                                      plan.shape == v3::NShape::kRowBlocksSector;
+    const bool stream_hint = a_exceeds_l2<T>(impl, m, n) && (vector || !partial_sector_loads);
     const bool seg_major = seg_major_grid(impl, trans);
     if (vector)
       stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)

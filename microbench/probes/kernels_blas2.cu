@@ -14,7 +14,9 @@
 // (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
 // ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched unit-first, v3's order
 // before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column, cuBLAS's DGEMV T
-// design; kAuto's T choice at most shapes since v7).
+// design; kAuto's T choice at most shapes since v7); for trans N, ours_rowblocks (kRowBlocks: one
+// 256-thread block per 64 bytes of every column, v9) and ours_rowblocks_sector (kRowBlocksSector: per
+// 32 bytes).
 // One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
 // Families paired.symv and paired.gemv: two impls timed in the same samples (one call of each,
 // alternating which goes first), value_* = A's speedup over B; for the short calls and near-1.0
@@ -119,6 +121,7 @@ struct GemvBenchInfo {
   GemvImpl ours;          // for Runner::kOurs
   bool where_v2_lost;     // registered only at gemv_v3_shape()
   bool trans_only = false;  // registered for Trans::kTrans only (its kNoTrans is ours_v3's)
+  bool no_trans_only = false;  // registered for Trans::kNoTrans only (its kTrans is ours_colblocks')
 };
 constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto, false},
                                         {"ours_v2", Runner::kOurs, GemvImpl::kSplitReduce, false},
@@ -127,7 +130,10 @@ constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto,
                                         {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
                                         {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false,
                                          true},
-                                        {"ours_colblocks", Runner::kOurs, GemvImpl::kColumnBlocks, false, true}};
+                                        {"ours_colblocks", Runner::kOurs, GemvImpl::kColumnBlocks, false, true},
+                                        {"ours_rowblocks", Runner::kOurs, GemvImpl::kRowBlocks, false, false, true},
+                                        {"ours_rowblocks_sector", Runner::kOurs, GemvImpl::kRowBlocksSector, false,
+                                         false, true}};
 
 template <class T>
 constexpr const char* precision_name() {
@@ -451,16 +457,21 @@ void register_symv_paired(const std::vector<int>& sizes) {
 }
 
 // Paired GEMV entries: ours against cuBLAS where a call is short (L2-resident) or the two were
-// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); and v3 (one
-// kernel) against v2 (two kernels) for N at the resident shapes, where kAuto picks v2.
+// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); v3 (one kernel)
+// against v2 (two kernels) for N at the resident shapes, where kAuto picks v2; and both row-block
+// variants (v9) against cuBLAS for N at the same shapes as ours.
 template <class T>
 void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
   struct Pair {
     const char* a;
     const char* b;
-    bool n_only;
+    bool n_only;             // kNoTrans only
+    bool resident_only = true;  // with n_only: at the L2-resident shapes only
   };
-  constexpr Pair kPairs[] = {{"ours", "cublas", false}, {"ours_v3", "ours_v2", true}};
+  constexpr Pair kPairs[] = {{"ours", "cublas", false},
+                             {"ours_v3", "ours_v2", true},
+                             {"ours_rowblocks", "cublas", true, false},
+                             {"ours_rowblocks_sector", "cublas", true, false}};
   for (const auto& [rows, cols] : shapes) {
     if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     const double bytes = kernels::gemv_min_bytes(Trans::kNoTrans, rows, cols, sizeof(T), false);
@@ -468,7 +479,7 @@ void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
     if (!l2_resident(bytes) && !near_one_square) continue;
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
       for (const Pair& p : kPairs) {
-        if (p.n_only && (trans != Trans::kNoTrans || !l2_resident(bytes))) continue;
+        if (p.n_only && (trans != Trans::kNoTrans || (p.resident_only && !l2_resident(bytes)))) continue;
         const std::string name = entry_name(kGemvPairedDescriptor.family,
                                             {{"a", p.a},
                                              {"b", p.b},
@@ -517,6 +528,7 @@ void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
       for (const GemvBenchInfo& info : kGemvImpls) {
         if (info.where_v2_lost && !gemv_v3_shape(rows, cols)) continue;
         if (info.trans_only && trans != Trans::kTrans) continue;
+        if (info.no_trans_only && trans != Trans::kNoTrans) continue;
         const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},

@@ -28,7 +28,7 @@ void* const kFakeWorkspace = reinterpret_cast<void*>(0x4000);
 constexpr std::size_t kHuge = std::size_t(1) << 40;  // "enough workspace" without allocating any
 const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
                                GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
-                               GemvImpl::kColumnBlocks};
+                               GemvImpl::kColumnBlocks, GemvImpl::kRowBlocks, GemvImpl::kRowBlocksSector};
 const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
                                SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
                                SymvImpl::kAwareV5, SymvImpl::kAwareV6};
@@ -127,9 +127,9 @@ TYPED_TEST(KernelArgs, GemvRejectsInvalidValuesBeforeAnyLaunch) {
     }
     EXPECT_EQ(call(static_cast<Trans>(5), 10, 5, 10, 1, 1, A, x, y), Status::kInvalidValue);
   }
-  // An out-of-range implementation.
+  // An out-of-range implementation (one past the last).
   EXPECT_EQ(kernels::gemv<T>(Trans::kNoTrans, 10, 5, T(1), A, 10, x, 1, T(0), y, 1, kFakeWorkspace, kHuge, nullptr,
-                             static_cast<GemvImpl>(7)),
+                             static_cast<GemvImpl>(static_cast<int>(GemvImpl::kRowBlocksSector) + 1)),
             Status::kInvalidValue);
 }
 
@@ -153,8 +153,11 @@ TYPED_TEST(KernelArgs, GemvChecksTheWorkspace) {
         EXPECT_EQ(kernels::gemv_check_args<T>(t, size, size, A, size, x, 1, y, 1, kFakeWorkspace, need, impl),
                   Status::kSuccess);
       }
-    EXPECT_TRUE(some_split) << "square sizes up to 16384 are expected to split (too few row/column units): "
-                            << kernels::gemv_impl_name(impl);
+    // Row blocks never split: N runs whole rows, T column blocks (GemvRowBlocks checks both).
+    const bool never_splits = impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector;
+    EXPECT_EQ(some_split, !never_splits)
+        << "square sizes up to 16384 are expected to split (too few row/column units): "
+        << kernels::gemv_impl_name(impl);
   }
 }
 
@@ -331,6 +334,36 @@ TYPED_TEST(KernelArgs, GemvColumnBlocks) {
             Status::kSuccess);
 }
 
+TYPED_TEST(KernelArgs, GemvRowBlocks) {
+  using T = TypeParam;
+  const T* A = fake<T>(0x1000);
+  const T* x = fake<T>(0x2000);
+  const T* y = fake<T>(0x3000);
+  const std::pair<int, int> shapes[] = {{1, 1},      {512, 512},   {1000, 1000},  {1024, 1024}, {4097, 4097},
+                                        {1 << 20, 64}, {64, 1 << 20}, {32768, 32768}, {3, 300}};
+  for (auto [m, n] : shapes)
+    for (GemvImpl impl : {GemvImpl::kRowBlocks, GemvImpl::kRowBlocksSector}) {
+      // kNoTrans: its own kernel, one block per 64 (32) bytes of rows, no workspace.
+      EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n, impl), impl);
+      EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kNoTrans, m, n, impl), 0u) << m << " x " << n;
+      EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kNoTrans, m, n, A, m, x, 1, y, 1, nullptr, 0, impl),
+                Status::kSuccess)
+          << m << " x " << n;
+      // kTrans: its counterpart, column blocks (no workspace either).
+      EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n, impl), GemvImpl::kColumnBlocks);
+      EXPECT_EQ(kernels::gemv_workspace_bytes<T>(Trans::kTrans, m, n, impl), 0u) << m << " x " << n;
+    }
+  // Any m fits the grid's x dimension (m / 8 blocks at most); bad arguments are still refused.
+  EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kNoTrans, 1 << 30, 2, A, 1 << 30, x, 1, y, 1, nullptr, 0,
+                                        GemvImpl::kRowBlocksSector),
+            Status::kSuccess);
+  EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kNoTrans, 10, 10, A, 9, x, 1, y, 1, nullptr, 0, GemvImpl::kRowBlocks),
+            Status::kInvalidValue);
+  EXPECT_EQ(kernels::gemv_check_args<T>(Trans::kNoTrans, 10, 10, nullptr, 10, x, 1, y, 1, nullptr, 0,
+                                        GemvImpl::kRowBlocks),
+            Status::kNullPointer);
+}
+
 TEST(KernelAuto, SymvPicksV6OrV5WhereV6sPartialsWouldLeaveTheL2) {
   constexpr long long kH100L2 = 50LL << 20;
   for (int n : {1, 512, 1000, 2048, 4097, 8192, 8193, 16384, 24576, 32768})
@@ -363,6 +396,8 @@ TEST(KernelWorkspace, GemvWorkspaceInitChecksItsArguments) {
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassNoHint), "single_pass_nohint");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kSinglePassUnitMajor), "single_pass_unit_major");
   EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kColumnBlocks), "column_blocks");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kRowBlocks), "row_blocks");
+  EXPECT_STREQ(kernels::gemv_impl_name(GemvImpl::kRowBlocksSector), "row_blocks_sector");
 }
 
 TEST(KernelWorkspace, SymvAtMostOnePercentOfTheMatrixFrom4096) {

@@ -7,7 +7,8 @@
 //  - small shapes (GemvSmall, CPU long double reference), square, tall and wide shapes up to 4097
 //    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV);
 //  - every case on every implementation (GemvImpl: v2's split + reduction kernel, v3's single pass
-//    with and without the evict-first hint, kColumnBlocks' one block per column for T); for v3 the
+//    with and without the evict-first hint, kColumnBlocks' one block per column for T, the row blocks
+//    of 64 / 32 bytes of rows for N, their edges in RowBlocksEdges); for v3 the
 //    shapes include its narrow (m <= 64), tall (m >= 2^19, few columns) and two-level (> 32
 //    segments) paths; its workspace counters are reset by each call (one workspace across calls of
 //    several shapes); repeats are bit-identical;
@@ -39,7 +40,7 @@ using kernels::Trans;
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
 const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
                            GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
-                           GemvImpl::kColumnBlocks};
+                           GemvImpl::kColumnBlocks, GemvImpl::kRowBlocks, GemvImpl::kRowBlocksSector};
 
 struct GemvCase {
   int m, n;
@@ -205,6 +206,16 @@ TYPED_TEST(GemvSmall, ColumnBlocksStepEdges) {
   // 12287 a row short of the last double step, 12290 a partial float vector.
   const int shapes[][2] = {{1024, 5}, {1025, 3},  {1023, 4},  {2048, 3},  {2047, 2},  {2049, 6},
                            {2050, 3}, {4096, 2},  {8192, 3},  {8193, 2},  {12287, 3}, {12290, 2}};
+  for (const auto& s : shapes)
+    for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
+}
+
+TYPED_TEST(GemvSmall, RowBlocksEdges) {
+  // kRowBlocks: 64 bytes of rows a block (16 float / 8 double), kRowBlocksSector 32 (8 / 4); a block
+  // step is 512 (256) columns x 8. m: one row, a block less / more one row, two blocks and a row;
+  // n: a step less one column, a whole step, a step and one, two steps for either variant.
+  const int shapes[][2] = {{1, 513},  {7, 512},   {9, 511},   {15, 1024}, {17, 1025},
+                           {33, 257}, {31, 2049}, {8, 2048},  {16, 3},    {4, 1}};
   for (const auto& s : shapes)
     for (const GemvCase& c : cases_for(s[0], s[1], true)) check<TypeParam>(c);
 }

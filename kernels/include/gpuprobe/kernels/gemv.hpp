@@ -61,6 +61,14 @@
 //                      columns at every T shape with long enough columns and enough of them (H100:
 //                      D T 32768 3128 GB/s against 3077, docs/perf/gemv.md, v7). kNoTrans runs
 //                      exactly kSinglePass (same kernels, same workspace).
+//   kRowBlocks         (v9) kNoTrans: the mirror of kColumnBlocks, one 256-thread block per 64 bytes
+//                      of every column (16 float / 8 double rows) over all n columns: no split, no
+//                      workspace, one kernel; 4 lanes a column, 64 column groups, 8 loads of 16 bytes
+//                      in flight per thread; the groups' row sums are added in a fixed order
+//                      (deterministic). Built for the small, L2-resident squares, where v3's whole-row
+//                      blocks (32 rows each) were too few to fill the GPU. kTrans runs kColumnBlocks.
+//   kRowBlocksSector   (v9) kRowBlocks with 32-byte pieces (8 float / 4 double rows, 2 lanes a column,
+//                      128 column groups): twice the blocks, one sector per column piece.
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
@@ -76,14 +84,23 @@
 
 namespace gpuprobe::kernels {
 
-enum class GemvImpl { kAuto, kSplitReduce, kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor, kColumnBlocks };
+enum class GemvImpl {
+  kAuto,
+  kSplitReduce,
+  kSinglePass,
+  kSinglePassNoHint,
+  kSinglePassUnitMajor,
+  kColumnBlocks,
+  kRowBlocks,
+  kRowBlocksSector
+};
 
 // "auto", "split_reduce", "single_pass", "single_pass_nohint", "single_pass_unit_major",
-// "column_blocks"
+// "column_blocks", "row_blocks", "row_blocks_sector"
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv<T> runs for `impl` (T = float or double): `impl` itself, except kColumnBlocks with
-// kNoTrans -> kSinglePass, and kAuto -> kColumnBlocks for kTrans with columns of more than 2048 bytes
+// kNoTrans -> kSinglePass, kRowBlocks / kRowBlocksSector with kTrans -> kColumnBlocks, and kAuto -> kColumnBlocks for kTrans with columns of more than 2048 bytes
 // (m sizeof(T) > 2048: m > 512 in float, m > 256 in double) and n >= 512 (v7: faster than v2 / v3 at
 // every such benchmark shape; with columns of 2 KB or less, or 64 of them, it was 0.08-0.7 x v3.
 // v7.2 counts bytes rather than rows: D T 512 x 512 / 512 x 262144 (4 KB columns) read 309 / 3174
