@@ -38,6 +38,17 @@ constexpr long long kSmallNoTransBytes = 8LL << 20;
 // 1.152 / 1.158x, D N 512 1.176x). docs/perf/gemv.md, v8.1.
 constexpr long long kAutoSmallNoTransBytes = 4LL << 20;
 static_assert(kAutoSmallNoTransBytes <= kSmallNoTransBytes, "what kAuto sends to v3 as small runs v3's unsplit plan");
+// kAuto runs row blocks for N (v9) when A is at most kAutoRowBlocksBytes, has at most
+// kAutoRowBlocksMaxColumns columns and is not thin: blocks of 8 rows, i.e. kRowBlocksSector in float
+// (32-byte pieces) and kRowBlocks in double (64-byte pieces), so that a block reads at most 64 KB
+// (two 32 KB steps). H100, launch-gated, one run (tree 0a02416; docs/perf/gemv.md, v9), us against
+// the v2 / v3 that kAuto ran and cuBLAS: S N 512 4.50 / 5.51 / 4.81, 1000 5.24 / 5.77 / 9.72, 1024
+// 5.43 / 5.70 / 9.50; D N 512 4.83 / 5.63 / 5.25, 1000 6.03 / 6.96 / 6.35, 1024 6.07 / 6.88 / 6.02.
+// Where a block has more columns it lost: S N 2048 (4 steps of 64 bytes, one block per SM) 8.32 us
+// against v2's 7.88, and from 4096 (A in DRAM) 5-30 % below v3. D N 2048 (32 MiB, 256 blocks) won,
+// 9.83 against 11.12, but is left out of the rule: one case, and its float twin lost.
+constexpr long long kAutoRowBlocksBytes = 8LL << 20;
+constexpr int kAutoRowBlocksMaxColumns = 1024;
 
 using blas2::Strided;
 using blas2::Vec16;
@@ -906,15 +917,19 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   const long long column_bytes = static_cast<long long>(m) * static_cast<long long>(sizeof(T));
   if (trans == Trans::kTrans && column_bytes > cb::kAutoAboveColumnBytes && n >= cb::kAutoMinColumns)
     return GemvImpl::kColumnBlocks;
-  // Small N (v7.3, bound v8.1): A of at most kAutoSmallNoTransBytes, an L2-resident call of 5-8 us
-  // where v3's one kernel (unsplit, v7.4) beats v2's two. H100, paired entries (both impls in the same
-  // samples, alternating order; launch-gated, tree 161762e, docs/perf/gemv.md v8.1), v3 over v2: float
-  // N 512 / 1000 / 1024 1.184 / 1.152 / 1.158x, double 512 1.176x; above 4 MiB v2 is ahead (D N 1000 /
-  // 1024 0.935 / 0.943x; 2048: float 0.897x, double 0.975x) and stays.
-  if (trans == Trans::kNoTrans &&
-      static_cast<long long>(m) * static_cast<long long>(n) * static_cast<long long>(sizeof(T)) <=
-          kAutoSmallNoTransBytes)
-    return GemvImpl::kSinglePass;
+  const long long lo = std::min(m, n), hi = std::max(m, n);
+  const bool thin = lo <= 512 && hi >= 64 * lo;
+  const long long a_bytes = static_cast<long long>(m) * static_cast<long long>(n) * static_cast<long long>(sizeof(T));
+  // Row blocks for small N (v9): kAutoRowBlocksBytes above.
+  if (trans == Trans::kNoTrans && !thin && n <= kAutoRowBlocksMaxColumns && a_bytes <= kAutoRowBlocksBytes)
+    return sizeof(T) == 4 ? GemvImpl::kRowBlocksSector : GemvImpl::kRowBlocks;
+  // Small N (v7.3, bound v8.1) where row blocks do not apply (more than 1024 columns): A of at most
+  // kAutoSmallNoTransBytes, an L2-resident call of 5-8 us where v3's one kernel (unsplit, v7.4) beat
+  // v2's two. H100, paired entries (both impls in the same samples, alternating order; launch-gated,
+  // tree 161762e, docs/perf/gemv.md v8.1), v3 over v2 on the squares: float N 512 / 1000 / 1024 1.184
+  // / 1.152 / 1.158x, double 512 1.176x; above 4 MiB v2 was ahead (D N 1000 / 1024 0.935 / 0.943x;
+  // 2048: float 0.897x, double 0.975x).
+  if (trans == Trans::kNoTrans && a_bytes <= kAutoSmallNoTransBytes) return GemvImpl::kSinglePass;
   // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
   // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
   // in two levels. The 64 x ratio keeps square and near-square shapes on v2 (512 x 512 included
@@ -923,8 +938,6 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
   // Deep (v6): about one wave of whole-row (N) or whole-column (T) units, where v3 runs one kernel
   // without a split and v2 pays its reduction kernel (the 4096 squares).
-  const long long lo = std::min(m, n), hi = std::max(m, n);
-  const bool thin = lo <= 512 && hi >= 64 * lo;
   const bool large = static_cast<long long>(m) * n >= (1LL << 26);
   const bool deep = v3::deep_shape(trans, m, n);
   return thin || large || deep ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;

@@ -223,7 +223,7 @@ GemvImpl expected_t(int m, int n, GemvImpl otherwise) {
   return static_cast<long long>(m) * sizeof(T) > 2048 && n >= 512 ? GemvImpl::kColumnBlocks : otherwise;
 }
 
-TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAndDeepShapes) {
+TYPED_TEST(KernelArgs, GemvAutoPicksRowBlocksColumnBlocksOrSinglePassByShape) {
   using T = TypeParam;
   // Thin: at most 512 rows or columns and at least 64 x as many of the other; large: m n >= 2^26;
   // deep: y in 96 ... 264 units of 32 and >= 2048 reduced. T: column blocks first (expected_t).
@@ -232,29 +232,36 @@ TYPED_TEST(KernelArgs, GemvAutoPicksColumnBlocksForTAndSinglePassForThinLargeAnd
                                          {100000, 1000}, {1000, 100000},  {65536, 1024},   {8191, 8191},
                                          {7000, 7000},   {6113, 8448},    {256, 1 << 18}};
   const std::pair<int, int> v2_both[] = {{2048, 2048}, {3040, 3040}, {513, 1 << 16}};
-  // Small N (v7.3, v8.1): A of at most 4 MiB runs v3 for N; T as the rules above (v2 unless column
-  // blocks). 1024 x 1024 is 4 MiB in float, 8 MiB in double (v2 there: D N 1000 / 1024 below).
+  // Small N (v9): A of at most 8 MiB with at most 1024 columns, not thin, runs row blocks of 8 rows
+  // (float: 32-byte pieces, double: 64); wider A of at most 4 MiB runs v3 (v7.3, v8.1); T as the
+  // rules above (v2 unless column blocks). 1024 x 1024 is 4 MiB in float, 8 MiB in double.
   const bool dbl = sizeof(T) == 8;
-  std::vector<std::pair<int, int>> small = {{512, 512}, {1, 63}, {256, 512}, {257, 512}, {300, 700}, {724, 724}};
-  if (!dbl) small.push_back({1024, 1024});
+  const GemvImpl row_blocks = dbl ? GemvImpl::kRowBlocks : GemvImpl::kRowBlocksSector;
+  const std::pair<int, int> small[] = {{512, 512}, {1, 63},    {256, 512},  {257, 512},
+                                       {300, 700}, {724, 724}, {1000, 1000}, {1024, 1024}};
   for (auto [m, n] : v3_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSinglePass))
         << m << " x " << n;
   }
   for (auto [m, n] : small) {
-    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), row_blocks) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))
         << m << " x " << n;
   }
-  // The bound itself: 4 MiB of A is small, one more column is not (2048 rows: 512 / 256 columns).
-  const int cols_at_bound = static_cast<int>((4 << 20) / (2048 * sizeof(T)));
-  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound), GemvImpl::kSinglePass);
-  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 2048, cols_at_bound + 1), GemvImpl::kSplitReduce);
-  // The double squares of the benchmarks between 4 and 8 MiB (v8.1): v2.
-  if (dbl)
-    for (int n : {1000, 1024})
-      EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, n, n), GemvImpl::kSplitReduce) << n;
+  // The row-block bounds: 8 MiB (one more row is not: v2), 1024 columns (one more is not: v3 at 4 MiB
+  // or less, else v2), thin shapes (v3 even when small: 1 x 64, 8 x 1000, 16384 x 16).
+  const int rows_at_bound = static_cast<int>((8 << 20) / (1024 * sizeof(T)));  // 2048 float, 1024 double
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, rows_at_bound, 1024), row_blocks);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, rows_at_bound + 1, 1024), GemvImpl::kSplitReduce);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 512, 1025), dbl ? GemvImpl::kSplitReduce : GemvImpl::kSinglePass);
+  for (auto [m, n] : {std::pair<int, int>{1, 64}, {8, 1000}, {16384, 16}})
+    EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSinglePass) << m << " x " << n;
+  // v3's bound for the wider small N: 4 MiB of A is small, one more column is not (256 rows: 4096 /
+  // 2048 columns).
+  const int cols_at_bound = static_cast<int>((4 << 20) / (256 * sizeof(T)));
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 256, cols_at_bound), GemvImpl::kSinglePass);
+  EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, 256, cols_at_bound + 1), GemvImpl::kSplitReduce);
   for (auto [m, n] : v2_both) {
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kNoTrans, m, n), GemvImpl::kSplitReduce) << m << " x " << n;
     EXPECT_EQ(kernels::gemv_auto_impl<T>(Trans::kTrans, m, n), expected_t<T>(m, n, GemvImpl::kSplitReduce))

@@ -23,9 +23,11 @@
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
 //   kAuto              (default) kTrans: kColumnBlocks for columns of more than 2 KB (m sizeof(T) >
 //                      2048 bytes: more than 512 float / 256 double rows) and at least 512 of them;
-//                      otherwise, and for kNoTrans, kSinglePass for thin, large and "deep" shapes
-//                      and for kNoTrans with A of at most 4 MiB, kSplitReduce otherwise
-//                      (gemv_auto_impl below; docs/perf/gemv.md, v4 ... v8.1).
+//                      otherwise, and for kNoTrans, row blocks of 8 rows (kRowBlocksSector in
+//                      float, kRowBlocks in double) when A is at most 8 MiB with at most 1024
+//                      columns and not thin, kSinglePass for thin, large and "deep" shapes and for
+//                      kNoTrans with A of at most 4 MiB, kSplitReduce otherwise (gemv_auto_impl
+//                      below; docs/perf/gemv.md, v4 ... v9).
 //   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
 //                      second kernel (launched as a programmatic dependent) sums them.
 //   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
@@ -100,7 +102,11 @@ enum class GemvImpl {
 const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv<T> runs for `impl` (T = float or double): `impl` itself, except kColumnBlocks with
-// kNoTrans -> kSinglePass, kRowBlocks / kRowBlocksSector with kTrans -> kColumnBlocks, and kAuto -> kColumnBlocks for kTrans with columns of more than 2048 bytes
+// kNoTrans -> kSinglePass, kRowBlocks / kRowBlocksSector with kTrans -> kColumnBlocks, and kAuto:
+// for kNoTrans with A of at most 8 MiB, at most 1024 columns and not thin (below) row blocks of 8
+// rows, kRowBlocksSector in float and kRowBlocks in double (v9: S N 512 / 1000 / 1024 4.50 / 5.24 /
+// 5.43 us against 5.51 / 5.77 / 5.70 before, D N 4.83 / 6.03 / 6.07 against 5.63 / 6.96 / 6.88;
+// H100, tree 0a02416); kColumnBlocks for kTrans with columns of more than 2048 bytes
 // (m sizeof(T) > 2048: m > 512 in float, m > 256 in double) and n >= 512 (v7: faster than v2 / v3 at
 // every such benchmark shape; with columns of 2 KB or less, or 64 of them, it was 0.08-0.7 x v3.
 // v7.2 counts bytes rather than rows: D T 512 x 512 / 512 x 262144 (4 KB columns) read 309 / 3174
@@ -108,7 +114,8 @@ const char* gemv_impl_name(GemvImpl impl);
 // fcaed7b), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of
 // the other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of
 // 32 gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
-// squares) or small N (A of at most 4 MiB, v7.3 / v8.1), kSplitReduce otherwise. H100 runs
+// squares) or small N with more than 1024 columns (A of at most 4 MiB, v7.3 / v8.1), kSplitReduce
+// otherwise. H100 runs
 // (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
 // (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
 // grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
