@@ -385,14 +385,7 @@ Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePas
     else if (m >= kTallLargeMinRows && n >= kTallLargeMinCols)
       p.shape = NShape::kTall;
     else if (deep)
-#if GPUPROBE_GEMV_DEEP_N_AS_TALL
-      // Build-time experiment (scripts/ab_build_flag.sh; docs/perf/gemv.md v10): the deep N shapes
-      // (the 4096 / 8192 squares) on the tall shape, 2 KB of each column a block, split and summed by
-      // the last block, instead of whole rows of 32 rows (128 bytes of each column) a block.
-      p.shape = NShape::kTall;
-#else
       p.shape = (m + kDeepRows - 1) / kDeepRows >= kDeepMinUnitsN ? NShape::kDeep : NShape::kDeepOneBlock;
-#endif
     unit_len = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kRows
                : p.shape == NShape::kTall         ? TallCfg<T>::kRows
                : p.shape == NShape::kDeep         ? DeepCfg<T>::kRows
