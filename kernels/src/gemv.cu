@@ -348,8 +348,8 @@ struct Plan3 {
   }
 };
 
-// row_blocks: GemvImpl::kRowBlocks / kRowBlocksSector's kNoTrans plan (the shape, one segment);
-// anything else: v3's.
+// impl kRowBlocks / kRowBlocksSector with kNoTrans: the row-block plan (its shape, one segment, no
+// workspace); any other impl or kTrans: v3's plan.
 template <class T>
 Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePass) {
   Plan3 p;
