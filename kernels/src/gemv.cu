@@ -296,8 +296,15 @@ static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kD
 // threads a block, so 16 warps and 128 KB of loads in flight per SM instead of 8 and 64 KB; cuBLAS's
 // SGEMV N 4096 grid (ncu, tree 35ae024: 128 blocks of 512 threads, 128 registers, 26.08 us against
 // our 256-thread deep kernel's 27-28 us).
+#if GPUPROBE_GEMV_DEEP_N_1024_THREADS
+// Build-time experiment (scripts/ab_build_flag.sh; docs/perf/gemv.md v11): 1024 threads of 8 loads
+// each (64 registers), the same 128 KB in flight per SM in twice the warps.
+template <class T>
+using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 8, 4 * kThreads>;
+#else
 template <class T>
 using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
+#endif
 // kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
 constexpr int kDeepTRowVecs = 4;
 // Row blocks (GemvImpl::kRowBlocks / kRowBlocksSector, v9, kNoTrans): the mirror of kColumnBlocks,
