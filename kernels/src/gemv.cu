@@ -263,7 +263,7 @@ constexpr int kMinBlocksPerSmScalarN = 4;
 // units) DeepCfg beat v2 (S N 2923 vs 2837, D N 3012 vs 2937).
 constexpr int kDeepRows = 32;  // outputs per unit, both shapes
 constexpr int kDeepMinUnits = 96;
-constexpr int kDeepMinUnitsN = 192;  // kNoTrans: DeepCfg from here, DeepOneBlockCfg below
+constexpr int kDeepMinUnitsN = 192;  // kNoTrans: DeepCfg from here, one block per SM below (kDeepOneBlock)
 constexpr int kDeepMaxUnits = 264;
 constexpr int kDeepMinReduced = 2048;  // enough steps per block that its start-up is amortised
 constexpr int kDeepMinBlocksPerSm = 2;
@@ -296,15 +296,22 @@ static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kD
 // threads a block, so 16 warps and 128 KB of loads in flight per SM instead of 8 and 64 KB; cuBLAS's
 // SGEMV N 4096 grid (ncu, tree 35ae024: 128 blocks of 512 threads, 128 registers, 26.08 us against
 // our 256-thread deep kernel's 27-28 us).
-#if GPUPROBE_GEMV_DEEP_N_1024_THREADS
-// Build-time experiment (scripts/ab_build_flag.sh; docs/perf/gemv.md v11): 1024 threads of 8 loads
-// each (64 registers), the same 128 KB in flight per SM in twice the warps.
-template <class T>
-using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 8, 4 * kThreads>;
-#else
 template <class T>
 using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
-#endif
+// v11: the one-block deep N squares with 16-byte loads (the 4096 squares) in 1024 threads of 8 loads
+// (64 registers, no spills): the same 128 KB in flight per SM in 32 warps instead of 16. H100,
+// scripts/ab_build_flag.sh, 3 rounds each (docs/perf/gemv.md v11): S N 4096 26.13-26.30 us against
+// 26.76-26.90, paired over cuBLAS 1.009-1.023 against 0.986-1.004; D N 4096 paired 1.038-1.040
+// against 1.012-1.016. Not taken where it did not gain: the scalar path (4097: S paired 0.963-0.971
+// against 0.966-0.971, D 1.046-1.050 against 1.054-1.058) and v3's small unsplit N (kSmallOneBlock:
+// S N 512 5.68-5.77 us against 5.47-5.55, D N 512 5.96-6.00 against 5.60-5.64).
+template <class T>
+using DeepOneBlock1024Cfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 8, 4 * kThreads>;
+static_assert(DeepOneBlock1024Cfg<float>::kRows == DeepOneBlockCfg<float>::kRows &&
+                  DeepOneBlock1024Cfg<float>::kCols == DeepOneBlockCfg<float>::kCols &&
+                  DeepOneBlock1024Cfg<double>::kRows == DeepOneBlockCfg<double>::kRows &&
+                  DeepOneBlock1024Cfg<double>::kCols == DeepOneBlockCfg<double>::kCols,
+              "one plan for both: 32 rows a unit, 1024 columns a block step");
 // kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
 constexpr int kDeepTRowVecs = 4;
 // Row blocks (GemvImpl::kRowBlocks / kRowBlocksSector, v9, kNoTrans): the mirror of kColumnBlocks,
@@ -325,7 +332,9 @@ static_assert(RowBlockCfg<float>::kGroups * RowBlockCfg<float>::kUnroll * RowBlo
                   32 * 1024,
               "a row block's step: 32 KB of A in flight");
 
-enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock, kRowBlocks, kRowBlocksSector };
+// kDeepOneBlock: the deep N squares of fewer than kDeepMinUnitsN units (DeepOneBlock1024Cfg with
+// 16-byte loads, else DeepOneBlockCfg); kSmallOneBlock: v3's unsplit small N (DeepOneBlockCfg).
+enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock, kSmallOneBlock, kRowBlocks, kRowBlocksSector };
 
 // The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
 inline bool deep_shape(Trans trans, int m, int n) {
@@ -386,7 +395,7 @@ Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePas
     if (m <= NarrowCfg<T>::kRows)
       p.shape = NShape::kNarrow;
     else if (small_unsplit)
-      p.shape = NShape::kDeepOneBlock;
+      p.shape = NShape::kSmallOneBlock;
     else if (m / TallCfg<T>::kRows >= kTallMinUnits && n <= kTallMaxCols)
       p.shape = NShape::kTall;
     else if (m >= kTallLargeMinRows && n >= kTallLargeMinCols)
@@ -396,19 +405,20 @@ Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePas
     unit_len = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kRows
                : p.shape == NShape::kTall         ? TallCfg<T>::kRows
                : p.shape == NShape::kDeep         ? DeepCfg<T>::kRows
-               : p.shape == NShape::kDeepOneBlock ? DeepOneBlockCfg<T>::kRows
+               : p.shape == NShape::kDeepOneBlock || p.shape == NShape::kSmallOneBlock ? DeepOneBlockCfg<T>::kRows
                                                   : WideCfg<T>::kRows;
     granule = p.shape == NShape::kNarrow         ? NarrowCfg<T>::kCols
               : p.shape == NShape::kTall         ? TallCfg<T>::kCols
               : p.shape == NShape::kDeep         ? DeepCfg<T>::kCols
-              : p.shape == NShape::kDeepOneBlock ? DeepOneBlockCfg<T>::kCols
+              : p.shape == NShape::kDeepOneBlock || p.shape == NShape::kSmallOneBlock ? DeepOneBlockCfg<T>::kCols
                                                  : WideCfg<T>::kCols;
   } else if (deep) {
     p.deep_t = true;
     granule = kDeepTRowVecs * rows_per_unit<T>();
   }
   p.units = static_cast<int>((static_cast<long long>(p.out_len) + unit_len - 1) / unit_len);
-  if (p.shape == NShape::kDeep || p.shape == NShape::kDeepOneBlock || p.deep_t) {  // whole rows / columns: no split
+  if (p.shape == NShape::kDeep || p.shape == NShape::kDeepOneBlock || p.shape == NShape::kSmallOneBlock ||
+      p.deep_t) {  // whole rows / columns: no split
     p.segments = 1;
     p.seg_len = reduced;
     p.group_size = 1;
@@ -702,6 +712,14 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
                                                                                        ws);
       break;
     case NShape::kDeepOneBlock:
+      if constexpr (kVector)
+        gemv3_n_kernel<T, DeepOneBlock1024Cfg<T>, kVector, kStream>
+            <<<grid, DeepOneBlock1024Cfg<T>::kBlockThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+      else
+        gemv3_n_kernel<T, DeepOneBlockCfg<T>, kVector, kStream>
+            <<<grid, DeepOneBlockCfg<T>::kBlockThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
+      break;
+    case NShape::kSmallOneBlock:
       gemv3_n_kernel<T, DeepOneBlockCfg<T>, kVector, kStream>
           <<<grid, DeepOneBlockCfg<T>::kBlockThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
       break;
@@ -1034,7 +1052,7 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     // read only part of a sector per load: the next lane group (or load) reads the rest, and
     // evict-first loses it (H100, tree 1f4ca42, deep N: S N 4097 1944 GB/s with the hint, 2232
     // without; D N 4097 2645 / 2689).
-    const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock ||
+    const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock || plan.shape == v3::NShape::kSmallOneBlock ||
                                       plan.shape == v3::NShape::kRowBlocks ||
                                       plan.shape == v3::NShape::kRowBlocksSector;
     const bool stream_hint = a_exceeds_l2<T>(impl, m, n) && (vector || !partial_sector_loads);

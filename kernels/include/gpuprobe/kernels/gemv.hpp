@@ -43,8 +43,9 @@
 //                      one or two blocks per SM) and the reduced dimension is >= 2048, no split: each
 //                      block reads whole rows (N) / columns (T) of its 32 outputs, 16 loads in flight
 //                      per thread, and writes y (no workspace); N with 96 ... 191 units (the 4096
-//                      squares: one block per SM) in blocks of 512 threads, whose scalar path (lda
-//                      not a multiple of 16 bytes) reads without the evict-first hint.
+//                      squares: one block per SM) in blocks of 1024 threads with 8 16-byte loads
+//                      each (v11), or, on the scalar path (lda not a multiple of 16 bytes), of 512
+//                      threads with 16 loads, read without the evict-first hint.
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
 //   kSinglePassUnitMajor  kSinglePass with v3's first kTrans grid order (units of 32 columns first,
 //                      then segments); kSinglePass dispatches kTrans blocks segment-first since v5, so
