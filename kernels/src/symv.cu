@@ -490,6 +490,196 @@ __global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
   }
 }
 
+#if defined(GPUPROBE_SYMV_CP_ASYNC)
+// ---- v12 (build-time experiment GPUPROBE_SYMV_CP_ASYNC=1): v3's units (same plan, slots, row parts
+// and reduction kernel) with A streamed through a per-thread ring of shared memory by cp.async ----
+// Why: v3 / v5 issue a step's 16-byte loads into registers, wait for all of them, compute, reduce
+// and store, then issue the next step's: each SM's requests come in bursts with a gap at every
+// step boundary, and with v5's one block of 8 warps per SM (228 registers) nothing else fills it.
+// ncu (H100, 2026-11-25, caches as the pipeline leaves them): v5's main kernel at DSYMV 32768 lower
+// takes 1407 us for 4297 MB, 91.5 % of peak DRAM throughput, against 3188 GB/s of a plain 16-byte
+// read. Here each thread copies its own vectors of item m + kStages - 1 (one block row of the group
+// x one block column: kColsPerThread vectors) into its own ring slots while it computes item m from
+// shared memory, so kStages - 1 items stay in flight across step boundaries and the registers hold
+// no loads in flight. A thread reads back only what it copied: cp.async.wait_group is the only
+// synchronisation the ring needs (no __syncthreads).
+template <class T, bool kStream>
+__device__ __forceinline__ void cp_async_16(void* smem, const T* src, int src_bytes, unsigned long long policy) {
+  const unsigned dst = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (kStream)
+    asm volatile("cp.async.cg.shared.global.L2::cache_hint [%0], [%1], 16, %2, %3;" ::"r"(dst), "l"(src),
+                 "r"(src_bytes), "l"(policy)
+                 : "memory");
+  else
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(dst), "l"(src), "r"(src_bytes) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+template <int kPending>
+__device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
+}
+
+// Shared memory of the ring: kStages items of kThreads x kColsPerThread 16-byte vectors, within
+// ~96 KB per block at two blocks per SM and ~192 KB at one (v5 double).
+template <class T, int kSub>
+constexpr int v12_stages() {
+  constexpr int item_bytes = kThreads * Shape<T>::kColsPerThread * 16;
+  return (v3_min_blocks_per_sm<T, kSub>() == 1 ? 192 * 1024 : 96 * 1024) / item_bytes;
+}
+template <class T, int kSub>
+std::size_t v12_smem_bytes(int seg_tiles) {
+  const std::size_t ring = static_cast<std::size_t>(v12_stages<T, kSub>()) * kThreads * Shape<T>::kColsPerThread * 16;
+  return ring + static_cast<std::size_t>(seg_tiles) * kNB * sizeof(T);  // + x of the segment's columns
+}
+
+template <class T, int kSub, bool kLower, bool kStream>
+__global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
+    symv_v12_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
+                    T* __restrict__ slots, T* __restrict__ row_parts) {
+  using S = Shape<T>;
+  using V = typename Vec16<T>::type;
+  constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes, kCPT = S::kColsPerThread;
+  constexpr int kStages = v12_stages<T, kSub>();
+  static_assert(kStages >= 2, "the ring holds an item in flight besides the one computed");
+  static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
+  static_assert(kCG * kSub * kNB * sizeof(T) <= kStages * kThreads * kCPT * 16, "the epilogue reuses the ring");
+
+  const int g = plan.group_fastest ? blockIdx.x : blockIdx.y, k = plan.group_fastest ? blockIdx.y : blockIdx.x;
+  int j_begin, j_end;
+  plan.unit_columns(kLower, g, k, &j_begin, &j_end);
+  if (j_begin >= j_end) return;
+  blas2::allow_dependent_launch();
+
+  extern __shared__ __align__(16) unsigned char v12_smem[];
+  V* ring = reinterpret_cast<V*>(v12_smem);                            // [kStages][kCPT][kThreads]
+  T* xcol = reinterpret_cast<T*>(ring + kStages * kCPT * kThreads);    // x of columns [j_begin, j_end) x kNB
+  __shared__ __align__(16) T xs[kSub * kNB];
+  __shared__ T col_band[kSub][kNB];
+
+  const int lane = threadIdx.x % kRL, grp = threadIdx.x / kRL;
+  const int r0 = g * kSub;
+  const int row_in_tile = lane * kV;
+  const int band_b = max(j_begin, plan.band_begin(g)), band_e = min(j_end, plan.band_end(g));
+  const int items = (j_end - j_begin) * kSub;  // item m: block column j_begin + m / kSub, block row r0 + m % kSub
+  unsigned long long policy = 0;
+  if constexpr (kStream) asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+
+  // Copies of item m into ring stage m % kStages; the predicates of v3_step's kEdge / kBand, at run time.
+  auto issue = [&](int m) {
+    if (m < items) {
+      const int j = j_begin + m / kSub, i = m % kSub, b = j - r0;
+      const bool band = j >= band_b && j < band_e;
+      const int rows_valid = n - ((r0 + i) * kNB + row_in_tile);
+      const T* p = A + static_cast<long long>(j * kNB + grp) * lda + (r0 + i) * kNB + row_in_tile;
+      V* dst = ring + (m % kStages) * kCPT * kThreads + threadIdx.x;
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u) {
+        const int c = grp + u * kCG;
+        bool load = j * kNB + c < n && rows_valid > 0;
+        if (band) {
+          const bool some = kLower ? row_in_tile + kV - 1 >= c : row_in_tile <= c;
+          load = load && (kLower ? (i > b || (i == b && some)) : (i < b || (i == b && some)));
+        }
+        const int bytes = load ? min(rows_valid, kV) * static_cast<int>(sizeof(T)) : 0;
+        cp_async_16<T, kStream>(dst + u * kThreads, load ? p + u * kCG * lda : A, bytes, policy);
+      }
+    }
+    cp_async_commit();  // an empty group past the last item keeps the wait count uniform
+  };
+#pragma unroll 1
+  for (int m = 0; m < kStages - 1; ++m) issue(m);
+
+  for (int e = threadIdx.x; e < kSub * kNB; e += kThreads) xs[e] = r0 * kNB + e < n ? blas2::load_x(x, r0 * kNB + e) : T(0);
+  for (int e = threadIdx.x; e < (j_end - j_begin) * kNB; e += kThreads)
+    xcol[e] = j_begin * kNB + e < n ? blas2::load_x(x, j_begin * kNB + e) : T(0);
+  __syncthreads();
+
+  T row_acc[kSub][kV] = {};
+  T dot[kCPT];
+  T xc[kCPT];
+  // Steps (block columns) in increasing j, as v3's kernel walks them; the kSub items of a step are
+  // unrolled so that row_acc is indexed at compile time (registers, not local memory).
+#pragma unroll 1
+  for (int j = j_begin; j < j_end; ++j) {
+    const int b = j - r0;
+    const bool band = j >= band_b && j < band_e;
+#pragma unroll
+    for (int u = 0; u < kCPT; ++u) {
+      xc[u] = xcol[(j - j_begin) * kNB + grp + u * kCG];
+      dot[u] = T(0);
+    }
+#pragma unroll
+    for (int i = 0; i < kSub; ++i) {
+      const int m = (j - j_begin) * kSub + i;
+      issue(m + kStages - 1);
+      cp_async_wait<kStages - 1>();
+      const bool diag = band && i == b;
+      const V* src = ring + (m % kStages) * kCPT * kThreads + threadIdx.x;
+      T a[kCPT][kV];
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u) {
+        const V v = src[u * kThreads];
+        const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+        for (int q = 0; q < kV; ++q) a[u][q] = e[q];
+      }
+      if (diag)  // keep the stored half (selection: NaN in the other half never enters)
+#pragma unroll
+        for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+          for (int q = 0; q < kV; ++q) {
+            const int row = row_in_tile + q, col = grp + u * kCG;
+            if (!(kLower ? row >= col : row <= col)) a[u][q] = T(0);
+          }
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+        for (int q = 0; q < kV; ++q) row_acc[i][q] += a[u][q] * xc[u];
+      if (diag)  // the diagonal elements count once, in the row sums
+#pragma unroll
+        for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+          for (int q = 0; q < kV; ++q)
+            if (row_in_tile + q == grp + u * kCG) a[u][q] = T(0);
+      const V xv = *reinterpret_cast<const V*>(&xs[i * kNB + row_in_tile]);
+      const T* xr = reinterpret_cast<const T*>(&xv);
+#pragma unroll
+      for (int u = 0; u < kCPT; ++u)
+#pragma unroll
+        for (int q = 0; q < kV; ++q) dot[u] += a[u][q] * xr[q];
+    }
+    // The step's column dots: reduced over the row lanes once.
+    const T sum = blas2::reduce_transposed<kCPT, kRL>(dot, lane);
+    constexpr int kLanesPerValue = kRL / kCPT;
+    if (lane % kLanesPerValue == 0) {
+      const int col = grp + (lane / kLanesPerValue) * kCG;
+      if (band)
+        col_band[b][col] = sum;
+      else
+        slots[plan.slot(kLower, g, j) + col] = sum;
+    }
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // every thread is done with the ring: the epilogue reuses it
+
+  T(*row_part)[kSub * kNB] = reinterpret_cast<T(*)[kSub * kNB]>(v12_smem);
+#pragma unroll
+  for (int i = 0; i < kSub; ++i)
+#pragma unroll
+    for (int q = 0; q < kV; ++q) row_part[grp][i * kNB + row_in_tile + q] = row_acc[i][q];
+  __syncthreads();
+  const int e = threadIdx.x;
+  if (e < kSub * kNB) {
+    T sum = row_part[0][e];
+#pragma unroll
+    for (int q = 1; q < kCG; ++q) sum += row_part[q][e];
+    const int i = e / kNB;
+    if (r0 + i >= band_b && r0 + i < band_e) sum += col_band[i][e % kNB];
+    row_parts[plan.row_part(kLower, g, k) + e] = sum;
+  }
+}
+#endif  // GPUPROBE_SYMV_CP_ASYNC
+
 // y_c = alpha (partials of column block c) + beta y_c: the row parts of c's group (its segments in
 // order), then the slots (h, c) of the other groups (h in order). 8 groups of terms x 32 elements per
 // block, each thread with kReduceAcc independent sums (term u of the thread into sum u % kReduceAcc),
@@ -544,6 +734,15 @@ template <class T, int kSub, bool kLower, bool kStream>
 void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
                     T* row_parts, cudaStream_t stream) {
   const dim3 grid = plan.group_fastest ? dim3(plan.groups, plan.max_segments) : dim3(plan.max_segments, plan.groups);
+#if defined(GPUPROBE_SYMV_CP_ASYNC)
+  if (vector) {
+    const auto kernel = symv_v12_kernel<T, kSub, kLower, kStream>;
+    const std::size_t smem = v12_smem_bytes<T, kSub>(plan.seg_tiles);
+    cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+    kernel<<<grid, kThreads, smem, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
+    return;
+  }
+#endif
   if (vector)
     symv_v3_kernel<T, kSub, kLower, true, kStream>
         <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
