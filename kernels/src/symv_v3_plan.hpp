@@ -148,12 +148,6 @@ inline Plan make_plan(int n, int sub) {
   if (n >= kBoundFrom)
     while (static_cast<double>(p.workspace_elems()) > 0.01 * n * static_cast<double>(n) && t < p.tiles)
       fill(t = next_seg_tiles(t, sub));
-#if defined(GPUPROBE_SYMV_SEG_TILES)
-  // Build-time experiment (docs/perf/symv.md, v13): shorter units at n >= 16384, whatever the
-  // workspace bound says, if the value is a t the plan supports (a divisor or a multiple of sub).
-  constexpr int kForced = GPUPROBE_SYMV_SEG_TILES;
-  if (n >= 16384 && kForced >= 1 && (sub % kForced == 0 || kForced % sub == 0)) fill(kForced);
-#endif
   return p;
 }
 
