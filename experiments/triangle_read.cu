@@ -5,6 +5,9 @@
 // 16-byte read of 4 GiB reaches 3188 GB/s, and 2.0x cuBLAS's default SYMV needs ~3096 GB/s for the
 // whole call. If plain loads in SYMV v5's geometry (no arithmetic) also stop near 3050 GB/s, the gap
 // is the access pattern; if they reach the flat read's rate, it is in the SYMV kernels.
+// Answer on the H100 (2026-11-25, docs/perf/symv.md "Where the remaining time goes"): in between.
+// The triangle in address order reads at 3169 GB/s, short 2D units at 3116-3125, v5-like units at
+// 3092-3094: the layouts a SYMV can use cost 2-3 % against the flat read before any partials.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/triangle_read.cu -o triangle_read
 //   ./triangle_read [n=32768]      (double, lda = n: 8.6 GB; ~15 s on an H100)
@@ -19,12 +22,15 @@
 //   flat_half        the first half of that array: the triangle's byte count, contiguous
 //   v5_geometry      SYMV v5's units (4 block rows x segments of 16 block columns of 64 x 64 tiles,
 //                    stored tiles of the lower triangle only, 256 threads as 32 row lanes x 8 column
-//                    groups, 8 columns per thread, one block per SM's worth of registers not forced),
-//                    grid walked group first (v6 / v5's order)
+//                    groups, 8 columns per thread; v5 itself takes t = 8 at n = 32768), grid walked
+//                    group first (v6 / v5's order)
 //   v5_segment_first the same units, grid walked segment first (v3's order)
 //   v5_t1_sub4/8     short-lived 2D units: one block column x 4 (8) block rows each, group first
 //   columns_down     units of 4 block columns x segments of 16 block rows: each unit reads 8 KB
 //                    runs down each of its 256 columns (the transpose of v5's unit)
+// v5_geometry, v5_segment_first and columns_down run twice: as many blocks per SM as fit, then one
+// block per SM (dynamic shared memory of more than half an SM: v5's occupancy; these kernels do
+// not batch their loads as v5 does, so that half shows occupancy sensitivity, not v5's rate).
 // GB/s = bytes read (the stored 64 x 64 tiles, diagonal ones whole) / median time; 3 warm-ups, 15
 // samples, CUDA events around each launch.
 #include <cuda_runtime.h>
