@@ -12,6 +12,11 @@
 # metric=value pairs. ncu serialises the launches, so a programmatic dependent (PDL) kernel's
 # overlap with the kernel before it is not in these durations: the gated call time of the entry
 # minus the sum of its kernels' durations is that overlap less the gaps between them.
+# Caveat: these metrics take more than one pass, and ncu's kernel replay saves and restores the
+# memory a kernel writes between passes, which can push lines out of the L2. On the H100 SYMV's
+# reduction kernel then read its 25 MB of partials from DRAM (the pipeline finds most in the L2)
+# and GEMV T double 2048 read 29 MB from DRAM: for L2-resident data a duration here is an upper
+# bound; compare the entry's gated time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 entry=${1:?usage: ncu_kernel_times.sh ENTRY_RE [KERNEL_RE] [LAUNCH_SKIP] [LAUNCH_COUNT]}
