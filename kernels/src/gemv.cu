@@ -19,7 +19,6 @@
 // GemvImpl::kColumnBlocks (namespace cb, v7, kTrans only; kAuto's T choice at most shapes): one
 // 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
-#include <type_traits>
 
 #include "gpuprobe/kernels/gemv.hpp"
 #include "symv_gemv_common.cuh"
@@ -272,12 +271,13 @@ constexpr int kDeepMinBlocksPerSm = 2;
 constexpr int kTwoStageMinGroups = 32;  // <= 128 registers: the 16 loads' 64 registers and the sums
 
 // kNoTrans block shapes: kLanes row lanes x (kBlockThreads / kLanes) column groups, kRowVecs 16-byte
-// row vectors per thread, kUnroll columns per thread and step.
-template <class T, int kLanesP, int kRowVecsP, int kUnrollP, int kBlockThreadsP = kThreads>
+// row vectors per thread, kUnroll columns per thread and step; kMinBlocksPerSm for the launch bound
+// (0: n_min_blocks_per_sm derives it from the shape).
+template <class T, int kLanesP, int kRowVecsP, int kUnrollP, int kBlockThreadsP = kThreads, int kMinBlocksPerSmP = 0>
 struct NCfg {
-  using Elem = T;
   static constexpr int kLanes = kLanesP, kRowVecs = kRowVecsP, kUnroll = kUnrollP;
   static constexpr int kBlockThreads = kBlockThreadsP;
+  static constexpr int kMinBlocksPerSm = kMinBlocksPerSmP;
   static constexpr int kV = Vec16<T>::kCount;
   static constexpr int kGroups = kBlockThreads / kLanes;
   static constexpr int kRows = kRowVecs * kLanes * kV;  // rows per unit
@@ -320,10 +320,13 @@ constexpr int kDeepTRowVecs = 4;
 // float: 32 / 64 blocks; v3's small-N shape, DeepOneBlockCfg's 32 rows of 512 threads, gives 16, and
 // 32 at D N 1024, where v2's split with a second kernel is faster). 4 (2) lanes a column, 64 (128)
 // column groups, 8 columns (16-byte loads) in flight per thread and step: 32 KB of A per block step.
+// 4 blocks per SM (64 registers: 128 KB in flight per SM) so that A larger than the L2 still has
+// enough reads in flight.
+constexpr int kRowBlockMinBlocksPerSm = 4;
 template <class T>
-using RowBlockCfg = NCfg<T, 4, 1, 8>;
+using RowBlockCfg = NCfg<T, 4, 1, 8, kThreads, kRowBlockMinBlocksPerSm>;
 template <class T>
-using RowBlockSectorCfg = NCfg<T, 2, 1, 8>;
+using RowBlockSectorCfg = NCfg<T, 2, 1, 8, kThreads, kRowBlockMinBlocksPerSm>;
 static_assert(RowBlockCfg<float>::kRows * sizeof(float) == 64 && RowBlockCfg<double>::kRows * sizeof(double) == 64 &&
                   RowBlockSectorCfg<float>::kRows * sizeof(float) == 32 &&
                   RowBlockSectorCfg<double>::kRows * sizeof(double) == 32,
@@ -537,11 +540,8 @@ __device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, i
 // 512-thread shapes, two for the deep ones (16 loads in flight), else as v2's N kernels.
 template <class Cfg, bool kVector>
 constexpr int n_min_blocks_per_sm() {
+  if (Cfg::kMinBlocksPerSm > 0) return Cfg::kMinBlocksPerSm;  // set by the shape (row blocks)
   if (Cfg::kRowVecs > 1 || Cfg::kBlockThreads > kThreads) return 1;
-  // Row blocks: 4 blocks (64 registers, 8 loads of 16 bytes in flight a thread: 128 KB per SM) so that
-  // A larger than the L2 still has enough reads in flight.
-  if (std::is_same_v<Cfg, RowBlockCfg<typename Cfg::Elem>> || std::is_same_v<Cfg, RowBlockSectorCfg<typename Cfg::Elem>>)
-    return kMinBlocksPerSmScalarN;
   if (Cfg::kUnroll > 4) return kDeepMinBlocksPerSm;
   return kVector ? kMinBlocksPerSm : kMinBlocksPerSmScalarN;
 }
