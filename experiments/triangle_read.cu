@@ -8,6 +8,10 @@
 // Answer on the H100 (2026-11-25, docs/perf/symv.md "Where the remaining time goes"): in between.
 // The triangle in address order reads at 3169 GB/s, short 2D units at 3116-3125, v5-like units at
 // 3092-3094: the layouts a SYMV can use cost 2-3 % against the flat read before any partials.
+// Later the same night (docs/perf/symv.md "Lower bounds"): tall units, whose every load batch reads
+// 8-16 KB runs down 4-8 columns, read at 3097-3112 GB/s, and persistent strip walkers (a block
+// owns a strip of 2048 rows and walks its columns: the layout that keeps a SYMV's row sums in
+// registers) at 2820-2862: no SYMV layout measured here reaches the address-order read.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/triangle_read.cu -o triangle_read
 //   ./triangle_read [n=32768]      (double, lda = n: 8.6 GB; ~15 s on an H100)
@@ -28,6 +32,11 @@
 //   v5_t1_sub4/8     short-lived 2D units: one block column x 4 (8) block rows each, group first
 //   columns_down     units of 4 block columns x segments of 16 block rows: each unit reads 8 KB
 //                    runs down each of its 256 columns (the transpose of v5's unit)
+//   tall_units_h1024 / _h2048  units of one block column x a strip of 1024 / 2048 rows: each load
+//                    batch reads 8 (4) columns' runs of the strip, 16 loads per thread, strips
+//                    fastest in the grid; _occup: the 2048 one compiled for full occupancy
+//   walkers_h2048_xK persistent: K blocks per SM walk the strips' 4-column batches in strip-major
+//                    order, cut into runs of equal bytes
 // v5_geometry, v5_segment_first and columns_down run twice: as many blocks per SM as fit, then one
 // block per SM (dynamic shared memory of more than half an SM: v5's occupancy; these kernels do
 // not batch their loads as v5 does, so that half shows occupancy sensitivity, not v5's rate).
@@ -60,6 +69,17 @@ __global__ void fill_kernel(double* a, long long count) {
 }
 
 __device__ __forceinline__ double2 ld_cs(const double* p) { return __ldcs(reinterpret_cast<const double2*>(p)); }
+
+// ld_cs if `ok`, else {0, 0}: one predicated instruction, no branch, so that ptxas can issue a
+// whole batch of them before the first use (`ok ? ld_cs(p) : 0` became a branch per load: 32
+// registers for 16 loads, i.e. not all of them in flight).
+__device__ __forceinline__ double2 ld_cs_if(const double* p, bool ok) {
+  double2 d{0, 0};
+  asm("{\n .reg .pred q;\n setp.ne.b32 q, %3, 0;\n @q ld.global.cs.v2.f64 {%0, %1}, [%2];\n}"
+      : "+d"(d.x), "+d"(d.y)
+      : "l"(p), "r"(static_cast<int>(ok)));
+  return d;
+}
 
 __global__ void __launch_bounds__(kThreads) flat_kernel(const double* a, long long vecs, double* sink) {
   double s = 0;
@@ -143,6 +163,101 @@ __global__ void __launch_bounds__(kThreads) chunk_kernel(const double* a, const 
   if (s == -1.0) *sink = s;
 }
 
+
+// Tall units (the question of 2026-11-25, late): can a SYMV read the triangle at the address-order
+// rate if each of its loads batches covers long runs of a column? Unit (s, j): rows [s H, s H + H)
+// of block column j, from tile row j on (lower); per batch kCols columns, the block reading each
+// column's H rows as H / 512 16-byte vectors per thread (one 8 H-byte run): 16 loads per thread in
+// flight. Strips fastest in the grid: the units launched together read
+// vertically adjacent runs of the same columns.
+template <int kH>
+struct TallGeometry {
+  static constexpr int kVecsPerCol = kH / 2 / kThreads;  // 16-byte vectors per thread and column
+  static constexpr int kCols = 16 / kVecsPerCol;         // columns per load batch: 16 loads in flight
+  static_assert(kH % (2 * kThreads) == 0 && kH % kNB == 0, "a strip is whole tiles and whole vectors");
+  static_assert(kNB % kCols == 0, "a batch never crosses a block column");
+};
+
+// Reads rows [row_first, s H + H) of columns [c0, c0 + kCols) of strip s (row_first tile-aligned).
+template <int kH>
+__device__ __forceinline__ double read_batch(const double* a, int n, int s, int c0, int row_first) {
+  using G = TallGeometry<kH>;
+  double2 d[G::kCols][G::kVecsPerCol];
+#pragma unroll
+  for (int c = 0; c < G::kCols; ++c)
+#pragma unroll
+    for (int u = 0; u < G::kVecsPerCol; ++u) {
+      const int row = s * kH + 2 * (static_cast<int>(threadIdx.x) + u * kThreads);
+      d[c][u] = ld_cs_if(a + static_cast<long long>(c0 + c) * n + row, row >= row_first);
+    }
+  double sum = 0;
+#pragma unroll
+  for (int c = 0; c < G::kCols; ++c)
+#pragma unroll
+    for (int u = 0; u < G::kVecsPerCol; ++u) sum += d[c][u].x + d[c][u].y;
+  return sum;
+}
+
+// kMinBlocks 2 (at most 128 registers) makes ptxas keep all 16 loads in flight (80 registers);
+// with the default bound (or 8) it takes 32 registers for full occupancy and overlaps fewer loads.
+template <int kH, int kMinBlocks>
+__global__ void __launch_bounds__(kThreads, kMinBlocks) tall_units_kernel(const double* a, int n, double* sink) {
+  const int s = blockIdx.x, j = blockIdx.y;
+  if (j * kNB >= s * kH + kH) return;  // above the diagonal: nothing stored
+  const int row_first = max(s * kH, j * kNB);
+  double sum = 0;
+  for (int c0 = j * kNB; c0 < j * kNB + kNB; c0 += TallGeometry<kH>::kCols) sum += read_batch<kH>(a, n, s, c0, row_first);
+  if (sum == -1.0) *sink = sum;
+}
+
+// Persistent strip walkers: the batches of all strips in strip-major order (strip s: columns
+// [0, s H + H)), cut into gridDim.x runs of about equal bytes (first[b] .. first[b + 1]); block b
+// walks its run, so that a SYMV's row sums would stay in registers along it.
+template <int kH>
+__global__ void __launch_bounds__(kThreads, 2) strip_walkers_kernel(const double* a, int n, const long long* first,
+                                                                 double* sink) {
+  constexpr int kCols = TallGeometry<kH>::kCols;
+  long long step = first[blockIdx.x];
+  const long long end = first[blockIdx.x + 1];
+  int s = 0;
+  long long strip_first = 0;  // global index of strip s's first batch
+  while (step >= strip_first + (static_cast<long long>(s) * kH + kH) / kCols) {
+    strip_first += (static_cast<long long>(s) * kH + kH) / kCols;
+    ++s;
+  }
+  double sum = 0;
+  for (; step < end; ++step) {
+    long long q = step - strip_first;
+    if (q * kCols >= static_cast<long long>(s) * kH + kH) {  // next strip
+      strip_first += (static_cast<long long>(s) * kH + kH) / kCols;
+      ++s;
+      q = 0;
+    }
+    const int c0 = static_cast<int>(q) * kCols;
+    sum += read_batch<kH>(a, n, s, c0, max(s * kH, c0 / kNB * kNB));
+  }
+  if (sum == -1.0) *sink = sum;
+}
+
+// Host side of strip_walkers_kernel: the first batch of each of `blocks` runs of about equal bytes.
+template <int kH>
+std::vector<long long> strip_walker_runs(int n, int blocks) {
+  constexpr int kCols = TallGeometry<kH>::kCols;
+  std::vector<double> weight;  // rows read per batch
+  for (int s = 0; s < n / kH; ++s)
+    for (int c0 = 0; c0 < s * kH + kH; c0 += kCols) weight.push_back(s * kH + kH - std::max(s * kH, c0 / kNB * kNB));
+  double total = 0;
+  for (double w : weight) total += w;
+  std::vector<long long> first(blocks + 1, static_cast<long long>(weight.size()));
+  double acc = 0;
+  int b = 0;
+  for (long long i = 0; i < static_cast<long long>(weight.size()) && b < blocks; ++i) {
+    while (b < blocks && acc >= total * b / blocks) first[b++] = i;
+    acc += weight[i];
+  }
+  return first;
+}
+
 template <class Launch>
 float median_ms(Launch launch) {
   cudaEvent_t start, stop;
@@ -170,8 +285,8 @@ float median_ms(Launch launch) {
 
 int main(int argc, char** argv) {
   const int n = argc > 1 ? std::atoi(argv[1]) : 32768;
-  if (n <= 0 || n % (kNB * kSegTiles) != 0) {
-    std::fprintf(stderr, "n must be a positive multiple of %d\n", kNB * kSegTiles);
+  if (n <= 0 || n % 2048 != 0) {  // whole segments (kNB kSegTiles) and whole 2048-row strips
+    std::fprintf(stderr, "n must be a positive multiple of 2048\n");
     return 2;
   }
   int device = 0, sms = 0;
@@ -203,6 +318,13 @@ int main(int argc, char** argv) {
   Chunk* chunks = nullptr;
   GP_CUDA_CHECK(cudaMalloc(&chunks, host_chunks.size() * sizeof(Chunk)));
   GP_CUDA_CHECK(cudaMemcpy(chunks, host_chunks.data(), host_chunks.size() * sizeof(Chunk), cudaMemcpyHostToDevice));
+  long long* walker_runs[3] = {};
+  for (int per_sm = 1; per_sm <= 3; ++per_sm) {
+    const std::vector<long long> runs = strip_walker_runs<2048>(n, sms * per_sm);
+    GP_CUDA_CHECK(cudaMalloc(&walker_runs[per_sm - 1], runs.size() * sizeof(long long)));
+    GP_CUDA_CHECK(cudaMemcpy(walker_runs[per_sm - 1], runs.data(), runs.size() * sizeof(long long),
+                             cudaMemcpyHostToDevice));
+  }
   const unsigned tri_blocks = static_cast<unsigned>(host_chunks.size());
   const unsigned flat_blocks = static_cast<unsigned>(elems / 2 / kChunkVecs);
   for (int round = 0; round < 2; ++round) {
@@ -220,6 +342,22 @@ int main(int argc, char** argv) {
     report("flat_full", full_bytes, median_ms([&] { flat_kernel<<<sms * 8, kThreads>>>(a, elems / 2, sink); }));
     report("flat_half", tri_bytes,
            median_ms([&] { flat_kernel<<<sms * 8, kThreads>>>(a, static_cast<long long>(tri_bytes / 16), sink); }));
+    report("tall_units_h1024", tri_bytes, median_ms([&] {
+             tall_units_kernel<1024, 2><<<dim3(n / 1024, static_cast<unsigned>(tiles)), kThreads>>>(a, n, sink);
+           }));
+    report("tall_units_h2048", tri_bytes, median_ms([&] {
+             tall_units_kernel<2048, 2><<<dim3(n / 2048, static_cast<unsigned>(tiles)), kThreads>>>(a, n, sink);
+           }));
+    report("tall_h2048_occup", tri_bytes, median_ms([&] {
+             tall_units_kernel<2048, 8><<<dim3(n / 2048, static_cast<unsigned>(tiles)), kThreads>>>(a, n, sink);
+           }));
+    for (int per_sm : {1, 2, 3}) {
+      char name[32];
+      std::snprintf(name, sizeof name, "walkers_h2048_x%d", per_sm);
+      report(name, tri_bytes, median_ms([&] {
+               strip_walkers_kernel<2048><<<sms * per_sm, kThreads>>>(a, n, walker_runs[per_sm - 1], sink);
+             }));
+    }
     for (int one_block : {0, 1}) {  // 1: dynamic shared memory that leaves room for one block per SM (v5's)
       const std::size_t smem = one_block ? kOneBlockSmem : 0;
       std::printf("-- %s\n", one_block ? "one block per SM (as v5)" : "as many blocks per SM as fit");
@@ -234,6 +372,7 @@ int main(int argc, char** argv) {
     }
   }
   GP_CUDA_CHECK(cudaFree(chunks));
+  for (long long* runs : walker_runs) GP_CUDA_CHECK(cudaFree(runs));
   GP_CUDA_CHECK(cudaFree(a));
   GP_CUDA_CHECK(cudaFree(sink));
   return 0;
