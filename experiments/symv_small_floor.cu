@@ -29,7 +29,7 @@
 // tile_read_sync 5.40-5.46, tile_read 3.9-5.3; double: gemv_T 8.35-8.50, read_sync_warp
 // 7.61-7.64, read_sync_combine 8.45-8.47, tile_read_sync 6.67-6.69. A one-kernel SYMV with a grid
 // barrier cannot beat GEMV T in float: its skeleton, without SYMV's arithmetic, is 12 % slower
-// (the combine after the barrier costs 1.05-1.1 us, and the barrier-only skeleton is 0.35 us under
+// (the combine after the barrier costs 1.0-1.1 us, and the barrier-only skeleton is 0.3-0.4 us under
 // GEMV T). In double the same skeleton is 9-10 % faster than GEMV T: room for such a SYMV there.
 #include <cooperative_groups.h>
 #include <cuda_runtime.h>
