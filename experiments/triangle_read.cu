@@ -35,6 +35,10 @@
 //   tall_units_h1024 / _h2048  units of one block column x a strip of 1024 / 2048 rows: each load
 //                    batch reads 8 (4) columns' runs of the strip, 16 loads per thread, strips
 //                    fastest in the grid; _occup: the 2048 one compiled for full occupancy
+//   bulk_units_subK  v5_t1_subK's units read by cp.async.bulk (one copy per column run) into shared
+//                    memory, all at once, then summed from there (sm_90 only)
+//   bulk_ring_sS_tT  v5's long units (4 block rows x T block columns, group first) fed by bulk copies
+//                    through a ring of S 32 KB stages (16 columns each); _x2: two blocks per SM
 //   walkers_h2048_xK persistent: K blocks per SM walk the strips' 4-column batches in strip-major
 //                    order, cut into runs of equal bytes
 // v5_geometry, v5_segment_first and columns_down run twice: as many blocks per SM as fit, then one
@@ -45,10 +49,12 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
+#include "gpuprobe/bulk_copy.cuh"
 #include "gpuprobe/check.hpp"
 
 namespace {
@@ -61,6 +67,7 @@ constexpr int kColsPerThread = kNB / kGroups;
 constexpr int kSub = 4;       // block rows per unit (v5)
 constexpr int kSegTiles = 16; // block columns per segment (v5 at n = 32768)
 constexpr int kOneBlockSmem = 150 * 1024;  // more than half an SM's shared memory: one block per SM
+constexpr int kBulkUnitSmem = kNB * kNB * sizeof(double);  // one landed 64 x 64 tile
 
 __global__ void fill_kernel(double* a, long long count) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
@@ -258,6 +265,102 @@ std::vector<long long> strip_walker_runs(int n, int blocks) {
   return first;
 }
 
+
+// Bulk-copy units (the TMA's 1D mode): does the copy engine read the 2D layouts faster than
+// 16-byte loads? Unit (g, j) as v5_t1_sub<kSub>: block column j, block rows [g kSub, g kSub + kSub)
+// from tile row j on. Warp 0 issues one cp.async.bulk per column (its stored run of up to kSub x
+// 512 bytes, contiguous) into shared memory, all 64 at once on one mbarrier; then every thread sums
+// its share of the landed data. kSub x 32 KB of shared memory per block: kSub = 4 one block per
+// SM (128 KB in flight), 2 three (192 KB), 1 seven (224 KB).
+template <int kSub>
+__global__ void __launch_bounds__(kThreads) bulk_units_kernel(const double* a, int n, double* sink) {
+  extern __shared__ __align__(128) double landed[];
+  __shared__ __align__(8) std::uint64_t bar;
+  const int g = blockIdx.x, j = blockIdx.y;
+  const int row_begin = max(g * kSub, j) * kNB, row_end = (g * kSub + kSub) * kNB;
+  if (row_begin >= row_end) return;  // above the diagonal: nothing stored
+  const std::uint32_t rows = static_cast<std::uint32_t>(row_end - row_begin), bytes = rows * sizeof(double);
+  const std::uint32_t bar_addr = gpuprobe::bulk::smem_addr(&bar);
+  if (threadIdx.x == 0) {
+    gpuprobe::bulk::mbar_init(bar_addr, 1);
+    gpuprobe::bulk::mbar_init_fence();
+  }
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    if (threadIdx.x == 0) gpuprobe::bulk::mbar_arrive_expect_tx(bar_addr, kNB * bytes);
+    __syncwarp();
+    for (int c = threadIdx.x; c < kNB; c += 32)
+      gpuprobe::bulk::bulk_load(gpuprobe::bulk::smem_addr(landed + c * rows),
+                                      a + static_cast<long long>(j * kNB + c) * n + row_begin, bytes, bar_addr);
+  }
+  gpuprobe::bulk::mbar_wait(bar_addr, 0);
+  double s = 0;
+  for (std::uint32_t e = threadIdx.x; e < kNB * rows; e += kThreads) s += landed[e];
+  if (s == -1.0) *sink = s;
+}
+
+
+// Bulk-copy ring in v5's geometry: unit (g, k) = block rows [4 g, 4 g + 4) x block columns
+// [k kSeg, k kSeg + kSeg) of the lower triangle (stored rows only), grid group first (v5's order).
+// A stage is 16 columns of one block column (their stored runs of up to 2 KB, one bulk copy each,
+// 32 KB), kStages stages in a ring of shared memory: thread 0 keeps kStages stages in flight, every
+// thread sums its share of each landed stage, a __syncthreads frees the stage for its refill.
+// The question: does a long unit fed by the copy engine keep the short bulk units' read rate?
+constexpr int kRingSub = 4;
+constexpr int kRingStageCols = 16;
+constexpr int kRingStageBytes = kRingStageCols * kRingSub * kNB * static_cast<int>(sizeof(double));  // 32 KB
+
+template <int kStages, int kSeg>
+__global__ void __launch_bounds__(kThreads, 1) bulk_ring_kernel(const double* a, int n, double* sink) {
+  namespace bx = gpuprobe::bulk;
+  extern __shared__ __align__(128) double ring[];
+  __shared__ __align__(8) std::uint64_t bars[kStages];
+  const int g = blockIdx.x, k = blockIdx.y, tiles = n / kNB, r0 = g * kRingSub;
+  const int j_begin = k * kSeg, j_end = min(min(j_begin + kSeg, r0 + kRingSub), tiles);
+  if (j_begin >= j_end) return;
+  constexpr int kQuarters = kNB / kRingStageCols;
+  const int stages = (j_end - j_begin) * kQuarters;
+  const std::uint32_t ring_addr = bx::smem_addr(ring), bar_addr = bx::smem_addr(bars);
+  constexpr int kStageDoubles = kRingStageBytes / static_cast<int>(sizeof(double));
+  constexpr int kRunDoubles = kRingSub * kNB;  // a column's run in the stage (its stored part at most)
+  auto issue = [&](int z) {  // thread 0: stage z of the unit into ring slot z % kStages
+    const int j = j_begin + z / kQuarters, q = z % kQuarters, slot = z % kStages;
+    const int row_begin = max(r0, j) * kNB, rows = (r0 + kRingSub) * kNB - row_begin;
+    const std::uint32_t bytes = static_cast<std::uint32_t>(rows) * sizeof(double);
+    bx::mbar_arrive_expect_tx(bar_addr + 8 * slot, kRingStageCols * bytes);
+    for (int c = 0; c < kRingStageCols; ++c)
+      bx::bulk_load(ring_addr + static_cast<std::uint32_t>((slot * kStageDoubles + c * kRunDoubles) * sizeof(double)),
+                    a + static_cast<long long>(j * kNB + q * kRingStageCols + c) * n + row_begin, bytes,
+                    bar_addr + 8 * slot);
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) bx::mbar_init(bar_addr + 8 * s, 1);
+    bx::mbar_init_fence();
+    for (int z = 0; z < min(kStages, stages); ++z) issue(z);
+  }
+  __syncthreads();
+  double sum = 0;
+  for (int z = 0; z < stages; ++z) {
+    const int slot = z % kStages;
+    bx::mbar_wait(bar_addr + 8 * slot, static_cast<std::uint32_t>((z / kStages) & 1));
+    const int j = j_begin + z / kQuarters;
+    const int first = (max(r0, j) - r0) * kNB;  // rows of the run above it were not copied
+    const double2* stage = reinterpret_cast<const double2*>(ring + slot * kStageDoubles);
+    // 16 columns x 128 double2 per column (rows [first, 256) landed at the run's start)
+#pragma unroll
+    for (int u = 0; u < kRingStageCols * kRunDoubles / 2 / kThreads; ++u) {
+      const int v = threadIdx.x + u * kThreads, c = v / (kRunDoubles / 2), row = 2 * (v % (kRunDoubles / 2));
+      if (row >= first) {
+        const double2 d = stage[c * (kRunDoubles / 2) + (row - first) / 2];
+        sum += d.x + d.y;
+      }
+    }
+    __syncthreads();  // every thread is done with the slot: refill it
+    if (threadIdx.x == 0 && z + kStages < stages) issue(z + kStages);
+  }
+  if (sum == -1.0) *sink = sum;
+}
+
 template <class Launch>
 float median_ms(Launch launch) {
   cudaEvent_t start, stop;
@@ -297,6 +400,13 @@ int main(int argc, char** argv) {
   GP_CUDA_CHECK(cudaMalloc(&a, elems * sizeof(double)));
   GP_CUDA_CHECK(cudaMalloc(&sink, sizeof(double)));
   GP_CUDA_CHECK(cudaFuncSetAttribute(v5_geometry_kernel<kSub>, cudaFuncAttributeMaxDynamicSharedMemorySize, kOneBlockSmem));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_units_kernel<1>, cudaFuncAttributeMaxDynamicSharedMemorySize, 1 * kBulkUnitSmem));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_units_kernel<2>, cudaFuncAttributeMaxDynamicSharedMemorySize, 2 * kBulkUnitSmem));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_units_kernel<4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 4 * kBulkUnitSmem));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_ring_kernel<4, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 4 * kRingStageBytes));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_ring_kernel<6, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * kRingStageBytes));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_ring_kernel<6, 4>, cudaFuncAttributeMaxDynamicSharedMemorySize, 6 * kRingStageBytes));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(bulk_ring_kernel<3, 8>, cudaFuncAttributeMaxDynamicSharedMemorySize, 3 * kRingStageBytes));
   GP_CUDA_CHECK(cudaFuncSetAttribute(columns_down_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kOneBlockSmem));
   fill_kernel<<<sms * 8, kThreads>>>(a, elems);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
@@ -342,6 +452,34 @@ int main(int argc, char** argv) {
     report("flat_full", full_bytes, median_ms([&] { flat_kernel<<<sms * 8, kThreads>>>(a, elems / 2, sink); }));
     report("flat_half", tri_bytes,
            median_ms([&] { flat_kernel<<<sms * 8, kThreads>>>(a, static_cast<long long>(tri_bytes / 16), sink); }));
+    report("bulk_units_sub1", tri_bytes, median_ms([&] {
+             bulk_units_kernel<1><<<dim3(static_cast<unsigned>(tiles), static_cast<unsigned>(tiles)), kThreads,
+                                    1 * kBulkUnitSmem>>>(a, n, sink);
+           }));
+    report("bulk_units_sub2", tri_bytes, median_ms([&] {
+             bulk_units_kernel<2><<<dim3(static_cast<unsigned>(tiles / 2), static_cast<unsigned>(tiles)), kThreads,
+                                    2 * kBulkUnitSmem>>>(a, n, sink);
+           }));
+    report("bulk_units_sub4", tri_bytes, median_ms([&] {
+             bulk_units_kernel<4><<<dim3(static_cast<unsigned>(tiles / 4), static_cast<unsigned>(tiles)), kThreads,
+                                    4 * kBulkUnitSmem>>>(a, n, sink);
+           }));
+    report("bulk_ring_s4_t8", tri_bytes, median_ms([&] {
+             bulk_ring_kernel<4, 8><<<dim3(static_cast<unsigned>(tiles / kRingSub), static_cast<unsigned>(tiles / 8)),
+                                      kThreads, 4 * kRingStageBytes>>>(a, n, sink);
+           }));
+    report("bulk_ring_s6_t8", tri_bytes, median_ms([&] {
+             bulk_ring_kernel<6, 8><<<dim3(static_cast<unsigned>(tiles / kRingSub), static_cast<unsigned>(tiles / 8)),
+                                      kThreads, 6 * kRingStageBytes>>>(a, n, sink);
+           }));
+    report("bulk_ring_s6_t4", tri_bytes, median_ms([&] {
+             bulk_ring_kernel<6, 4><<<dim3(static_cast<unsigned>(tiles / kRingSub), static_cast<unsigned>(tiles / 4)),
+                                      kThreads, 6 * kRingStageBytes>>>(a, n, sink);
+           }));
+    report("bulk_ring_s3_t8_x2", tri_bytes, median_ms([&] {  // 96 KB: two blocks per SM
+             bulk_ring_kernel<3, 8><<<dim3(static_cast<unsigned>(tiles / kRingSub), static_cast<unsigned>(tiles / 8)),
+                                      kThreads, 3 * kRingStageBytes>>>(a, n, sink);
+           }));
     report("tall_units_h1024", tri_bytes, median_ms([&] {
              tall_units_kernel<1024, 2><<<dim3(n / 1024, static_cast<unsigned>(tiles)), kThreads>>>(a, n, sink);
            }));
