@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # One call on the GPU machine: build, GPU tests, compute-sanitizer, then the benchmarks.
 #
-#   scripts/gpu_run.sh OUTDIR [--filter=RE] [--quick] [--no-tests] [--no-sanitizer] [--no-bench]
+#   scripts/gpu_run.sh OUTDIR [--committed] [--filter=RE] [--quick] [--no-tests] [--no-sanitizer] [--no-bench]
 #                      [--tests-filter=GTEST_FILTER] [--sanitizer-filter=GTEST_FILTER]
 #                      [-- extra gpuprobe flags]
 #
@@ -17,17 +17,17 @@ shift
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 if [ "${1:-}" = "--committed" ]; then
+  # Only from .snapshot/head.tar (scripts/snapshot.sh here, then `carry: [".snapshot"]`): the device
+  # machine's copy of .git can be older than the working tree it receives, and `git archive HEAD`
+  # there silently built that older commit (2026-11-25: HEAD read 179846b while the tree was 8007f72).
   shift
+  if [ ! -f .snapshot/head.tar ]; then
+    echo "gpu_run.sh: --committed needs .snapshot/head.tar (run scripts/snapshot.sh, carry .snapshot)" >&2; exit 2
+  fi
   head_dir=/tmp/gpuprobe-head
   rm -rf "$head_dir" && mkdir -p "$head_dir"
-  if git rev-parse --verify -q HEAD >/dev/null 2>&1; then
-    git archive HEAD | tar -x -C "$head_dir" || { echo "gpu_run.sh: git archive failed" >&2; exit 1; }
-  elif [ -f .snapshot/head.tar ]; then
-    tar -xf .snapshot/head.tar -C "$head_dir" || { echo "gpu_run.sh: bad .snapshot/head.tar" >&2; exit 1; }
-  else
-    echo "gpu_run.sh: --committed needs git history or .snapshot/head.tar (scripts/snapshot.sh)" >&2; exit 2
-  fi
-  echo "[gpu_run] building the committed tree: $(cat "$head_dir/.snapshot-revision" 2>/dev/null || echo HEAD)"
+  tar -xf .snapshot/head.tar -C "$head_dir" || { echo "gpu_run.sh: bad .snapshot/head.tar" >&2; exit 1; }
+  echo "[gpu_run] building the committed tree: $(cat "$head_dir/.snapshot-revision" 2>/dev/null || echo unknown)"
   exec bash "$head_dir/scripts/gpu_run.sh" "$OUT" "$@"
 fi
 filter="." ; quick=() ; tests=1 ; sanitizer=1 ; bench=1 ; tests_filter="*" ; sanitizer_filter="" ; extra=()

@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "gpuprobe/bulk_copy.cuh"
 #include "gpuprobe/kernels/symv.hpp"
 #include "symv_gemv_common.cuh"
 #include "symv_v3_plan.hpp"
@@ -414,113 +413,6 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
   }
 }
 
-// ---- v14 (SymvImpl::kAwareV14): v5's units, their interior steps' tiles fetched by the copy engine ----
-// A unit's interior block columns (all kSub tiles stored and inside the matrix) are read by bulk
-// copies (cp.async.bulk, sm_90) into a ring of shared-memory stages instead of 16-byte loads into
-// registers; band and edge steps keep v3_step's loads. A stage is kStageCols consecutive columns of
-// one block column, each column's kSub x kNB-element run (1-2 KB, contiguous in A) one bulk copy,
-// the stage's copies completing on the stage's mbarrier. Thread 0 keeps kStages stages in flight and
-// refills a stage once every thread has passed the __syncthreads after consuming it. Each thread
-// reads from a stage exactly the elements it would have loaded in v3_step (the same lane / column
-// group mapping) and adds them in the same order, so v14 computes what v5 computes.
-// Why: experiments/triangle_read.cu (docs/perf/symv.md, "Lower bounds"): the copy engine reads the
-// triangle in v5's 2D units at 3122-3146 GB/s against 3075-3092 for 16-byte loads in the same units.
-template <class T, int kSub>
-struct V14Ring {
-  static constexpr int kStageCols = 16;              // columns per stage: a quarter of a block column
-  static constexpr int kQuarters = kNB / kStageCols;  // stages per step
-  static constexpr int kRun = kSub * kNB;            // elements of one column in a stage (its copy)
-  static constexpr int kStageElems = kStageCols * kRun;
-  static constexpr int kStageBytes = kStageElems * static_cast<int>(sizeof(T));  // double 32 KB, float 16 KB
-  static constexpr int kStages = 192 * 1024 / kStageBytes;  // 192 KB in flight per SM (one block per SM)
-  static constexpr int kRingBytes = kStages * kStageBytes;
-  static constexpr int kColsPerGroup = kStageCols / Shape<T>::kColGroups;  // a thread's columns per stage: double 2, float 1
-  static_assert(kNB % kStageCols == 0 && kStageCols % Shape<T>::kColGroups == 0, "stages split block columns evenly");
-  static_assert(kStages >= 2, "at least double buffering");
-  static_assert((kRun * sizeof(T)) % 16 == 0, "bulk copies move multiples of 16 bytes");
-};
-
-// The ring's producer side (thread 0 only): stage z of the unit's interior steps [j_first, ...) into
-// slot z % kStages.
-template <class T, int kSub, bool kStream>
-__device__ __forceinline__ void v14_issue(const T* __restrict__ A, long long lda, int r0, int j_first, int z,
-                                          std::uint32_t ring_addr, std::uint32_t bars_addr, std::uint64_t policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using R = V14Ring<T, kSub>;
-  const int j = j_first + z / R::kQuarters, q = z % R::kQuarters, slot = z % R::kStages;
-  const std::uint32_t bar = bars_addr + 8u * slot;
-  constexpr std::uint32_t kRunBytes = R::kRun * sizeof(T);
-  bulk::mbar_arrive_expect_tx(bar, R::kStageCols * kRunBytes);
-  const T* src = A + static_cast<long long>(j * kNB + q * R::kStageCols) * lda + r0 * kNB;
-  const std::uint32_t dst = ring_addr + static_cast<std::uint32_t>(slot) * R::kStageBytes;
-#pragma unroll 4
-  for (int c = 0; c < R::kStageCols; ++c) {
-    if constexpr (kStream)
-      bulk::bulk_load_hint(dst + c * kRunBytes, src + c * lda, kRunBytes, bar, policy);
-    else
-      bulk::bulk_load(dst + c * kRunBytes, src + c * lda, kRunBytes, bar);
-  }
-#else
-  __trap();  // the host launches v14's ring only on sm_90 and later
-#endif
-}
-
-// The interior steps [j_first, j_end) of unit (g, .) from the ring: per step, kQuarters stages, then
-// the column dots' one reduction over the row lanes and the slot write, as v3_step (kInterior).
-template <class T, int kSub, bool kLower, bool kStream>
-__device__ __forceinline__ void v14_interior(const T* __restrict__ A, long long lda, const Strided<const T>& x,
-                                             const symv_v3::Plan& plan, int g, int j_first, int j_end, int lane,
-                                             int grp, const T (&xs)[kSub * kNB],
-                                             T (&row_acc)[kSub][Vec16<T>::kCount], T* __restrict__ slots,
-                                             const T* ring, std::uint32_t ring_addr, std::uint32_t bars_addr,
-                                             std::uint64_t policy) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using S = Shape<T>;
-  using R = V14Ring<T, kSub>;
-  using V = typename Vec16<T>::type;
-  constexpr int kV = S::kV, kCG = S::kColGroups, kCPT = S::kColsPerThread, kRL = S::kRowLanes;
-  const int row_in_tile = lane * kV, r0 = g * kSub;
-  const int stages = (j_end - j_first) * R::kQuarters;
-  for (int j = j_first; j < j_end; ++j) {
-    T dot[kCPT];
-#pragma unroll
-    for (int q = 0; q < R::kQuarters; ++q) {
-      const int z = (j - j_first) * R::kQuarters + q, slot = z % R::kStages;
-      T xc[R::kColsPerGroup];  // x of this thread's columns of the stage: issued before the wait
-#pragma unroll
-      for (int v = 0; v < R::kColsPerGroup; ++v) xc[v] = blas2::load_x(x, j * kNB + q * R::kStageCols + grp + v * kCG);
-      bulk::mbar_wait(bars_addr + 8u * slot, static_cast<std::uint32_t>((z / R::kStages) & 1));
-      const T* stage = ring + static_cast<long long>(slot) * R::kStageElems;
-#pragma unroll
-      for (int v = 0; v < R::kColsPerGroup; ++v) {
-        const int u = q * R::kColsPerGroup + v;  // v3's column index: column grp + u kCG of the block column
-        const T* col = stage + (grp + v * kCG) * R::kRun + row_in_tile;
-#pragma unroll
-        for (int i = 0; i < kSub; ++i) {
-          const V av = *reinterpret_cast<const V*>(col + i * kNB);
-          const T* a = reinterpret_cast<const T*>(&av);
-          const V xv = *reinterpret_cast<const V*>(&xs[i * kNB + row_in_tile]);
-          const T* xr = reinterpret_cast<const T*>(&xv);
-#pragma unroll
-          for (int k = 0; k < kV; ++k) {
-            row_acc[i][k] += a[k] * xc[v];
-            dot[u] = i == 0 && k == 0 ? a[k] * xr[k] : dot[u] + a[k] * xr[k];
-          }
-        }
-      }
-      __syncthreads();  // every thread is done with the slot
-      if (threadIdx.x == 0 && z + R::kStages < stages)
-        v14_issue<T, kSub, kStream>(A, lda, r0, j_first, z + R::kStages, ring_addr, bars_addr, policy);
-    }
-    const T sum = blas2::reduce_transposed<kCPT, kRL>(dot, lane);
-    constexpr int kLanesPerValue = kRL / kCPT;
-    if (lane % kLanesPerValue == 0) slots[plan.slot(kLower, g, j) + grp + (lane / kLanesPerValue) * kCG] = sum;
-  }
-#else
-  __trap();
-#endif
-}
-
 // kStream: A read with evict-first loads (the triangle is larger than the L2, read once), so that
 // the partials the units write stay in the L2 for the reduction kernel.
 // Blocks per SM the register cap is set for: 2 (128 registers), but 1 for double with kSub = 4 (v5):
@@ -532,13 +424,10 @@ template <class T, int kSub>
 constexpr int v3_min_blocks_per_sm() {
   return sizeof(T) == 8 && kSub == 4 ? 1 : 2;
 }
-// kBulk (v14): the interior steps through the ring (dynamic shared memory: V14Ring::kRingBytes, one
-// block per SM); needs kVector (16-byte aligned columns) and sm_90.
-template <class T, int kSub, bool kLower, bool kVector, bool kStream, bool kBulk>
-__global__ void __launch_bounds__(kThreads, kBulk ? 1 : v3_min_blocks_per_sm<T, kSub>())
+template <class T, int kSub, bool kLower, bool kVector, bool kStream>
+__global__ void __launch_bounds__(kThreads, v3_min_blocks_per_sm<T, kSub>())
     symv_v3_kernel(int n, const T* __restrict__ A, long long lda, Strided<const T> x, symv_v3::Plan plan,
                    T* __restrict__ slots, T* __restrict__ row_parts) {
-  static_assert(!kBulk || kVector, "bulk copies need 16-byte aligned columns");
   using S = Shape<T>;
   constexpr int kV = S::kV, kCG = S::kColGroups, kRL = S::kRowLanes;
   static_assert(kSub * kNB <= kThreads, "the epilogue writes one row-part element per thread");
@@ -558,6 +447,7 @@ __global__ void __launch_bounds__(kThreads, kBulk ? 1 : v3_min_blocks_per_sm<T, 
   // kSub x kColsPerThread vectors in flight.
   __shared__ __align__(16) T xs[kSub * kNB];
   for (int e = threadIdx.x; e < kSub * kNB; e += kThreads) xs[e] = r0 * kNB + e < n ? blas2::load_x(x, r0 * kNB + e) : T(0);
+  __syncthreads();
   T row_acc[kSub][kV] = {};
   __shared__ T col_band[kSub][kNB];  // column dots of the band's block columns (written before read, no init)
 
@@ -568,38 +458,10 @@ __global__ void __launch_bounds__(kThreads, kBulk ? 1 : v3_min_blocks_per_sm<T, 
   const int full_b = kLower ? j_begin : max(j_begin, plan.band_end(g));
   const int full_e = kLower ? min(j_end, plan.band_begin(g)) : j_end;
   const int interior_e = (r0 + kSub) * kNB <= n ? min(full_e, n / kNB) : full_b;
-
-  // v14: the ring's barriers, and its first stages in flight before anything else (upper: the band's
-  // loads below overlap them).
-  using Ring = V14Ring<T, kBulk ? kSub : 4>;  // (kSub 4 when unused: no V14Ring of another sub)
-  extern __shared__ __align__(128) unsigned char v14_ring[];  // kBulk: Ring::kRingBytes (dynamic)
-  __shared__ __align__(8) std::uint64_t v14_bars[kBulk ? Ring::kStages : 1];
-  [[maybe_unused]] std::uint32_t ring_addr = 0, bars_addr = 0;
-  [[maybe_unused]] std::uint64_t policy = 0;
-  if constexpr (kBulk) {
-    ring_addr = bulk::smem_addr(v14_ring);
-    bars_addr = bulk::smem_addr(v14_bars);
-    if (threadIdx.x == 0) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-      if constexpr (kStream) policy = bulk::evict_first_policy();
-      for (int st = 0; st < Ring::kStages; ++st) bulk::mbar_init(bars_addr + 8u * st, 1);
-      bulk::mbar_init_fence();
-#endif
-      const int stages = max(0, interior_e - full_b) * Ring::kQuarters;
-      for (int z = 0; z < min(Ring::kStages, stages); ++z)
-        v14_issue<T, kSub, kStream>(A, lda, r0, full_b, z, ring_addr, bars_addr, policy);
-    }
-  }
-  __syncthreads();  // xs, and (kBulk) the initialized barriers
-
   auto full_columns = [&] {
-    if constexpr (kBulk)
-      v14_interior<T, kSub, kLower, kStream>(A, lda, x, plan, g, full_b, interior_e, lane, grp, xs, row_acc, slots,
-                                             reinterpret_cast<const T*>(v14_ring), ring_addr, bars_addr, policy);
-    else
-      for (int j = full_b; j < interior_e; ++j)
-        v3_step<T, kSub, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs,
-                                                                      row_acc, col_band, slots);
+    for (int j = full_b; j < interior_e; ++j)
+      v3_step<T, kSub, kLower, kVector, kStream, V3Step::kInterior>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc,
+                                                                    col_band, slots);
     for (int j = max(full_b, interior_e); j < full_e; ++j)
       v3_step<T, kSub, kLower, kVector, kStream, V3Step::kEdge>(n, A, lda, x, plan, g, j, lane, grp, xs, row_acc,
                                                                 col_band, slots);
@@ -664,61 +526,50 @@ __global__ void __launch_bounds__(kThreads) symv_v3_reduce_kernel(symv_v3::Plan 
   blas2::sum_groups_into_y<kReduceGroups, kReduceElems>(sum, q, c, c < plan.n, alpha, beta, y);
 }
 
-// Block rows per unit: v3's sub_rows (4 float, 2 double); v5 and v14: 4 for both (double in two
-// load batches per step), half v3's slots in double.
+// Block rows per unit: v3's sub_rows (4 float, 2 double); v5: 4 for both (double in two load
+// batches per step), half v3's slots in double.
 template <class T>
 int v3_sub(SymvImpl impl) {
-  return impl == SymvImpl::kAwareV5 || impl == SymvImpl::kAwareV14 ? 4 : symv_v3::sub_rows<T>();
+  return impl == SymvImpl::kAwareV5 ? 4 : symv_v3::sub_rows<T>();
 }
 
 template <class T>
 symv_v3::Plan v3_plan(int n, SymvImpl impl) {
   symv_v3::Plan plan = symv_v3::make_plan(n, v3_sub<T>(impl));
-  plan.group_fastest = impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV5 || impl == SymvImpl::kAwareV14;
+  plan.group_fastest = impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV5;
   return plan;
 }
 
 template <class T, int kSub, bool kLower, bool kStream>
-void launch_v3_grid(const symv_v3::Plan& plan, bool vector, bool bulk, const T* A, int lda, Strided<const T> x,
-                    T* slots, T* row_parts, cudaStream_t stream) {
+void launch_v3_grid(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
+                    T* row_parts, cudaStream_t stream) {
   const dim3 grid = plan.group_fastest ? dim3(plan.groups, plan.max_segments) : dim3(plan.max_segments, plan.groups);
-  if constexpr (kSub == 4) {  // v14 has v5's units
-    if (vector && bulk) {
-      constexpr int kRingBytes = V14Ring<T, kSub>::kRingBytes;
-      const auto kernel = symv_v3_kernel<T, kSub, kLower, true, kStream, true>;
-      // A failure here fails the launch below, which launch_status() reports.
-      (void)cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, kRingBytes);
-      kernel<<<grid, kThreads, kRingBytes, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
-      return;
-    }
-  }
   if (vector)
-    symv_v3_kernel<T, kSub, kLower, true, kStream, false>
+    symv_v3_kernel<T, kSub, kLower, true, kStream>
         <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
   else
-    symv_v3_kernel<T, kSub, kLower, false, kStream, false>
+    symv_v3_kernel<T, kSub, kLower, false, kStream>
         <<<grid, kThreads, 0, stream>>>(plan.n, A, lda, x, plan, slots, row_parts);
 }
 
 template <class T, bool kLower, bool kStream>
-void launch_v3_main(const symv_v3::Plan& plan, bool vector, bool bulk, const T* A, int lda, Strided<const T> x,
-                    T* slots, T* row_parts, cudaStream_t stream) {
+void launch_v3_main(const symv_v3::Plan& plan, bool vector, const T* A, int lda, Strided<const T> x, T* slots,
+                    T* row_parts, cudaStream_t stream) {
   if constexpr (symv_v3::sub_rows<T>() == 4)  // float: v3 and v5 share the geometry
-    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, bulk, A, lda, x, slots, row_parts, stream);
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
   else if (plan.sub == 4)
-    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, bulk, A, lda, x, slots, row_parts, stream);
+    launch_v3_grid<T, 4, kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
   else
-    launch_v3_grid<T, symv_v3::sub_rows<T>(), kLower, kStream>(plan, vector, bulk, A, lda, x, slots, row_parts,
-                                                               stream);
+    launch_v3_grid<T, symv_v3::sub_rows<T>(), kLower, kStream>(plan, vector, A, lda, x, slots, row_parts, stream);
 }
 
 template <class T, bool kLower>
-void launch_v3(const symv_v3::Plan& plan, bool vector, bool bulk, bool stream_a, const T* A, int lda,
-               Strided<const T> x, T* ws, T alpha, T beta, Strided<T> y, cudaStream_t stream) {
+void launch_v3(const symv_v3::Plan& plan, bool vector, bool stream_a, const T* A, int lda, Strided<const T> x, T* ws,
+               T alpha, T beta, Strided<T> y, cudaStream_t stream) {
   T* slots = ws;
   T* row_parts = ws + plan.slot_elems;
-  stream_a ? launch_v3_main<T, kLower, true>(plan, vector, bulk, A, lda, x, slots, row_parts, stream)
-           : launch_v3_main<T, kLower, false>(plan, vector, bulk, A, lda, x, slots, row_parts, stream);
+  stream_a ? launch_v3_main<T, kLower, true>(plan, vector, A, lda, x, slots, row_parts, stream)
+           : launch_v3_main<T, kLower, false>(plan, vector, A, lda, x, slots, row_parts, stream);
   blas2::launch_dependent(symv_v3_reduce_kernel<T, kLower>, dim3(plan.tiles, kNB / kReduceElems), dim3(kThreads),
                           stream, plan, static_cast<const T*>(slots), static_cast<const T*>(row_parts), alpha, beta,
                           y);
@@ -726,7 +577,7 @@ void launch_v3(const symv_v3::Plan& plan, bool vector, bool bulk, bool stream_a,
 
 bool is_v3(SymvImpl impl) {
   return impl == SymvImpl::kAwareV3 || impl == SymvImpl::kAwareV3Stream || impl == SymvImpl::kAwareV5 ||
-         impl == SymvImpl::kAwareV6 || impl == SymvImpl::kAwareV14;
+         impl == SymvImpl::kAwareV6;
 }
 
 }  // namespace
@@ -741,7 +592,6 @@ const char* symv_impl_name(SymvImpl impl) {
     case SymvImpl::kAwareV3Stream: return "aware_v3_stream";
     case SymvImpl::kAwareV5: return "aware_v5";
     case SymvImpl::kAwareV6: return "aware_v6";
-    case SymvImpl::kAwareV14: return "aware_v14";
   }
   return "unknown";
 }
@@ -803,14 +653,12 @@ Status symv(Uplo uplo, int n, T alpha, const T* A, int lda, const T* x, int incx
   impl = symv_auto_impl<T>(uplo, n, impl);
   if (is_v3(impl)) {
     const symv_v3::Plan plan = v3_plan<T>(n, impl);
-    // kAwareV3Stream, kAwareV5, kAwareV6, kAwareV14: evict-first loads (copies) when the triangle cannot
-    // stay in the L2 anyway (unknown L2: plain loads).
+    // kAwareV3Stream, kAwareV5, kAwareV6: evict-first loads when the triangle cannot stay in the L2 anyway
+    // (unknown L2: plain loads).
     const long long l2 = impl != SymvImpl::kAwareV3 ? blas2::device_l2_bytes() : 0;
     const bool stream_a = l2 > 0 && 0.5 * n * static_cast<double>(n) * sizeof(T) > static_cast<double>(l2);
-    // v14's bulk copies: sm_90 and later; elsewhere (and for columns not 16-byte aligned) v5's loads.
-    const bool bulk = impl == SymvImpl::kAwareV14 && blas2::device_cc_major() >= 9;
-    lower ? launch_v3<T, true>(plan, vector, bulk, stream_a, A, lda, xs, ws, alpha, beta, ys, stream)
-          : launch_v3<T, false>(plan, vector, bulk, stream_a, A, lda, xs, ws, alpha, beta, ys, stream);
+    lower ? launch_v3<T, true>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream)
+          : launch_v3<T, false>(plan, vector, stream_a, A, lda, xs, ws, alpha, beta, ys, stream);
     return blas2::launch_status();
   }
   const Algo algo = algo_of(impl);

@@ -166,26 +166,21 @@ inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(
 
 // ---- Added for GEMV v3 (gemv.cu, GemvImpl::kSinglePass), also used by SYMV v5. ----
 
-// An attribute of the current device, queried once per device; 0 if it cannot be queried.
-template <cudaDeviceAttr kAttr>
-inline long long cached_device_attribute() {
+// The current device's L2 size in bytes (queried once per device); 0 if it cannot be queried.
+inline long long device_l2_bytes() {
   constexpr int kMaxDevices = 64;
   static std::atomic<long long> cache[kMaxDevices];  // 0: not queried yet
   int device = 0;
   if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return 0;
-  long long value = cache[device].load(std::memory_order_relaxed);
-  if (value == 0) {
-    int v = 0;
-    if (cudaDeviceGetAttribute(&v, kAttr, device) != cudaSuccess || v <= 0) return 0;
-    value = v;
-    cache[device].store(value, std::memory_order_relaxed);
+  long long bytes = cache[device].load(std::memory_order_relaxed);
+  if (bytes == 0) {
+    int l2 = 0;
+    if (cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device) != cudaSuccess || l2 <= 0) return 0;
+    bytes = l2;
+    cache[device].store(bytes, std::memory_order_relaxed);
   }
-  return value;
+  return bytes;
 }
-// The current device's L2 size in bytes; 0 if unknown.
-inline long long device_l2_bytes() { return cached_device_attribute<cudaDevAttrL2CacheSize>(); }
-// The current device's compute capability major; 0 if unknown (callers take the path that runs everywhere).
-inline int device_cc_major() { return static_cast<int>(cached_device_attribute<cudaDevAttrComputeCapabilityMajor>()); }
 
 // Row offset of a thread's slot (v, k) (v < row vectors, k < kV) inside a block of
 // kRowVecs x kLanes x kV rows:

@@ -110,7 +110,6 @@ constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto}
                                         {"ours_aware_v3_stream", Runner::kOurs, SymvImpl::kAwareV3Stream},
                                         {"ours_aware_v5", Runner::kOurs, SymvImpl::kAwareV5},
                                         {"ours_aware_v6", Runner::kOurs, SymvImpl::kAwareV6},
-                                        {"ours_aware_v14", Runner::kOurs, SymvImpl::kAwareV14},
                                         {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
                                         {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
                                         {"cublas", Runner::kCublas, SymvImpl::kAuto},

@@ -31,7 +31,7 @@ const GemvImpl kGemvImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl
                                GemvImpl::kColumnBlocks, GemvImpl::kRowBlocks, GemvImpl::kRowBlocksSector};
 const SymvImpl kSymvImpls[] = {SymvImpl::kAuto,        SymvImpl::kAware,   SymvImpl::kOblivious,
                                SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                               SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV14};
+                               SymvImpl::kAwareV5, SymvImpl::kAwareV6};
 
 template <class T>
 Status symv_call(Uplo uplo, int n, int lda, int incx, int incy, const T* A, const T* x, T* y, void* ws,
@@ -75,7 +75,7 @@ TYPED_TEST(KernelArgs, SymvChecksTheWorkspace) {
   T* y = const_cast<T*>(fake<T>(0x3000));
   for (int n : {1, 64, 1000, 4097}) {
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5,
-                          SymvImpl::kAwareV6, SymvImpl::kAwareV14}) {
+                          SymvImpl::kAwareV6}) {
       const std::size_t need = kernels::symv_workspace_bytes<T>(n, impl);
       ASSERT_GT(need, 0u) << n;
       EXPECT_EQ(kernels::symv_check_args<T>(Uplo::kLower, n, A, n, x, 1, y, 1, kFakeWorkspace, need, impl),

@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <initializer_list>
 #include <memory>
 #include <vector>
 
@@ -29,9 +28,8 @@ using kernels::Status;
 using kernels::SymvImpl;
 using kernels::Uplo;
 
-const SymvImpl kImpls[] = {SymvImpl::kAuto,    SymvImpl::kAware,         SymvImpl::kOblivious,
-                           SymvImpl::kAwareAtomic, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                           SymvImpl::kAwareV5, SymvImpl::kAwareV6,     SymvImpl::kAwareV14};
+const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
+                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -208,36 +206,6 @@ TYPED_TEST(SymvLarge, MatchesCpuReference) {
     for (const SymvCase& c : cases_for(n, n == 1000)) check<TypeParam>(c);
 }
 
-// v14 adds the same products in the same order as v5 and only fetches A differently (bulk copies into
-// shared memory): y must be bit-identical, which a wrong stage, slot or column mapping cannot be.
-// lda a multiple of 16 bytes: the ring's path (n >= 512: units with interior block columns); lda odd:
-// v5's loads.
-template <class T>
-void expect_v14_gives_v5s_bits(std::initializer_list<SymvCase> cases) {
-  for (const SymvCase& c : cases)
-    for (Uplo uplo : kUplos) {
-      SCOPED_TRACE(describe(c, uplo, SymvImpl::kAwareV14, std::is_same_v<T, float> ? "float" : "double"));
-      std::mt19937_64 rng(fresh_seed());
-      const Problem<T> p(c, uplo, rng);
-      const std::vector<T> v5 = run_symv(c, uplo, SymvImpl::kAwareV5, p);
-      const std::vector<T> v14 = run_symv(c, uplo, SymvImpl::kAwareV14, p);
-      ASSERT_EQ(v5.size(), v14.size());
-      EXPECT_EQ(0, std::memcmp(v5.data(), v14.data(), v5.size() * sizeof(T)));
-    }
-}
-
-// Small enough for the sanitizers.
-TYPED_TEST(SymvSmall, V14GivesV5sBits) {
-  expect_v14_gives_v5s_bits<TypeParam>({{600, 600, 1.0, 0.5}, {1000, 1004, -1.5, 0.0, 1, -2}});
-}
-
-TYPED_TEST(SymvLarge, V14GivesV5sBits) {
-  expect_v14_gives_v5s_bits<TypeParam>({{2500, 2500, 1.0, 0.5},
-                                        {3000, 3008, -1.5, 0.0},
-                                        {4097, 4105, 0.5, 2.0, 3, -2},
-                                        {1000, 1003, 0.75, 1.0, 2, 3}});
-}
-
 TEST(SymvLargeCublas, FloatMatchesCublasDsymv) {
   check<float>({4097, 4097, 1.0, 0.0}, true);
   check<float>({2048, 2052, -0.5, 2.0, 1, 1}, true);
@@ -250,7 +218,7 @@ TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
     for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                          SymvImpl::kAwareV5, SymvImpl::kAwareV6, SymvImpl::kAwareV14}) {
+                          SymvImpl::kAwareV5, SymvImpl::kAwareV6}) {
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
       // The second call finds the first one's partials in the workspace.
       SymvWorkspace ws(kernels::symv_workspace_bytes<float>(c.n, impl));
@@ -264,8 +232,7 @@ TEST(SymvLargeWorkspace, OneBufferServesEveryImplAndSizeInTurn) {
   // One workspace for a sequence of calls of different sizes, triangles and impls, twice over: each
   // call finds the others' partials in it, and must neither read them nor depend on them.
   const int sizes[] = {1000, 65, 4097, 300, 2048};
-  const SymvImpl impls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV5, SymvImpl::kAwareV6,
-                            SymvImpl::kAwareV14};
+  const SymvImpl impls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
   std::size_t need = 0;
   for (int n : sizes)
     for (SymvImpl impl : impls) need = std::max(need, kernels::symv_workspace_bytes<double>(n, impl));

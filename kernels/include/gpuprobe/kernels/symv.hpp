@@ -37,13 +37,6 @@
 //               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
 //               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
 //               same idea).
-//   kAwareV14   kAwareV5's units, plan, workspace and reduction, with the unit's interior tiles (all
-//               of its 4 block rows stored and inside the matrix) fetched by the copy engine
-//               (cp.async.bulk, one copy per column run of 1-2 KB) into a 192 KB ring of shared-memory
-//               stages, one block per SM; band and edge tiles as kAwareV5. The same products added in
-//               the same order as kAwareV5. sm_90 and later with 16-byte aligned columns (lda a
-//               multiple of 16 bytes, A 16-byte aligned); elsewhere it runs kAwareV5's loads
-//               (docs/perf/symv.md, v14).
 //   kAuto       (default) kAwareV6, or kAwareV5 in double when v6's partials would not stay in the
 //               L2 (symv_auto_impl below; docs/perf/symv.md, v6).
 //
@@ -60,20 +53,9 @@
 
 namespace gpuprobe::kernels {
 
-enum class SymvImpl {
-  kAuto,
-  kAware,
-  kOblivious,
-  kAwareAtomic,
-  kAwareV3,
-  kAwareV3Stream,
-  kAwareV5,
-  kAwareV6,
-  kAwareV14
-};
+enum class SymvImpl { kAuto, kAware, kOblivious, kAwareAtomic, kAwareV3, kAwareV3Stream, kAwareV5, kAwareV6 };
 
-// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6",
-// "aware_v14"
+// "auto", "aware", "oblivious", "aware_atomic", "aware_v3", "aware_v3_stream", "aware_v5", "aware_v6"
 const char* symv_impl_name(SymvImpl impl);
 
 // What symv<T> runs for `impl` on a device whose L2 holds l2_bytes (-1: ask the current device; 0:
