@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "gpuprobe/bulk_copy.cuh"
+#include "bulk_copy.cuh"
 #include "gpuprobe/check.hpp"
 
 namespace {
@@ -195,7 +195,7 @@ __global__ void __launch_bounds__(1024, 64 / kRegs) tiles(const uint4* __restric
   }
 }
 
-// (h) sm_90 bulk copies (the TMA's 1D mode, helpers in gpuprobe/bulk_copy.cuh): one thread per block
+// (h) sm_90 bulk copies (the TMA's 1D mode, helpers in bulk_copy.cuh): one thread per block
 // drives everything; the data never passes through registers.
 using namespace gpuprobe::bulk;
 

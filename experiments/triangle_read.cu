@@ -11,7 +11,10 @@
 // Later the same night (docs/perf/symv.md "Lower bounds"): tall units, whose every load batch reads
 // 8-16 KB runs down 4-8 columns, read at 3097-3112 GB/s, and persistent strip walkers (a block
 // owns a strip of 2048 rows and walks its columns: the layout that keeps a SYMV's row sums in
-// registers) at 2820-2862: no SYMV layout measured here reaches the address-order read.
+// registers) at 2820-2862: no SYMV layout read with 16-byte loads reaches the address-order read.
+// The copy engine does: bulk_units at 3149-3172 GB/s, bulk_ring (v5's long units) at 3122-3146. But
+// SYMV v14, v5 fed by that ring, took v5's time (docs/perf/symv.md, v14): inside a SYMV the read
+// mechanism is not what costs the remaining time.
 //
 //   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/triangle_read.cu -o triangle_read
 //   ./triangle_read [n=32768]      (double, lda = n: 8.6 GB; ~15 s on an H100)
@@ -54,7 +57,7 @@
 #include <cstdlib>
 #include <vector>
 
-#include "gpuprobe/bulk_copy.cuh"
+#include "bulk_copy.cuh"
 #include "gpuprobe/check.hpp"
 
 namespace {

@@ -1,9 +1,9 @@
-// sm_90 bulk copies (the TMA's 1D mode): cp.async.bulk global -> shared completes on an mbarrier
-// (transaction bytes), cp.async.bulk shared -> global is tracked by bulk async-groups. One header
-// for the kernels (SYMV v14, kernels/src/symv.cu) and the experiments (dram_stream.cu,
-// triangle_read.cu). Device code for sm_90 and later only: the PTX below does not exist before
-// Hopper (callers guard with __CUDA_ARCH__ where the build also targets older GPUs).
+// sm_90 bulk copies (the TMA's 1D mode) for the experiments (dram_stream.cu, triangle_read.cu):
+// cp.async.bulk global -> shared completes on an mbarrier (transaction bytes), cp.async.bulk
+// shared -> global is tracked by bulk async-groups. Device code for sm_90 and later only (the PTX
+// below does not exist before Hopper): the experiments that include it are built for sm_90.
 // Requirements of cp.async.bulk: global and shared addresses 16-byte aligned, sizes multiples of 16.
+// (SYMV v14 used these too, with an evict-first L2 policy: docs/perf/symv.md, v14, removed.)
 #pragma once
 
 #include <cuda_runtime.h>
@@ -11,7 +11,6 @@
 #include <cstdint>
 
 namespace gpuprobe::bulk {
-
 
 __device__ __forceinline__ std::uint32_t smem_addr(const void* p) {
   return static_cast<std::uint32_t>(__cvta_generic_to_shared(p));
@@ -60,23 +59,6 @@ __device__ __forceinline__ void bulk_wait_all() { asm volatile("cp.async.bulk.wa
 // Generic-proxy writes to shared memory, made visible to a following bulk copy (async proxy).
 __device__ __forceinline__ void fence_proxy_async_shared() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-
-// An L2 cache policy "evict first" for the whole of each access (fraction 1.0): for data streamed
-// once, so that it is replaced before the L2's other lines (as ld.global.cs does for plain loads).
-__device__ __forceinline__ std::uint64_t evict_first_policy() {
-  std::uint64_t policy;
-  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
-  return policy;
-}
-// bulk_load with an L2 cache policy (evict_first_policy()).
-__device__ __forceinline__ void bulk_load_hint(std::uint32_t dst_smem, const void* src, std::uint32_t bytes,
-                                               std::uint32_t bar, std::uint64_t policy) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;" ::"r"(
-          dst_smem),
-      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
-      : "memory");
 }
 
 }  // namespace gpuprobe::bulk
