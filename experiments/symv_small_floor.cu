@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "event_median.hpp"
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/kernels/gemv.hpp"
 #include "gpuprobe/kernels/symv.hpp"
@@ -158,32 +159,21 @@ struct Timing {
 
 template <class Launch>
 Timing time_it(Launch launch) {
+  for (int w = 0; w < 20; ++w) launch();
+  constexpr int kQueued = 200;
   cudaEvent_t start, stop;
   GP_CUDA_CHECK(cudaEventCreate(&start));
   GP_CUDA_CHECK(cudaEventCreate(&stop));
-  for (int w = 0; w < 20; ++w) launch();
-  constexpr int kQueued = 200;
   GP_CUDA_CHECK(cudaEventRecord(start));
   for (int i = 0; i < kQueued; ++i) launch();
   GP_CUDA_CHECK(cudaEventRecord(stop));
   GP_CUDA_CHECK(cudaEventSynchronize(stop));
   float total = 0;
   GP_CUDA_CHECK(cudaEventElapsedTime(&total, start, stop));
-  std::vector<float> ms;
-  for (int s = 0; s < 50; ++s) {
-    GP_CUDA_CHECK(cudaEventRecord(start));
-    launch();
-    GP_CUDA_CHECK(cudaEventRecord(stop));
-    GP_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    GP_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  GP_CUDA_CHECK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
   GP_CUDA_CHECK(cudaEventDestroy(start));
   GP_CUDA_CHECK(cudaEventDestroy(stop));
-  return {total * 1e3f / kQueued, ms[ms.size() / 2] * 1e3f};
+  const float single_ms = gpuprobe_experiments::median_event_ms(launch, 0, 50);  // warm already
+  return {total * 1e3f / kQueued, single_ms * 1e3f};
 }
 
 void report(const char* precision, const char* name, Timing t) {

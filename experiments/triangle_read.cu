@@ -58,6 +58,7 @@
 #include <vector>
 
 #include "bulk_copy.cuh"
+#include "event_median.hpp"
 #include "gpuprobe/check.hpp"
 
 namespace {
@@ -364,27 +365,10 @@ __global__ void __launch_bounds__(kThreads, 1) bulk_ring_kernel(const double* a,
   if (sum == -1.0) *sink = sum;
 }
 
+// 3 warm-ups, the median of 15 samples (event_median.hpp).
 template <class Launch>
 float median_ms(Launch launch) {
-  cudaEvent_t start, stop;
-  GP_CUDA_CHECK(cudaEventCreate(&start));
-  GP_CUDA_CHECK(cudaEventCreate(&stop));
-  for (int w = 0; w < 3; ++w) launch();
-  std::vector<float> ms;
-  for (int s = 0; s < 15; ++s) {
-    GP_CUDA_CHECK(cudaEventRecord(start));
-    launch();
-    GP_CUDA_CHECK(cudaEventRecord(stop));
-    GP_CUDA_CHECK(cudaEventSynchronize(stop));
-    float t = 0;
-    GP_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-    ms.push_back(t);
-  }
-  GP_CUDA_CHECK(cudaGetLastError());
-  std::sort(ms.begin(), ms.end());
-  GP_CUDA_CHECK(cudaEventDestroy(start));
-  GP_CUDA_CHECK(cudaEventDestroy(stop));
-  return ms[ms.size() / 2];
+  return gpuprobe_experiments::median_event_ms(launch, 3, 15);
 }
 
 }  // namespace
