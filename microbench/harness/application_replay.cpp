@@ -14,9 +14,14 @@ void attach_counter_values(std::vector<benchmark::BenchmarkReporter::Run>& runs,
                            const std::map<std::string, profilers::MetricValues>& values) {
   for (auto& run : runs) {
     if (run.run_type != benchmark::BenchmarkReporter::Run::RT_Iteration) continue;
-    auto it = values.find(run.run_name.function_name);
+    const std::string& entry = run.run_name.function_name;
+    auto it = values.find(entry);
     if (it == values.end()) continue;
     for (const auto& [metric, v] : it->second) run.counters[metric] = benchmark::Counter(v);
+    const auto declared = context().premises.find(entry);
+    if (declared != context().premises.end())
+      record_premise_check(check_premise(declared->second.premise, declared->second.counted, it->second),
+                           run.counters, run.report_label);
   }
 }
 

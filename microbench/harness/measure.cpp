@@ -54,7 +54,7 @@ std::string entry_name(const std::string& family,
 }
 
 Measurement::Measurement(benchmark::State& state, const ProbeDescriptor& descriptor, const Work& work)
-    : state_(state), descriptor_(descriptor), work_(work) {
+    : state_(state), descriptor_(descriptor), work_(work), premise_(descriptor.premise) {
   const std::string unit = descriptor.figure == Figure::kValue ? descriptor.unit : figure_unit(descriptor.figure);
   label_ = "probe=" + descriptor.family + ";unit=" + unit + ";method=" + descriptor.method;
 }
@@ -217,11 +217,31 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
   if (ctx.counters && replay) {
     if (ctx.counters->application_replay()) {
       ++ctx.timed_replays;  // its range comes in the counter passes
+      if (premise_.declared()) ctx.premises[current_entry()] = {premise_, premise_counted(premise_, work_)};
     } else {
       const profilers::MetricValues values = ctx.counters->collect(current_entry(), replay);
       for (const auto& [metric, v] : values) state_.counters[metric] = v;
+      if (premise_.declared()) {
+        record_premise_check(check_premise(premise_, premise_counted(premise_, work_), values), state_.counters,
+                             label_);
+        state_.SetLabel(label_);
+      }
     }
   }
+}
+
+double premise_counted(const Premise& premise, const Work& work) {
+  return premise.level == PremiseLevel::kCompute ? work.ops : work.bytes;
+}
+
+void record_premise_check(const PremiseCheck& check, benchmark::UserCounters& counters, std::string& label) {
+  if (check.status != PremiseStatus::kUnverified) {
+    counters["premise_ok"] = check.status == PremiseStatus::kOk ? 1 : 0;
+    counters["premise_ratio"] = check.ratio;
+    counters["premise_measured"] = check.measured;
+    for (const auto& [name, value] : check.details) counters["premise_" + name] = value;
+  }
+  label += ";premise=" + premise_status_text(check);
 }
 
 void Measurement::replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay) {
@@ -274,6 +294,8 @@ void Measurement::finish(const std::vector<Sample>& samples, const std::vector<d
     c["sm_clock_mhz_max"] = k.max;
   }
   if (!kernel_clocks.empty()) c["sm_clock_kernel_mhz"] = summarize(kernel_clocks).median;
+  if (premise_.declared()) label_ += ";premise_level=" + std::string(premise_level_name(premise_.level)) +
+                                     ";premise_rule=" + premise_rule(premise_);
   state_.SetLabel(label_);
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <functional>
 #include <initializer_list>
+#include <map>
 #include <limits>
 #include <string>
 #include <utility>
@@ -19,6 +20,7 @@
 #include "device.hpp"
 #include "gpuprobe/profiler.hpp"
 #include "options.hpp"
+#include "premise.hpp"
 
 namespace gpuprobe {
 
@@ -57,6 +59,9 @@ struct ProbeDescriptor {
   // rate, relaunch barriers) or may block behind the gate (transfers: a pageable cudaMemcpyAsync
   // is staged by the host). --launch-gate=off turns it off for every entry.
   bool launch_gate = true;
+  // Which level must serve what the entries count, checked against the counters whenever they run
+  // (premise.hpp). Entries whose premise depends on their parameters set it with Measurement::premise.
+  Premise premise;
 };
 constexpr int kMaxWarmupSamples = 1000;
 
@@ -77,6 +82,13 @@ struct Sample {
 
 // Process-wide state the harness and probes share: the device, the flags, the clock reader and
 // the counter backend. Set up once by main() before registration.
+// An entry's declared premise and what it counted, kept from the timed run until the counter passes
+// of application replay bring its values (application_replay.cpp).
+struct DeclaredPremise {
+  Premise premise;
+  double counted = 0;
+};
+
 struct Context {
   DeviceInfo device;
   Options options;
@@ -91,6 +103,7 @@ struct Context {
   std::size_t timed_replays = 0;
   std::vector<std::string> pass_ranges;
   std::vector<profilers::MetricValues> pass_values;
+  std::map<std::string, DeclaredPremise> premises;  // by entry name, entries that declare one
 };
 Context& context();
 
@@ -153,6 +166,8 @@ class Measurement {
 
   // Extra output fields computed by the probe (e.g. the smallest ILP reaching peak).
   void extra(const std::string& name, double value);
+  // This entry's premise, in place of the descriptor's (e.g. DRAM only for DRAM-sized working sets).
+  void premise(const Premise& p) { premise_ = p; }
 
  private:
   // Whether this entry's event timers gate (descriptor and --launch-gate).
@@ -169,7 +184,15 @@ class Measurement {
   Work work_;
   std::string label_;
   bool flush_l2_ = false;
+  Premise premise_;
 };
+
+// Writes a premise check into an entry's output: counters premise_ok (1 or 0, absent when
+// unverified), premise_ratio, premise_measured and premise_<detail>, and the label tag
+// premise=ok|failed: why|unverified: why.
+void record_premise_check(const PremiseCheck& check, benchmark::UserCounters& counters, std::string& label);
+// What a premise counts in `work`: operations for kCompute, bytes otherwise.
+double premise_counted(const Premise& premise, const Work& work);
 
 // Host wall-clock time (std::chrono::steady_clock), for probes whose figure is host-side.
 using HostTime = std::chrono::steady_clock::time_point;

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/metric_names.hpp"
 #include "gpuprobe/device_buffer.hpp"
 #include "harness/measure.hpp"
 #include "probes/exec_ops.cuh"
@@ -96,12 +97,12 @@ struct OpRow {
 
 const std::vector<OpRow>& op_rows() {
   static const std::vector<OpRow> rows = {
-      {{PipeOp::kFAdd, "fadd", "gp_latency_fadd", 1, true}, gp_latency_fadd},
+      {{PipeOp::kFAdd, "fadd", "gp_latency_fadd", 1, true, metrics::kSassFadd}, gp_latency_fadd},
       {{PipeOp::kFMul, "fmul", "gp_latency_fmul", 1, false}, gp_latency_fmul},
-      {{PipeOp::kFFma, "ffma", "gp_latency_ffma", 2, true}, gp_latency_ffma},
-      {{PipeOp::kDAdd, "dadd", "gp_latency_dadd", 1, true}, gp_latency_dadd},
-      {{PipeOp::kDFma, "dfma", "gp_latency_dfma", 2, true}, gp_latency_dfma},
-      {{PipeOp::kHFma2, "hfma2", "gp_latency_hfma2", 4, true}, gp_latency_hfma2},
+      {{PipeOp::kFFma, "ffma", "gp_latency_ffma", 2, true, metrics::kSassFfma}, gp_latency_ffma},
+      {{PipeOp::kDAdd, "dadd", "gp_latency_dadd", 1, true, metrics::kSassDadd}, gp_latency_dadd},
+      {{PipeOp::kDFma, "dfma", "gp_latency_dfma", 2, true, metrics::kSassDfma}, gp_latency_dfma},
+      {{PipeOp::kHFma2, "hfma2", "gp_latency_hfma2", 4, true, metrics::kSassHfma}, gp_latency_hfma2},
       {{PipeOp::kBFma2, "bfma2", "gp_latency_bfma2", 4, true}, gp_latency_bfma2},
       {{PipeOp::kIAdd, "iadd3", "gp_latency_iadd3", 0, true}, gp_latency_iadd3},
       {{PipeOp::kIMad, "imad", "gp_latency_imad", 0, true}, gp_latency_imad},
@@ -473,6 +474,7 @@ void throughput_peak_entry(benchmark::State& state, PipeOp op) {
   }
   Measurement m(state, kThroughputPeak, throughput_work(op, best.ilp, best.warps, quick));
   m.tag("op", pipe_op_info(op).name);
+  if (const char* metric = pipe_op_info(op).sass_metric) m.premise(Premise::compute(metric));
   m.param("ilp", best.ilp);
   m.param("warps_per_sm", best.warps);
   m.param("sweep_points", static_cast<double>(points.size()));

@@ -35,6 +35,9 @@ struct PipeOpInfo {
   const char* kernel_name;  // extern "C" latency kernel, e.g. "gp_latency_ffma" (check_sass.sh)
   double flops_per_op;      // floating-point operations per thread-instruction (fma = 2, x2 = 2 lanes)
   bool in_throughput;       // swept by exec.throughput
+  // The thread-level SASS counter that counts this op's instructions: the premise of its peak
+  // (exec.throughput_peak). nullptr: no counter proves it, so its peak is never a ceiling.
+  const char* sass_metric = nullptr;
 };
 const std::vector<PipeOpInfo>& pipe_ops();
 const PipeOpInfo& pipe_op_info(PipeOp op);

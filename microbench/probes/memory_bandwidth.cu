@@ -1,5 +1,6 @@
-// Bandwidth probes: memory.bandwidth (read, write, copy, triad x 4/8/16-byte accesses x working
-// set 16 KiB .. --max-footprint, on all SMs), memory.occupancy (DRAM bandwidth vs blocks per SM),
+// Bandwidth probes: memory.l2_bandwidth (L2 read, write, copy; one walker per SM), memory.bandwidth
+// (read, write, copy, triad x 4/8/16-byte accesses x working set 16 KiB .. --max-footprint, on all
+// SMs), memory.occupancy (DRAM bandwidth vs blocks per SM),
 // memory.l1_peak (L1 load bandwidth with per-block resident arrays) and memory.stride (V&D SC08
 // section 3.5: bandwidth vs stride and misalignment).
 // Byte counts: every load and store a kernel performs, counted once (a copy moves read + write,
@@ -212,6 +213,82 @@ __global__ void __launch_bounds__(kBlockThreads, kL1PeakBlocksPerSm)
   if (write_sink) sink[0] = acc[0] ^ acc[1];
 }
 
+// L2 bandwidth (memory.l2_bandwidth): every counted byte must reach the L2 as its own request. The
+// stream kernel's small working sets break that: all SMs' threads sweep the same few sectors, so
+// loads of one SM to a sector whose miss is still in flight merge in L1 and never reach L2 (ncu on
+// the H200: a 32 KiB read_cg set counted 64 GB at L1 and 25 GB at L2). Here each SM runs one block
+// (the dynamic shared memory it asks for leaves no room for a second one) that walks the working
+// set chunk by chunk from its own starting chunk: one SM touches a sector again only after it has
+// walked the whole set, and the set (>= kL2MinChunks chunks) is far larger than what one SM can have
+// in flight. Loads are ld.global.cg and stores st.global.cg: L1 never holds the data. Different SMs
+// do read the same sectors at the same time; each SM's request still reaches the L2.
+constexpr int kL2Threads = 1024;
+constexpr int kL2LoadsPerThread = 8;  // per chunk: 1024 x 8 x 16 B = 128 KiB in flight per SM at most
+constexpr std::uint64_t kL2ChunkBytes = std::uint64_t(kL2Threads) * kL2LoadsPerThread * 16;
+constexpr std::uint64_t kL2MinChunks = 8;
+static_assert(kL2ChunkBytes == 128 * 1024, "a chunk is 128 KiB: the smallest working set is 8 of them");
+
+template <StreamKernel kKernel>
+__global__ void __launch_bounds__(kL2Threads, 1)
+    l2_kernel(float4* __restrict__ a, const float4* __restrict__ b, std::uint32_t chunks,
+              std::uint32_t first_chunk_step, std::uint32_t iterations, unsigned* __restrict__ sink, int write_sink) {
+  static_assert(kKernel == StreamKernel::kReadL2Only || kKernel == StreamKernel::kWrite ||
+                    kKernel == StreamKernel::kCopy,
+                "memory.l2_bandwidth runs read (ld.global.cg), write and copy");
+  constexpr std::uint32_t kChunkVectors = std::uint32_t(kL2Threads) * kL2LoadsPerThread;
+  std::uint32_t chunk = static_cast<std::uint32_t>(std::uint64_t(blockIdx.x) * first_chunk_step % chunks);
+  unsigned acc = 0;
+  for (std::uint32_t it = 0; it < iterations; ++it) {
+    const std::uint32_t first = chunk * kChunkVectors + threadIdx.x;
+    [[maybe_unused]] float4 v[kL2LoadsPerThread];
+#pragma unroll
+    for (int j = 0; j < kL2LoadsPerThread; ++j) {
+      if constexpr (kKernel == StreamKernel::kReadL2Only) v[j] = __ldcg(a + first + j * kL2Threads);
+      if constexpr (kKernel == StreamKernel::kCopy) v[j] = __ldcg(b + first + j * kL2Threads);
+    }
+#pragma unroll
+    for (int j = 0; j < kL2LoadsPerThread; ++j) {
+      if constexpr (kKernel == StreamKernel::kReadL2Only) acc ^= lanes_xor(v[j]);
+      if constexpr (kKernel == StreamKernel::kWrite) __stcg(a + first + j * kL2Threads, splat<float4>(1.5f));
+      if constexpr (kKernel == StreamKernel::kCopy) __stcg(a + first + j * kL2Threads, v[j]);
+    }
+    chunk = chunk + 1 == chunks ? 0 : chunk + 1;
+  }
+  if constexpr (kKernel == StreamKernel::kReadL2Only)
+    if (write_sink) sink[0] = acc;
+}
+
+// Dynamic shared memory that lets one l2_kernel block, and no second one, reside on an SM.
+std::size_t l2_one_block_shared_bytes(const DeviceInfo& dev) {
+  return (dev.smem_per_sm_bytes / 2 / 1024 + 1) * 1024;
+}
+
+template <StreamKernel kKernel>
+void prepare_l2_kernel(const DeviceInfo& dev) {
+  const auto shared = static_cast<int>(l2_one_block_shared_bytes(dev));
+  GP_CUDA_CHECK(cudaFuncSetAttribute(l2_kernel<kKernel>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
+  int resident = 0;
+  GP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, l2_kernel<kKernel>, kL2Threads, shared));
+  if (resident != 1)
+    throw Error("memory.l2_bandwidth: " + std::to_string(resident) +
+                " blocks per SM resident (needs exactly 1 for its one-walker-per-SM design)");
+}
+
+void launch_l2(StreamKernel k, const DeviceInfo& dev, float4* a, const float4* b, std::uint32_t chunks,
+               std::uint32_t step, std::uint32_t iterations, unsigned* sink, cudaStream_t s) {
+  const std::size_t shared = l2_one_block_shared_bytes(dev);
+  const auto blocks = static_cast<unsigned>(dev.sm_count);
+  switch (k) {
+    case StreamKernel::kReadL2Only:
+      return l2_kernel<StreamKernel::kReadL2Only><<<blocks, kL2Threads, shared, s>>>(a, b, chunks, step, iterations, sink, 0);
+    case StreamKernel::kWrite:
+      return l2_kernel<StreamKernel::kWrite><<<blocks, kL2Threads, shared, s>>>(a, b, chunks, step, iterations, sink, 0);
+    case StreamKernel::kCopy:
+      return l2_kernel<StreamKernel::kCopy><<<blocks, kL2Threads, shared, s>>>(a, b, chunks, step, iterations, sink, 0);
+    default: throw UsageError("memory.l2_bandwidth runs read_cg, write and copy");
+  }
+}
+
 // Reads one float per thread and load at index (t + j * threads) * stride, from base + offset bytes.
 __global__ void __launch_bounds__(kBlockThreads) strided_read_kernel(const float* __restrict__ base,
                                                                      std::uint64_t stride, std::uint32_t loads,
@@ -259,6 +336,13 @@ const ProbeDescriptor kOccupancy{
     "memory.occupancy", Figure::kBandwidth,
     "as memory.bandwidth at a DRAM-sized and an L2-sized working set, varying resident 256-thread "
     "blocks per SM and the store cache hint (default or st.global.cs)", "", 10, 2};
+const ProbeDescriptor kL2Bandwidth{
+    "memory.l2_bandwidth", Figure::kBandwidth,
+    "one 1024-thread block per SM (its shared-memory request leaves room for no second one), each walking "
+    "the working set in 128 KiB chunks from its own starting chunk, 8 x 16-byte ld.global.cg loads (or "
+    "st.global.cg stores) per thread per chunk: every load reaches L2 as its own request; working sets "
+    "1 MiB .. the L2 size; CUDA events; bytes = accesses x 16",
+    "", 10, 2};
 const ProbeDescriptor kStride{
     "memory.stride", Figure::kBandwidth,
     "all SMs; thread t reads float (t + j x threads) x stride from base + offset; bytes = 4 per load "
@@ -316,6 +400,9 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
                              : double(threads) * visits * cfg.kernel.accesses * sizeof(V);
 
   Measurement m(state, d, Work{bytes, 0, 0});
+  // Only a working set far beyond the L2 claims DRAM; smaller ones are curve points of whichever
+  // levels serve them (the L2 and L1 ceilings come from memory.l2_bandwidth and memory.l1_peak).
+  if (dram_sized) m.premise(Premise::dram());
   m.param("footprint_bytes", double(elements * sizeof(V) * cfg.kernel.arrays));
   m.param("vector_bytes", sizeof(V));
   m.param("blocks_per_sm", cfg.blocks_per_sm);
@@ -362,6 +449,7 @@ void l1_peak_entry(benchmark::State& state) {
   // All of the unified L1/shared SRAM to L1 (the kernel uses no shared memory).
   GP_CUDA_CHECK(cudaFuncSetAttribute(l1_peak_kernel<V>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
   Measurement m(state, kL1Peak, Work{bytes_per_pass * passes, 0, 0});
+  m.premise(Premise::l1());
   m.param("vector_bytes", sizeof(V));
   m.param("blocks_per_sm", kL1PeakBlocksPerSm);
   m.param("block_bytes", kL1PeakBlockBytes);
@@ -369,6 +457,37 @@ void l1_peak_entry(benchmark::State& state) {
   m.time_events([&](cudaStream_t s) {
     l1_peak_kernel<V><<<blocks, kBlockThreads, 0, s>>>(data, passes, 0, sink, 0);
   });
+}
+
+void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, std::uint64_t footprint) {
+  const DeviceInfo& dev = context().device;
+  const std::uint64_t array_bytes = footprint / kernel.arrays;
+  const auto chunks = static_cast<std::uint32_t>(array_bytes / kL2ChunkBytes);
+  if (chunks < kL2MinChunks) throw UsageError("memory.l2_bandwidth: working set below its smallest size");
+  switch (kernel.kernel) {
+    case StreamKernel::kReadL2Only: prepare_l2_kernel<StreamKernel::kReadL2Only>(dev); break;
+    case StreamKernel::kWrite: prepare_l2_kernel<StreamKernel::kWrite>(dev); break;
+    case StreamKernel::kCopy: prepare_l2_kernel<StreamKernel::kCopy>(dev); break;
+    default: throw UsageError("memory.l2_bandwidth runs read_cg, write and copy");
+  }
+  // Blocks start evenly spread over the chunks, so that at any moment the SMs cover the whole set.
+  const std::uint32_t step = std::max<std::uint32_t>(1, chunks / static_cast<std::uint32_t>(dev.sm_count));
+  const double bytes_per_iteration = double(dev.sm_count) * kL2ChunkBytes * kernel.accesses;
+  const auto iterations = static_cast<std::uint32_t>(std::ceil(kMinBytesPerSample / bytes_per_iteration));
+  const std::uint64_t array_stride = array_bytes + kArrayPadding;
+  char* base = bandwidth_memory(array_stride * kernel.arrays);
+  auto* a = reinterpret_cast<float4*>(base);
+  const auto* b = reinterpret_cast<const float4*>(base + array_stride);
+
+  Measurement m(state, kL2Bandwidth, Work{bytes_per_iteration * iterations, 0, 0});
+  m.premise(Premise::l2());
+  m.param("footprint_bytes", double(array_bytes * kernel.arrays));
+  m.param("vector_bytes", 16);
+  m.param("blocks_per_sm", 1);
+  m.param("threads", double(dev.sm_count) * kL2Threads);
+  m.tag("kernel", kernel.name);
+  unsigned* sink = bandwidth_sink();
+  m.time_events([&](cudaStream_t s) { launch_l2(kernel.kernel, dev, a, b, chunks, step, iterations, sink, s); });
 }
 
 void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t offset_bytes) {
@@ -438,6 +557,17 @@ void register_memory_bandwidth_probes() {
         }
       }
     }
+  }
+
+  // L2 bandwidth: read, write and copy over working sets from 1 MiB (8 chunks per array) to the L2's
+  // size, 4 points per octave, so the near-partition plateau and the edges between are resolved.
+  for (const StreamKernelInfo& k : kStreamKernels) {
+    if (k.kernel != StreamKernel::kReadL2Only && k.kernel != StreamKernel::kWrite && k.kernel != StreamKernel::kCopy)
+      continue;
+    const std::uint64_t granule = kL2ChunkBytes * k.arrays;
+    for (std::uint64_t ws : log_sweep(kL2MinChunks * granule, ctx.device.l2_bytes, quick ? 1 : 4, granule))
+      register_entry(entry_name(kL2Bandwidth.family, {{"kernel", k.name}, {"footprint", std::to_string(ws)}}),
+                     kL2Bandwidth, [k, ws](benchmark::State& st) { l2_entry(st, k, ws); });
   }
 
   // L1 peak: float2 and float4 loads.

@@ -110,6 +110,7 @@ void shared_bandwidth_entry(benchmark::State& state) {
   CycleBuffers buffers(sms);
   const double bytes_per_block = double(kSharedThreads) * kLoadsPerThread * 16;
   Measurement m(state, kSharedBandwidth, Work{bytes_per_block * sms, 0, 0});
+  m.premise(Premise::shared());
   m.param("blocks", sms);
   m.param("threads_per_block", kSharedThreads);
   std::vector<double> bytes_per_clock;

@@ -6,11 +6,12 @@
 #include <set>
 
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/metric_names.hpp"
 
 namespace gpuprobe::profilers {
 
 namespace {
-constexpr const char* kTime = "gpu__time_duration.sum";
+constexpr const char* kTime = metrics::kGpuTime;
 constexpr const char* kSass = "sm__sass_thread_inst_executed_op_";
 
 std::string trim(const std::string& s) {
@@ -39,20 +40,28 @@ const std::vector<MetricSet>& builtin_metric_sets() {
   static const std::vector<MetricSet> sets = {
       {"roofline",
        "time, DRAM read/write bytes, L2 and L1 bytes, FP32/FP64 instruction counts, SM clock",
-       {kTime, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_bytes.sum", "l1tex__t_bytes.sum",
-        std::string(kSass) + "ffma_pred_on.sum", std::string(kSass) + "fadd_pred_on.sum",
-        std::string(kSass) + "fmul_pred_on.sum", std::string(kSass) + "dfma_pred_on.sum",
-        std::string(kSass) + "dadd_pred_on.sum", std::string(kSass) + "dmul_pred_on.sum",
-        "sm__cycles_elapsed.avg.per_second"}},
+       {metrics::kGpuTime, metrics::kDramRead, metrics::kDramWrite, "lts__t_bytes.sum", "l1tex__t_bytes.sum",
+        metrics::kSassFfma, metrics::kSassFadd, metrics::kSassFmul, metrics::kSassDfma, metrics::kSassDadd,
+        metrics::kSassDmul, metrics::kSmClock}},
       {"memory",
        "global sectors per request (coalescing), shared-memory bank conflicts, local-memory bytes (spills), "
        "DRAM and SM-to-L2 traffic",
-       {kTime, "dram__bytes_read.sum", "dram__bytes_write.sum", "lts__t_sectors_srcunit_tex_op_read.sum",
-        "lts__t_sectors_srcunit_tex_op_write.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_ld.sum",
+       {kTime, metrics::kDramRead, metrics::kDramWrite, metrics::kL2SmReadSectors,
+        metrics::kL2SmWriteSectors, metrics::kL1GlobalLoadSectors,
         "l1tex__t_requests_pipe_lsu_mem_global_op_ld.sum", "l1tex__t_sectors_pipe_lsu_mem_global_op_st.sum",
         "l1tex__t_requests_pipe_lsu_mem_global_op_st.sum", "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum",
         "l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_st.sum", "l1tex__t_bytes_pipe_lsu_mem_local_op_ld.sum",
         "l1tex__t_bytes_pipe_lsu_mem_local_op_st.sum"}},
+      // What the premise checks read (microbench/harness/premise.hpp): which level served the bytes a
+      // probe counts, and whether the operations it counts ran; plus the counters' own peaks.
+      {"premise",
+       "bytes served per level (L1 lookups and hits, SM-sourced L2 reads and writes, DRAM), shared-memory "
+       "load bytes, floating-point SASS instruction counts, L2 and DRAM peaks per cycle and their clocks",
+       {metrics::kGpuTime, metrics::kL1GlobalLoadSectors, metrics::kL1GlobalLoadHitSectors,
+        metrics::kL2SmReadSectors, metrics::kL2SmWriteSectors, metrics::kDramRead, metrics::kDramWrite,
+        metrics::kSharedLoadBytes, metrics::kSassFfma, metrics::kSassFadd, metrics::kSassDfma, metrics::kSassDadd,
+        metrics::kSassHfma, metrics::kSmClock, metrics::kL2PeakBytesPerCycle, metrics::kL2Clock,
+        metrics::kDramPeakBytesPerCycle, metrics::kDramClock, metrics::kL1PeakBytesPerCycle, metrics::kL1Clock}},
       {"occupancy",
        "achieved occupancy (active warps vs peak), SM active vs elapsed cycles, blocks launched",
        {kTime, "sm__warps_active.avg.pct_of_peak_sustained_active", "sm__warps_active.avg.per_cycle_active",

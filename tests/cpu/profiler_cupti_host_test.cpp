@@ -38,6 +38,9 @@ TEST(CuptiHostGH100, PassesPerSet) {
   EXPECT_LE(gh100().passes(gp::find_metric_set("roofline")->metrics), 2u);
   EXPECT_EQ(gh100().passes(gp::find_metric_set("memory")->metrics), 5u);
   EXPECT_EQ(gh100().passes(gp::find_metric_set("occupancy")->metrics), 1u);
+  // The premise checks ride along the main job's counter run: 2 passes, alone or with roofline.
+  EXPECT_EQ(gh100().passes(gp::find_metric_set("premise")->metrics), 2u);
+  EXPECT_EQ(gh100().passes(gp::validate_metrics(gp::parse_counter_spec("roofline,premise"), gh100()).metrics), 2u);
   EXPECT_EQ(gh100().passes(std::vector<std::string>{"dram__bytes_read.sum", "dram__bytes_write.sum"}), 1u);
 }
 
