@@ -6,9 +6,9 @@
 #
 #   scripts/device_session.sh OUTDIR [--budget=SECONDS] [--no-tests] [main_job.sh options]
 #
-# OUTDIR receives at most 8 files (what the device tool returns): build.log, tests.log,
-# sanitizer.log, job.log (main job's terminal output with its wall time), results.json,
-# counters.json, report.tgz (report/ with report.html), logs.tgz (bench/counters/report logs).
+# OUTDIR receives at most 8 files (what the device tool returns): job.log (main job's terminal
+# output with its wall time), results.json, premises.json, counters.json, report.tgz (report/ with
+# report.html), logs.tgz (build, tests, sanitizer, bench, counters and report logs).
 # --budget (default 570 s): the main job is stopped at this many seconds after the start, so
 # that whatever it finished is still copied out; a stopped run leaves results.json.partial.
 set -uo pipefail
@@ -68,10 +68,13 @@ else
   echo "main job: exit $rc, wall $(( $(date +%s) - job_start )) s$( ((rc == 124)) && echo ' (stopped at the budget)')" \
     | tee -a "$OUT/job.log"
 fi
-for f in results.json counters.json; do
+for f in results.json premises.json counters.json; do
   if [ -f "$work/$f" ]; then cp "$work/$f" "$OUT/"; elif [ -f "$work/$f.partial" ]; then cp "$work/$f.partial" "$OUT/"; fi
 done
 [ -d "$work/report" ] && tar czf "$OUT/report.tgz" -C "$work" report
+grep -hE '^\[  (PASSED|FAILED)  \]|tests? (passed|failed)|ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/tests.log" "$OUT/sanitizer.log" 2>/dev/null | tail -12
+# The device tool returns at most 8 files: the session's own logs travel inside logs.tgz too.
+for f in build.log tests.log sanitizer.log; do [ -f "$OUT/$f" ] && cp "$OUT/$f" "$work/session-$f" && rm "$OUT/$f"; done
 (cd "$work" 2>/dev/null && tar czf "$OUT/logs.tgz" ./*.log) 2>/dev/null
 tail -25 "$OUT/job.log" 2>/dev/null
 echo "[device_session] done at +$(( $(date +%s) - start ))s (status $status)"

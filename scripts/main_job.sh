@@ -7,7 +7,8 @@
 # --exclude=RE (repeatable; the entries matching any of them are left out) goes to gpuprobe.
 #
 # OUTDIR (default reports/local) receives results.json (all probes and kernel benchmarks, timing),
-# counters.json (kernel benchmarks again with --counters=roofline, in an untimed replay), logs, and
+# premises.json (the ceiling probes' premises checked by counters, in untimed replays), counters.json
+# (kernel benchmarks again with --counters=roofline, in an untimed replay), logs, and
 # report/ (report.html, report.md, device-profile.json, plots). Without a GPU it says so and builds
 # the report from the result files already in OUTDIR.
 set -uo pipefail
@@ -56,6 +57,14 @@ if ((have_gpu)); then
     | awk -F/ '{fam=$1; if (fam != last) { printf "  %-28s", fam; last = fam; n = 0 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
   [ -f "$OUT/results.json" ] || { status=1; echo "main_job: the benchmark run did not finish (see $OUT/bench.log)" >&2; tail -3 "$OUT/bench.log"; }
   if ((counters)); then
+    # Every ceiling probe's premise (which level served what it counts), checked by CUPTI counters in
+    # untimed replays of each entry (one sample each: the figures come from results.json).
+    step "ceiling probes' premises with hardware counters (application replay) -> $OUT/premises.json"
+    if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=premise,replay=application --samples=1 \
+        --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput' \
+        --benchmark_out="$OUT/premises.json" --benchmark_out_format=json > "$OUT/premises.log" 2>&1; then
+      echo "main_job: premise run failed or counters unavailable (ceilings will say unverified): $(grep -m1 'gpuprobe:' "$OUT/premises.log")"
+    fi
     step "kernel benchmarks with roofline counters (untimed replays) -> $OUT/counters.json"
     if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
         --benchmark_out="$OUT/counters.json" --benchmark_out_format=json > "$OUT/counters.log" 2>&1; then
@@ -66,7 +75,8 @@ fi
 
 step "report -> $OUT/report"
 inputs=()
-for f in "$OUT"/results.json "$OUT"/counters.json; do [ -f "$f" ] && inputs+=("$f"); done
+# premises.json first: its entries only complete results.json's (the later file's entry is used).
+for f in "$OUT"/premises.json "$OUT"/results.json "$OUT"/counters.json; do [ -f "$f" ] && inputs+=("$f"); done
 if ((${#inputs[@]} == 0)); then
   echo "main_job: no result files in $OUT to report on" >&2; exit 1
 fi

@@ -3,7 +3,8 @@
 
 Runs gpuprobe --quick on the memory probes and the memcpy baseline, then checks the result file:
   - schema: context and per-entry fields of docs/results-schema.md are present;
-  - latency does not fall from L1 to L2 to DRAM (random chains, per load flavour);
+  - latency does not fall from L1 to L2 to DRAM (random chains, per load flavour): no point more than
+    2 % below the smallest footprint's;
   - no DRAM-sized bandwidth exceeds the theoretical DRAM bandwidth of the context;
   - shared-memory bytes per clock per SM stay within the 128 B/clock of a 32-bank shared memory
     (with 2 % tolerance for clock-read skew), and bank-conflict cycles grow with the conflict degree;
@@ -61,13 +62,14 @@ def main() -> int:
         curve = sorted((e["footprint_bytes"], e["value_median"])
                        for e in fam(f"memory.latency/pattern:random/load:{load}/"))
         check(len(curve) >= 5, f"latency {load}: too few points")
-        # The first level's latency: the median of the three smallest footprints. One tiny chain alone
-        # is not it: L2 latency differs between slices, and a 1 KiB chain (8 lines) samples few of them
-        # (on the H100 a cg chain once gave 289 cycles at 1 KiB and 274-280 from 2 KiB to 16 MiB).
-        small = sorted(v for _, v in curve[:3])[1]
+        # A deeper level cannot be faster than the first one: no point falls below the smallest
+        # footprint's latency by more than the noise of a placement average (the probe lays chains
+        # below 64 KiB at up to 16 placements, since L2 latency differs between slices: on the H100 a
+        # single 1 KiB cg chain took 256-290 cycles depending on where it lay; 16 placements leave
+        # about +-1 %).
+        small = curve[0][1]
         big = [v for fp, v in curve if fp > 4 * l2]
-        # 3 % tolerance against that: a deeper level cannot be faster than the first one.
-        check(all(v >= 0.97 * small for _, v in curve), f"latency {load} falls below its smallest footprints' value: {curve}")
+        check(all(v >= 0.98 * small for _, v in curve), f"latency {load} falls below its smallest footprint's: {curve}")
         check(big and min(big) > 1.5 * small, f"latency {load}: DRAM not slower than the smallest footprint")
 
     # Only working sets far beyond the L2 are pure DRAM: nearer to it, rewrites of lines still in L2

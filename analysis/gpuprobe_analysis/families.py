@@ -45,6 +45,7 @@ TEXT = {
     "trans": ("trans",),
     "carveout": ("carveout",),
     "l2": ("l2",),
+    "store": ("store",),
 }
 
 # Per family: the parameters that define one curve/row ("group") and the swept one ("x").

@@ -308,6 +308,7 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
 
 
 def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: str) -> Optional[Figure]:
+    ceilings = [c for c in ceilings if not c.variant]  # one line per level (variants bound kernels only)
     if not points and not ceilings:
         return None
     fig, ax = plt.subplots(figsize=(11.5, 6.2))

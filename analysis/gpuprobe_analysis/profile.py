@@ -8,6 +8,7 @@ from typing import Dict, List, Optional
 
 import numpy as np
 
+from . import ceilings as C
 from . import families as F
 from .fits import fit_alpha_beta
 from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
@@ -130,7 +131,7 @@ class Profile:
             "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
         self.data["inputs"] = [{"file": f.path, "partial": f.partial, "entries": len(f.entries)} for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
-                     self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
+                     self._pipelines, self._compute_premises, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
             try:
                 step()
             except Exception as exc:  # one bad section must not lose the others
@@ -348,36 +349,34 @@ class Profile:
             names = name_levels(fit.knees, l2, True)
             curves.append(Curve("memory.bandwidth", dict(zip(spec["group"], key)), used, x, y, fit, names, "GB/s"))
         self.curves["bandwidth"] = curves
-        ceilings, rows, errors = self._bandwidth_ceilings(curves)
+        # The curves' plateaus per level are reported per curve; the ceilings come only from the
+        # probes that declare a premise (ceilings.py), and only where it held.
+        _, rows, errors = self._bandwidth_ceilings(curves)
         self.data["bandwidth_errors"] = errors
-        # The L1 ceiling: the better of the sweep's L1 plateau and the dedicated peak probe (each block
-        # re-reading its own L1-resident array: no index arithmetic, long samples).
-        peak = [e for e in self.rs.by_family("memory.l1_peak") if math.isfinite(e.value)]
-        if peak:
-            top = max(peak, key=lambda e: e.value)
-            plateau = ceilings.get("L1")
-            if plateau is None or top.value > plateau["gbps"]:
-                ceilings["L1"] = {"gbps": top.value, "how": "largest memory.l1_peak entry (each block re-reads its own "
-                                  "L1-resident array)" + (f"; the memory.bandwidth L1 plateau is {plateau['gbps']:,.0f} GB/s"
-                                                          if plateau else ""),
-                                  "source": F.provenance([top])}
-        sh = self.rs.by_family("memory.shared_bandwidth")
-        if sh:
-            best = max(sh, key=lambda e: e.value if math.isfinite(e.value) else -1)
-            if math.isfinite(best.value):
-                ceilings["shared"] = {"gbps": best.value, "how": "largest memory.shared_bandwidth entry",
-                                      "source": F.provenance([best])}
-                if "L1" not in ceilings:
-                    ceilings["L1"] = dict(ceilings["shared"], how="shared-memory bandwidth (same SRAM as L1; no L1 "
-                                          "plateau found in memory.bandwidth)")
+        caps = self.data.get("hierarchy", {}).get("capacities", {})
+        found = C.level_ceilings(self.rs, caps.get("l2_near_partition_bytes"), l2)
+        ceilings: Dict[str, dict] = {}
+        theo = self.ctxnum("gpu_theoretical_dram_gbps")
+        for c in found:
+            name = c.level if c.kind == "read" else f"{c.level} {c.kind}"
+            ceilings[name] = dict(c.to_json(), name=name)
+            if c.level == "DRAM" and theo:
+                ceilings[name]["theoretical_gbps"] = theo
+                ceilings[name]["theoretical_how"] = "context gpu_theoretical_dram_gbps (2 x memory clock x bus width)"
+            if theo and c.level == "DRAM" and c.gbps > theo:
+                errors.append(f"{name} ceiling {c.gbps:.0f} GB/s exceeds the theoretical {theo:.0f} GB/s: not used")
+                del ceilings[name]
+        self.data["premises"] = C.premise_report(self.rs)
         self.data["bandwidth"] = {"curves": rows, "ceilings": ceilings, "errors": errors, "method": (
-            "each point is assigned to the level that serves it by its footprint relative to the capacities "
-            "detected by the latency hierarchy: L1 = footprint <= L1 capacity (L1-allocating kernels), L2 = "
-            "between L1 and L2 capacity (full-capacity plateau) or read_cg/read_nc-bypassing kernels at <= L1 "
-            "capacity (hot set), DRAM = footprint >= %g x L2 capacity; plateau of a curve (kernel, vector, blocks "
-            "per SM, store hint; memory.bandwidth and memory.occupancy) in a level = median of "
-            "its points there; ceiling = best plateau over curves (L1: or the largest memory.l1_peak entry if higher); a plateau above the theoretical value is an error "
-            "and is not used; full-capacity L2 starts at %g x L1 capacity" % (DRAM_FOOTPRINT_FACTOR, L1_CLEAR_FACTOR))}
+            "curves: each point is assigned to the level that serves it by its footprint relative to the capacities "
+            "detected by the latency hierarchy (L1 = footprint <= L1 capacity, L2 = between %g x L1 and half the L2, "
+            "DRAM = footprint >= %g x L2 capacity); a curve's plateau in a level = median of its points there. "
+            "Ceilings: only from entries that declare a premise, and only where the counters confirmed it (or, in a "
+            "run without counters, marked unverified): L1 = memory.l1_peak; L2 = memory.l2_bandwidth, median over the "
+            "working sets up to %.0f %% of the near partition (the far partition separately); DRAM = best plateau of "
+            "the memory.bandwidth/occupancy curves at working sets beyond 4 x L2, per kernel kind (read, write, "
+            "copy, triad); shared = memory.shared_bandwidth"
+            % (L1_CLEAR_FACTOR, DRAM_FOOTPRINT_FACTOR, 100 * C.L2_PLATEAU_SHARE))}
 
     # ------------------------------------------------------------------ access penalties
     def _bandwidth_ceilings(self, curves: List[Curve]):
@@ -526,6 +525,27 @@ class Profile:
                                   "compute_theoretical": theoretical, "method": (
             "latency: median over entries per op; throughput: best entry per op, and the cheapest ILP x warps reaching "
             "95 % of it; GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the entry's clock) when the unit is per clock")}
+
+    def _compute_premises(self):
+        """A compute ceiling stands only if the SASS counters saw its operations run: the
+        exec.throughput_peak entry of its op must not have failed its premise. Each ceiling records
+        the premise status and measured / counted ratio of that entry."""
+        pipes = self.data.get("pipelines")
+        if not pipes:
+            return
+        peaks = {F.text(e, "op"): e for e in self.rs.by_family("exec.throughput_peak")}
+        failed = {}
+        for kind, c in list(pipes["compute_ceilings"].items()):
+            op = c["how"].rsplit("op=", 1)[-1] if "op=" in c["how"] else None
+            e = peaks.get(op)
+            status = e.premise if e is not None else None
+            if status == "failed":
+                failed[kind] = {"gflops": c["gflops"], "op": op, "why": e.premise_why}
+                del pipes["compute_ceilings"][kind]
+                continue
+            c["premise"] = status
+            c["premise_ratio"] = finite(e.num("premise_ratio")) if e is not None else None
+        pipes["compute_ceilings_failed_premise"] = failed
 
     def _as_gflops(self, e: Entry, op: str) -> Optional[float]:
         kind = F.compute_op(op)

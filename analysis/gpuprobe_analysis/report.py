@@ -13,7 +13,8 @@ from . import families as F
 from . import plots
 from .profile import Profile
 from .results import ResultSet
-from .roofline import ceilings_from, kernel_comparison, kernel_points, memcpy_reference, optimality
+from .roofline import (READ_DOMINATED, ceilings_from, is_default, is_reference, kernel_comparison, kernel_points, memcpy_reference,
+                       optimality)
 
 # Every report has these sections, in this order (an empty one says why it is empty).
 SECTIONS = [
@@ -226,7 +227,14 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
 
     # Summary: the figures users ask for first, each pointing to its section.
     d.section("summary")
-    d.table(["figure", "value", "details in"], summary_rows(data, opt))
+    prem = data.get("premises") or {}
+    if prem.get("declared"):
+        d.para(f"Ceilings: {prem['verdict']} ({prem['ok']} premises held, {prem['failed']} failed, "
+               f"{prem['unverified']} unchecked, of {prem['declared']} entries that declare one). A ceiling is built "
+               "only from entries whose premise held: the level it names served the bytes the probe counted, by "
+               "the counters of the same run" + (" (failed entries: section Bandwidth)." if prem["failed"] else "."))
+    d.table(["figure", "value", "produced by", "% of theoretical", "premise (counters)", "details in"],
+            summary_rows(data, opt))
 
     # Device
     d.section("device")
@@ -303,9 +311,17 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     b = data.get("bandwidth")
     if b and (b.get("ceilings") or b.get("curves")):
         d.para("Method: " + b["method"] + ".")
-        d.table(["level", "ceiling (GB/s)", "how"], [[k, v["gbps"], v["how"]] for k, v in b["ceilings"].items()])
+        d.table(["ceiling", "GB/s", "kind", "premise", "measured / counted bytes", "how"],
+                [[k, v["gbps"], v.get("kind", "–"), v.get("premise", "–"), v.get("premise_ratio"), v["how"]]
+                 for k, v in b["ceilings"].items()])
         for err in b.get("errors") or []:
             d.para("ERROR: " + err)
+        prem = data.get("premises") or {}
+        if prem.get("failed_entries"):
+            d.sub("Entries whose premise failed (never a ceiling)")
+            d.table(["entry", "level", "value", "measured / counted", "why"],
+                    [[r["entry"], r["level"], f"{fmt(r['value'])} {r['unit']}", r["ratio"], r["why"]]
+                     for r in prem["failed_entries"]])
         d.table(["curve", "levels (name: plateau GB/s, points in level)"],
                 [[_key(c["key"]), "; ".join(f"{lv['name']}: {fmt(lv['gbps_plateau'])} ({lv['points']})" for lv in c["levels"])]
                  for c in b["curves"]])
@@ -397,14 +413,18 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
 
     d.section("optimality")
     if opt:
-        d.para("bound = min over the measured ceilings (memory level: AI at that level × its bandwidth; compute: the "
-               "peak of the kernel's precision); % of bound = achieved / bound; vs cuBLAS = achieved / cuBLAS achieved, "
-               "same shape, same run.")
-        d.table(["kernel", "impl", "size", "GFLOP/s", "GB/s (min. bytes)", "AI (FLOP/B)", "AI from", "bound (GFLOP/s)",
-                 "% of bound", "limiting", "vs cuBLAS", "cuBLAS impl"],
+        d.para("bound = min over the measured ceilings of (a) the kernel's minimal bytes (its descriptor's: what "
+               "any implementation must move) at the ceiling of the level that must serve them (L2 for problems "
+               f"timed L2-resident, else DRAM: the read ceiling, or the copy ceiling when the kernel's counters show "
+               f"less than {READ_DOMINATED:.0%} reads) and (b) the peak of the kernel's precision; % of bound = "
+               "achieved / bound. Excess traffic = the counters' bytes at that level / the minimal bytes (a variant "
+               "that moves more bytes shows it here, not as a larger bound). vs cuBLAS = achieved / cuBLAS achieved, "
+               "same shape, same run. AI (counters) places the roofline's points.")
+        d.table(["kernel", "impl", "size", "GFLOP/s", "GB/s (min. bytes)", "AI (counters, FLOP/B)", "bound (GFLOP/s)",
+                 "% of bound", "limiting", "excess traffic", "vs cuBLAS", "cuBLAS impl"],
                 [[r["kernel"], r["impl"], r["size"], r["gflops"], r["gbps"],
-                  ", ".join(f"{k} {fmt(v, 3)}" for k, v in r["intensity"].items()), r["intensity_source"],
-                  r["bound_gflops"], r["pct_of_bound"], r["limiter"] or "–",
+                  ", ".join(f"{k} {fmt(v, 3)}" for k, v in r["intensity"].items()),
+                  r["bound_gflops"], r["pct_of_bound"], r["limiter"] or "–", r["excess_traffic"],
                   r["vs_cublas"], r["cublas_impl"] or "–"] for r in opt])
     else:
         d.para("No kernels.* entries in the inputs.")
@@ -494,33 +514,77 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             "profile_obj": prof, "optimality": opt, "ceilings": ceilings}
 
 
+# What produced each compute ceiling: the pipe, in words a reader checks against the datasheet.
+PIPE = {"FP32": "CUDA cores, FFMA", "FP64": "FP64 units, DFMA",
+        "FP16": "CUDA cores, HFMA2 (half2 FMA; not the tensor cores)",
+        "BF16": "CUDA cores, HFMA2.BF16 (bf16x2 FMA; not the tensor cores)"}
+
+
+def _pct(value, theoretical) -> str:
+    return f"{100 * value / theoretical:.0f} % of {fmt(theoretical)}" if value and theoretical else "–"
+
+
+def _premise_cell(status, ratio) -> str:
+    if not status:
+        return "none declared"
+    return status + (f", {ratio:.3f}x counted" if isinstance(ratio, (int, float)) else "")
+
+
 def summary_rows(data: dict, opt: list) -> list:
+    """figure, value, produced by, % of theoretical, premise, section (the summary table's columns)."""
     rows = []
+    theo = {c["name"]: c for c in (data.get("roofline") or {}).get("ceilings", []) if not c["measured"]}
     h = data.get("hierarchy") or {}
     for lv in h.get("levels", []):
         cap = f", capacity {fmt_bytes(lv['capacity_bytes'])}" if lv.get("capacity_bytes") else ""
         ns = f" ({fmt(lv['latency_ns'])} ns)" if lv.get("latency_ns") else ""
-        rows.append([f"{lv['name']} latency", f"{fmt(lv['latency_cycles'])} cycles{ns}{cap}", "memory hierarchy"])
+        rows.append([f"{lv['name']} latency", f"{fmt(lv['latency_cycles'])} cycles{ns}{cap}", "pointer chase", "–",
+                     "–", "memory hierarchy"])
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
-        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", "bandwidth per level"])
-    for name, c in ((data.get("pipelines") or {}).get("compute_ceilings") or {}).items():
-        rows.append([f"{name} peak", f"{fmt(c['gflops'])} GFLOP/s", "pipelines"])
+        level = c.get("level", name.split()[0])
+        t = theo.get(level)
+        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", f"{c.get('kind', '?')} ({_probe(c)})",
+                     _pct(c["gbps"], t["value"] if t else None) + (f" ({t['how']})" if t else ""),
+                     _premise_cell(c.get("premise"), c.get("premise_ratio")), "bandwidth per level"])
+    pipes = data.get("pipelines") or {}
+    for name, c in (pipes.get("compute_ceilings") or {}).items():
+        t = (pipes.get("compute_theoretical") or {}).get(name)
+        rows.append([f"{name} peak", f"{fmt(c['gflops'])} GFLOP/s", PIPE.get(name, c.get("how", "")),
+                     _pct(c["gflops"], t["gflops"] if t else None),
+                     _premise_cell(c.get("premise"), c.get("premise_ratio")), "pipelines"])
     t = data.get("tlb") or {}
     if t.get("page"):
-        rows.append(["page size", fmt_bytes(t["page"]["page_bytes"]), "TLB"])
-    for r in (data.get("transfers") or {}).get("fits", []):
-        if "alpha_us" in r:
-            key = "/".join(str(v) for v in r["key"].values() if v)
-            rows.append([f"transfer {key}", f"α {fmt(r['alpha_us'])} µs, β {fmt(r['beta_gbps'])} GB/s", "transfers"])
-    best = {}
-    for r in opt:
-        if r.get("pct_of_bound") is not None and not r["impl"].lower().startswith("cublas"):
-            if r["kernel"] not in best or r["pct_of_bound"] > best[r["kernel"]]["pct_of_bound"]:
-                best[r["kernel"]] = r
-    for k, r in sorted(best.items()):
-        vs = f", {fmt(r['vs_cublas'], 3)}x cuBLAS" if r.get("vs_cublas") else ""
-        rows.append([f"{k}: best % of bound", f"{fmt(r['pct_of_bound'], 3)} % ({r['impl']}, {r['size']}, "
-                     f"{r['limiter']}-bound{vs})", "optimality"])
+        rows.append(["page size", fmt_bytes(t["page"]["page_bytes"]), "TLB chase", "–", "–", "TLB"])
+    rows += kernel_summary_rows(opt)
+    return rows
+
+
+def _probe(c: dict) -> str:
+    probes = (c.get("source") or {}).get("probe") or []
+    return ", ".join(probes) or "?"
+
+
+def kernel_summary_rows(opt: list) -> list:
+    """Per kernel, at its largest problem timed out of DRAM (else its largest): our default's % of
+    its bound (minimal bytes), and the fastest implementation there."""
+    rows = []
+    for kernel in sorted({r["kernel"] for r in opt}):
+        ks = [r for r in opt if r["kernel"] == kernel and r.get("flops")]
+        if not ks:
+            continue
+        dram = [r for r in ks if r.get("l2") != "resident"] or ks
+        top = max(r["flops"] for r in dram)
+        at = [r for r in dram if r["flops"] == top]
+        fastest = max(at, key=lambda r: r["gflops"])
+        impls = {r["impl"] for r in at}
+        ours = next((r for r in at if is_default(kernel, r["impl"], impls) and not is_reference(r["impl"])), None)
+        if ours is None or ours.get("pct_of_bound") is None:
+            continue
+        vs = f", {fmt(ours['vs_cublas'], 3)}x cuBLAS" if ours.get("vs_cublas") else ""
+        excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
+        rows.append([f"{kernel} at {ours['size']}",
+                     f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}{excess})",
+                     f"fastest here: {fastest['impl']}", "–", "bound from minimal bytes", "optimality"])
     return rows
 
 

@@ -86,6 +86,28 @@ class Entry:
     def cv(self) -> float:
         return self.counters.get("value_cv", math.nan)
 
+    @property
+    def premise_level(self) -> Optional[str]:
+        """The level the probe declares must serve what it counts (L1, L2, DRAM, shared, compute), or
+        None for an entry that claims no ceiling."""
+        return self.tags.get("premise_level")
+
+    @property
+    def premise(self) -> Optional[str]:
+        """'ok' / 'failed' / 'unverified' for an entry that declares a premise (None otherwise).
+        'unverified': no counter run checked it (counters refused, or not asked for)."""
+        if self.premise_level is None:
+            return None
+        ok = self.counters.get("premise_ok")
+        if ok is None or not math.isfinite(ok):
+            return "unverified"
+        return "ok" if ok == 1 else "failed"
+
+    @property
+    def premise_why(self) -> str:
+        """The check's own sentence (label tag premise), e.g. 'failed: L2 bytes 0.392x the counted ...'."""
+        return self.tags.get("premise", "")
+
 
 @dataclass
 class ResultFile:
@@ -242,17 +264,20 @@ def load(paths: Iterable[str]) -> ResultSet:
             for older in es[:-1]:
                 for k, v in older.counters.items():
                     es[-1].counters.setdefault(k, v)
+                for k, v in older.tags.items():  # e.g. the premise check of a counter run
+                    es[-1].tags.setdefault(k, v)
         keep = {id(es[-1]) for es in dup.values()}
         for f in rs.files:
             f.entries = [e for e in f.entries if merge_key(e.name) not in dup or id(e) in keep]
         example = next(iter(dup))
-        later = {id(f) for f in rs.files for e in f.entries if id(e) in keep}
-        counter_runs = all(f.context.get("counters_backend") for f in rs.files if id(f) in later)
+        # The main job's files: a timing run beside --counters runs of some of its entries (the kernels'
+        # roofline counters, the ceiling probes' premises): every duplicated entry has a counters copy.
+        counter_files = {e.source for f in rs.files if f.context.get("counters_backend") for e in f.entries}
+        counter_runs = all(any(e.source in counter_files for e in es) for es in dup.values())
         message = (f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
                    "with counters only earlier files have added")
         if counter_runs:
-            # The main job's pair: a timing run and a --counters run of the kernels: expected, not a problem.
-            rs.note("inputs", message + " (the later files are --counters runs of the same entries)")
+            rs.note("inputs", message + " (one of each pair is a --counters run of the same entry)")
         else:
             rs.warn("inputs", message)
     gpus = sorted({f.context.get("gpu_name", "?") for f in rs.files})

@@ -14,9 +14,15 @@ LEVELS = ("L1", "L2", "DRAM")
 COMPUTE = ("FP32", "FP64")  # the roofline's compute ceilings (other pipes stay in the profile tables)
 
 
+# A kernel whose DRAM traffic is at least this share reads is held to the DRAM read ceiling; others
+# to the copy ceiling (reads and writes mixed). The share comes from the kernel's own counters; without
+# counters the read ceiling applies (every kernel here reads most of its minimal bytes).
+READ_DOMINATED = 0.9
+
+
 @dataclass
 class Ceiling:
-    name: str  # "DRAM", "L2", "L1", "FP32", "FP64"
+    name: str  # "DRAM", "L2", "L1", "FP32", "FP64"; variants: "DRAM copy"
     value: float  # GB/s for memory levels, GFLOP/s for compute
     measured: bool  # False: theoretical (drawn dashed)
     how: str
@@ -24,7 +30,12 @@ class Ceiling:
 
     @property
     def is_memory(self) -> bool:
-        return self.name in LEVELS or self.name == "shared"
+        return self.name.split()[0] in LEVELS or self.name == "shared"
+
+    @property
+    def variant(self) -> bool:
+        """A second ceiling of a level (e.g. DRAM copy): used for bounds, not drawn."""
+        return " " in self.name
 
 
 @dataclass
@@ -43,6 +54,25 @@ class KernelPoint:
     minimal_bytes: float  # descriptor's bytes_per_sample
     counter_flops: Optional[float]
     ai_source: str  # "counters" or "minimal bytes (no counters)"
+    l2: str = ""  # "resident" (timed with its data in L2), "flushed", or "" (not said)
+
+    @property
+    def minimal_level(self) -> str:
+        """The level that must serve the minimal bytes: L2 for problems timed L2-resident, else DRAM."""
+        return "L2" if self.l2 == "resident" else "DRAM"
+
+    @property
+    def dram_read_share(self) -> Optional[float]:
+        r, w = self.entry.counters.get("dram__bytes_read.sum"), self.entry.counters.get("dram__bytes_write.sum")
+        if r is None or w is None or not (r + w) > 0:
+            return None
+        return r / (r + w)
+
+    @property
+    def excess_traffic(self) -> Optional[float]:
+        """Bytes the counters saw at the minimal level over the minimal bytes (1 = no excess)."""
+        b = self.bytes_by_level.get(self.minimal_level)
+        return b / self.minimal_bytes if b and self.minimal_bytes > 0 else None
 
     def intensity(self) -> Dict[str, float]:
         """Arithmetic intensity per level, FLOP/byte."""
@@ -57,8 +87,9 @@ def ceilings_from(profile_data: dict, rs: ResultSet) -> List[Ceiling]:
     """Measured ceilings from the profile, then theoretical ones (context, peak metrics)."""
     out: List[Ceiling] = []
     for name, c in (profile_data.get("bandwidth", {}).get("ceilings") or {}).items():
-        if name in LEVELS:
-            out.append(Ceiling(name, c["gbps"], True, c.get("how", ""), c.get("source", {})))
+        if name in LEVELS or name == "DRAM copy":
+            how = f"{c.get('how', '')} (premise {c.get('premise', 'not declared')})"
+            out.append(Ceiling(name, c["gbps"], True, how, c.get("source", {})))
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
         if name in COMPUTE:
             out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
@@ -125,7 +156,8 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
             gflops=flops / secs / 1e9,
             gbps=(e.num("bytes_per_sample") / secs / 1e9) if e.num("bytes_per_sample") > 0 else math.nan,
             seconds=secs, flops=flops, bytes_by_level=by_level, minimal_bytes=e.num("bytes_per_sample", default=0.0),
-            counter_flops=cflops, ai_source="counters" if by_level else "minimal bytes (no counters)"))
+            counter_flops=cflops, ai_source="counters" if by_level else "minimal bytes (no counters)",
+            l2=F.text(e, "l2") or ""))
     if pts and not any(p.bytes_by_level for p in pts):
         notes.append("no kernel entry has hardware counters (run with --counters): arithmetic intensity uses the "
                      "descriptor's minimal bytes, placed at DRAM only")
@@ -205,13 +237,33 @@ class Bound:
     per_ceiling: Dict[str, float]
 
 
+def memory_ceiling_name(point: KernelPoint, measured: Dict[str, float]) -> str:
+    """The ceiling that bounds a kernel's minimal bytes: its level (L2 for L2-resident problems, else
+    DRAM); at DRAM the read ceiling unless its counters say it is not read-dominated (READ_DOMINATED)
+    and a copy ceiling was measured."""
+    level = point.minimal_level
+    share = point.dram_read_share
+    if level == "DRAM" and share is not None and share < READ_DOMINATED and "DRAM copy" in measured:
+        return "DRAM copy"
+    return level
+
+
 def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
-    """min over the measured ceilings: memory level L bounds at AI_L x BW_L, compute at its peak."""
+    """min over the measured ceilings: the kernel's minimal bytes (its descriptor's: what any
+    implementation must move) at the ceiling of the level that must serve them, and its flops at the
+    compute peak. Counter traffic does not enter the bound: a variant that moves twice the bytes must
+    not get twice the bound (it shows as excess traffic instead). Without minimal bytes, the counters'
+    bytes per level."""
     measured = {c.name: c.value for c in ceilings if c.measured}
     per: Dict[str, float] = {}
-    for lvl, ai in point.intensity().items():
-        if lvl in measured:
-            per[lvl] = ai * measured[lvl]
+    if point.minimal_bytes > 0:
+        name = memory_ceiling_name(point, measured)
+        if name in measured:
+            per[name] = point.flops / point.minimal_bytes * measured[name]
+    else:
+        for lvl, ai in point.intensity().items():
+            if lvl in measured:
+                per[lvl] = ai * measured[lvl]
     if point.precision in measured:
         per[point.precision] = measured[point.precision]
     if not per:
@@ -237,6 +289,9 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             "intensity": p.intensity(), "intensity_source": p.ai_source,
             "bound_gflops": b.bound_gflops if b else None, "limiter": b.limiter if b else None,
             "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b else None,
+            "bound_bytes": "minimal (descriptor)" if p.minimal_bytes > 0 else "counters",
+            "minimal_level": p.minimal_level, "excess_traffic": p.excess_traffic, "l2": p.l2,
+            "flops": p.flops, "minimal_bytes": p.minimal_bytes,
             "bound_by_ceiling": b.per_ceiling if b else {},
             "vs_cublas": (p.gflops / ref.gflops) if ref and ref is not p else None,
             "cublas_impl": ref.impl if ref else None,

@@ -100,6 +100,16 @@ class Builder:
         return e
 
 
+def premise(level: str, counters: bool, ratio: float = 1.0, ok: bool = True):
+    """The premise fields gpuprobe writes: tags (declared level and rule, and the check when counters ran)
+    and counters (premise_ok, premise_ratio), as (tags, counters)."""
+    tags = {"premise_level": level, "premise_rule": f"{level} serves the counted bytes"}
+    if not counters:
+        return tags, {}
+    tags["premise"] = "ok" if ok else f"failed: {level} bytes {ratio:.3f}x the counted (needs 0.97-1.03x)"
+    return tags, {"premise_ok": 1.0 if ok else 0.0, "premise_ratio": ratio}
+
+
 def footprints(lo, hi, per_octave):
     out, i = [], 0
     while True:
@@ -162,10 +172,26 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
         for kernel, scale in (("read", 1.0), ("copy", 0.92)):
             for f in footprints(64 * 2**10, 4 * 2**30, 4):
                 gbps = scale / mixture(f, dev.bw_caps, inv, "gradual")
+                # As gpuprobe: only working sets far beyond the L2 claim DRAM.
+                tags, pc = premise("DRAM", counters) if f > 4 * dev.l2_bytes else ({}, {})
                 b.add("memory.bandwidth", {"kernel": kernel, "vector": "16", "footprint": str(f)}, "GB/s",
                       "grid-stride loop over the footprint, repeated", gbps,
-                      {"footprint_bytes": f, "vector_bytes": 16, "blocks_per_sm": 4, "gbps": gbps},
-                      {"kernel": kernel})
+                      {"footprint_bytes": f, "vector_bytes": 16, "blocks_per_sm": 4, "gbps": gbps, **pc},
+                      {"kernel": kernel, **tags})
+    if want("memory.l2_bandwidth"):
+        # One walker per SM: the near partition's rate up to its capacity, the far rate beyond (85 %).
+        for kernel, scale in (("read_cg", 1.0), ("write", 0.9), ("copy", 0.8)):
+            for f in footprints(2**20, dev.l2_bytes, 4):
+                gbps = dev.bw_gbps[1] * scale * (1.0 if f <= dev.l2_near_bytes else 0.85)
+                tags, pc = premise("L2", counters)
+                b.add("memory.l2_bandwidth", {"kernel": kernel, "footprint": str(f)}, "GB/s",
+                      "one walker per SM, ld.global.cg", gbps, {"footprint_bytes": f, "vector_bytes": 16, **pc},
+                      {"kernel": kernel, **tags})
+    if want("memory.l1_peak"):
+        for vector in (8, 16):
+            tags, pc = premise("L1", counters)
+            b.add("memory.l1_peak", {"vector": str(vector)}, "GB/s", "per-block resident arrays",
+                  dev.bw_gbps[0] * (1.0 if vector == 16 else 0.99), {"vector_bytes": vector, **pc}, tags)
     if want("memory.stride"):
         dram = dev.bw_gbps[2]
         for s in (1, 2, 4, 8, 16, 32):
@@ -179,7 +205,9 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             b.add("memory.bank_conflicts", {"word_bytes": "4", "stride": str(s)}, "cycles", "32-bit shared loads",
                   2.0 * math.gcd(s, dev.banks), {"word_stride": s, "word_bytes": 4})
     if want("memory.shared_bandwidth"):
-        b.add("memory.shared_bandwidth", {"vector": "16"}, "GB/s", "shared loads", dev.bw_gbps[0] * 0.9, {"vector_bytes": 16})
+        tags, pc = premise("shared", counters)
+        b.add("memory.shared_bandwidth", {"vector": "16"}, "GB/s", "shared loads", dev.bw_gbps[0] * 0.9,
+              {"vector_bytes": 16, **pc}, tags)
     if want("baseline.memcpy_d2d"):
         for size in (256 * 2**20, 2**30):
             b.add("baseline.memcpy_d2d", {"size": str(size)}, "GB/s", "cudaMemcpyAsync device-to-device",
@@ -199,8 +227,9 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             b.add("exec.throughput_peak", {"op": op}, "ops/clk/SM", "best configuration re-measured", peak,
                   {"ilp": 8, "warps_per_sm": 32, "sm_clock_kernel_mhz": dev.clock_mhz,
                    "theoretical_ops_per_clk_per_sm": peak * 1.0,
-                   "theoretical_gflops_at_kernel_clock": peak * 2 * dev.sm_count * dev.clock_mhz * 1e-3},
-                  {"op": op})
+                   "theoretical_gflops_at_kernel_clock": peak * 2 * dev.sm_count * dev.clock_mhz * 1e-3,
+                   **premise("compute", counters)[1]},
+                  {"op": op, **premise("compute", counters)[0]})
     if want("exec.launch"):
         for fam, api, us in (("exec.launch_rate", "triple_chevron", 2.5), ("exec.launch_rate", "graph", 1.1),
                              ("exec.launch_sync", "triple_chevron", 9.0)):

@@ -98,7 +98,8 @@ def test_another_gpu_works_unchanged(tmp_path):
     other = synth.Device(name="Synthetic GPU B", sm_count=48, clock_mhz=1100.0, l1_bytes=96 * 1024,
                          l2_near_bytes=5e6, l2_bytes=12e6, lat_cycles=(24.0, 150.0, 200.0, 450.0),
                          bw_caps=(96 * 1024, 12e6), bw_gbps=(20000.0, 3000.0, 900.0))
-    doc = synth.synth_results(other, noise=0.005, seed=11, families=["memory.latency", "memory.bandwidth"])
+    doc = synth.synth_results(other, noise=0.005, seed=11, families=["memory.latency", "memory.bandwidth",
+                                                                         "memory.l1_peak", "memory.l2_bandwidth"])
     p = synth.write(str(tmp_path / "b.json"), doc)
     d = Profile(results.load([p])).to_json()
     caps = d["hierarchy"]["capacities"]

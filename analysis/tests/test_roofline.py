@@ -38,15 +38,45 @@ def test_bound_limiter_percent_and_cublas_ratio(tmp_path):
     rows = {r["impl"]: r for r in optimality(pts, CEILINGS)}
     ours = rows["ours_v1"]
     assert ours["gflops"] == pytest.approx(500.0)  # 2e9 / 4 ms
+    # The roofline's points: counter intensity per level.
     assert ours["intensity"] == pytest.approx({"DRAM": 1.0, "L2": 0.5, "L1": 0.25})
-    # DRAM 1 x 1000 = 1000; L2 0.5 x 4000 = 2000; L1 0.25 x 20000 = 5000; FP32 50000 -> DRAM bound.
-    assert ours["bound_by_ceiling"] == pytest.approx({"DRAM": 1000.0, "L2": 2000.0, "L1": 5000.0, "FP32": 50000.0})
-    assert ours["bound_gflops"] == pytest.approx(1000.0)
+    # The bound: minimal bytes (1e9: AI 2) at DRAM (not L2-resident) = 2 x 1000; FP32 50000.
+    assert ours["bound_by_ceiling"] == pytest.approx({"DRAM": 2000.0, "FP32": 50000.0})
+    assert ours["bound_gflops"] == pytest.approx(2000.0)
     assert ours["limiter"] == "DRAM"
-    assert ours["pct_of_bound"] == pytest.approx(50.0)
+    assert ours["pct_of_bound"] == pytest.approx(25.0)
+    assert ours["excess_traffic"] == pytest.approx(2.0)  # counters: 2e9 DRAM bytes for 1e9 minimal
     assert ours["vs_cublas"] == pytest.approx(500.0 / 400.0)
     assert rows["cublas"]["vs_cublas"] is None
     assert ours["intensity_source"] == "counters"
+
+
+def test_moving_more_bytes_never_raises_the_bound(tmp_path):
+    # The same problem, one variant moving twice the DRAM bytes: same bound, twice the excess traffic.
+    lean, fat = entry("ours_lean", 0.004), entry("ours_fat", 0.004)
+    fat.update({"dram__bytes_read.sum": 3.0e9, "dram__bytes_write.sum": 1.0e9})
+    rows = {r["impl"]: r for r in optimality(kernel_points(load(tmp_path, [lean, fat]))[0], CEILINGS)}
+    assert rows["ours_fat"]["bound_gflops"] == pytest.approx(rows["ours_lean"]["bound_gflops"])
+    assert rows["ours_fat"]["excess_traffic"] == pytest.approx(2 * rows["ours_lean"]["excess_traffic"])
+
+
+def test_l2_resident_problems_are_bounded_by_the_l2(tmp_path):
+    e = entry("ours_v1", 0.004)
+    e["label"] += ";l2=resident"
+    (row,) = optimality(kernel_points(load(tmp_path, [e]))[0], CEILINGS)
+    assert row["minimal_level"] == "L2"
+    assert row["bound_by_ceiling"] == pytest.approx({"L2": 8000.0, "FP32": 50000.0})
+
+
+def test_write_heavy_kernels_are_held_to_the_copy_ceiling(tmp_path):
+    copy = [Ceiling("DRAM copy", 800.0, True, "test")]
+    reads = entry("ours_v1", 0.004)
+    reads.update({"dram__bytes_read.sum": 1.9e9, "dram__bytes_write.sum": 0.1e9})  # 95 % reads
+    (row,) = optimality(kernel_points(load(tmp_path, [reads]))[0], CEILINGS + copy)
+    assert row["limiter"] == "DRAM" and row["bound_gflops"] == pytest.approx(2000.0)
+    mixed = entry("ours_v1", 0.004)  # 75 % reads
+    (row,) = optimality(kernel_points(load(tmp_path, [mixed]))[0], CEILINGS + copy)
+    assert row["limiter"] == "DRAM copy" and row["bound_gflops"] == pytest.approx(1600.0)
 
 
 def test_compute_bound_kernel(tmp_path):
@@ -72,6 +102,7 @@ def test_without_counters_falls_back_to_minimal_bytes_and_says_so(tmp_path):
 def test_theoretical_ceilings_never_bound():
     class P:
         precision = "FP32"
+        minimal_bytes = 0.0  # no descriptor bytes: the counters' intensity is used
 
         def intensity(self):
             return {"DRAM": 1.0}

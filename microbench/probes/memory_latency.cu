@@ -4,6 +4,7 @@
 #include "probes/memory_latency.hpp"
 
 #include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -203,7 +204,8 @@ constexpr std::uint64_t kFullWarmLimit = std::uint64_t(1) << 22;  // loads in a 
 const ProbeDescriptor kLatency{
     "memory.latency", Figure::kCyclesPerOp,
     "one thread follows a chain of absolute 64-bit pointers (unrolled, nothing but dependent loads); "
-    "clock64 and globaltimer around 4096 loads; chase position persists across samples",
+    "clock64 and globaltimer around 4096 loads; chase position persists across samples; random chains "
+    "below 64 KiB are laid at up to 16 placements and each sample shares its loads among them",
     "", 5, 1};
 const ProbeDescriptor kTlb{
     "memory.tlb", Figure::kCyclesPerOp,
@@ -237,24 +239,61 @@ Sample timing_to_sample(const ChaseTiming& t) {
   return s;
 }
 
+// Where a small chain lies matters: the L2 is many slices at different distances from the SM, an
+// address picks its slice, and a 1 KiB chain (8 lines) samples only a few. On the H100 (32 placements
+// each, experiments/chase_placement.cu) a 1 KiB ld.global.cg chain took 256-290 cycles per load
+// depending on where it lay, mean 274.5, while 1 MiB chains took 272.8-273.9; the single 1 KiB chain
+// at the pool's start happened to sit at 263-267 and looked faster than the L2 itself. Small random
+// chains are therefore measured at several placements (kPlacementStride apart) and each sample sums
+// equal shares of its loads over all of them: the figure is the footprint's latency averaged over
+// where it lies.
+constexpr std::uint64_t kPlacementFootprint = 64 * 1024;  // from here on one chain samples enough slices
+constexpr std::uint64_t kMaxPlacements = 16;
+constexpr std::uint64_t kPlacementStride = (std::uint64_t(2) << 20) + 37 * 128;  // a few MiB, odd lines apart
+
+std::uint64_t chain_placements(const ChainSpec& spec) {
+  const std::uint64_t footprint = spec.elements * spec.spacing;
+  if (spec.pattern != ChainPattern::kRandom || footprint >= kPlacementFootprint) return 1;
+  return std::min(kMaxPlacements, (kPlacementFootprint + footprint - 1) / footprint);
+}
+
 void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, ChainSpec spec, ChaseLoad load) {
   // Footprints past the sweep limit (TLB chains only) get their own allocation, freed with the entry,
   // so the shared pool never holds tens of GiB while other probes need memory.
-  const std::uint64_t span = chain_span_bytes(spec);
+  const std::uint64_t placements = chain_placements(spec);
+  const std::uint64_t span = chain_span_bytes(spec) + (placements - 1) * kPlacementStride;
   DeviceBuffer<char> own;
   if (span > memory_sweep_limit()) own = DeviceBuffer<char>(span);
-  PointerChase chase(own.size() ? own.data() : chain_memory(span), spec);
+  char* memory = own.size() ? own.data() : chain_memory(span);
+  std::vector<std::unique_ptr<PointerChase>> chases;
+  for (std::uint64_t k = 0; k < placements; ++k)
+    chases.push_back(std::make_unique<PointerChase>(memory + k * kPlacementStride, spec));
   const std::uint64_t footprint = spec.elements * spec.spacing;
-  chase.warm(load, warm_loads(footprint, spec.elements));
+  for (auto& chase : chases) chase->warm(load, warm_loads(footprint, spec.elements));
+  const std::uint64_t loads_each = kTimedLoads / placements;
+  static_assert(kTimedLoads % kMaxPlacements == 0 && kTimedLoads / kMaxPlacements % PointerChase::kUnroll == 0,
+                "every placement's share of the loads is whole unrolled groups");
 
-  Measurement m(state, descriptor, Work{0, 0, static_cast<double>(kTimedLoads)});
+  Measurement m(state, descriptor, Work{0, 0, static_cast<double>(loads_each * placements)});
   m.param("footprint_bytes", static_cast<double>(footprint));
   m.param("stride_bytes", static_cast<double>(spec.spacing));
   m.param("elements", static_cast<double>(spec.elements));
+  m.param("placements", static_cast<double>(placements));
   m.tag("pattern", spec.pattern == ChainPattern::kRandom ? "random" : "stride");
   m.tag("load", chase_load_name(load));
-  m.run([&] { return timing_to_sample(chase.chase(load, kTimedLoads)); },
-        [&] { chase.chase(load, kTimedLoads); });
+  m.run(
+      [&] {
+        ChaseTiming total{0, 0};
+        for (auto& chase : chases) {
+          const ChaseTiming t = chase->chase(load, loads_each);
+          total.cycles += t.cycles;
+          total.ns += t.ns;
+        }
+        return timing_to_sample(total);
+      },
+      [&] {
+        for (auto& chase : chases) chase->chase(load, loads_each);
+      });
 }
 
 void shared_entry(benchmark::State& state, std::uint32_t footprint) {

@@ -36,9 +36,21 @@ for b in d["benchmarks"]:
           f'ratio {b.get("premise_ratio", float("nan")):.3f} {lab.get("premise", "-")[:90]}')
 PY
 
+stamp "random chains at small footprints (placements) and the GPU invariants' latency rule"
+build/gpuprobe --quick --benchmark_filter='^memory\.latency/pattern:random/load:(ca|cg)/' \
+  --benchmark_out="$OUT/latency_quick.json" --benchmark_out_format=json > /dev/null 2> "$OUT/latency_quick.log"
+python3 - "$OUT/latency_quick.json" <<'PY' | tee -a "$OUT/premise_table.txt"
+import json, sys
+d = json.load(open(sys.argv[1]))
+for load in ("ca", "cg"):
+    pts = sorted((b["footprint_bytes"], b["value_median"], b.get("placements", 1)) for b in d["benchmarks"]
+                 if f"/load:{load}/" in b["name"])
+    print(load, " ".join(f"{int(f)}:{v:.1f}(x{int(p)})" for f, v, p in pts[:12]))
+PY
+
 stamp "ncu on the L2 probe (read at 4 MiB and 16 MiB, write and copy at 16 MiB)"
 metrics=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,l1tex__t_sector_hit_rate.pct,dram__bytes_read.sum,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum.pct_of_peak_sustained_elapsed,l1tex__m_l1tex2xbar_write_bytes.sum.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__d_sectors_fill_sysmem.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second,lts__t_bytes.sum.peak_sustained,l1tex__lsu_writeback_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
-for f in 'kernel:read_cg/footprint:4194304$' 'kernel:read_cg/footprint:16777216$' 'kernel:write/footprint:16777216$' 'kernel:copy/footprint:16777216$'; do
+for f in 'kernel:read_cg/footprint:1048576/' 'kernel:read_cg/footprint:4194304/' 'kernel:read_cg/footprint:16777216/' 'kernel:write/footprint:16777216/' 'kernel:copy/footprint:16777216/'; do
   timeout 120 ncu --clock-control none -k regex:l2_kernel --launch-skip 3 --launch-count 1 --metrics "$metrics" \
     build/gpuprobe --benchmark_filter="^memory\.l2_bandwidth/$f" 2>&1 | grep -vE '^==PROF==' | tail -30
 done > "$OUT/ncu_l2.txt" 2>&1

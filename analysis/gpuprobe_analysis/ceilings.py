@@ -1,0 +1,149 @@
+"""Memory ceilings from the probes that declare a premise, and the premise report.
+
+A probe that defines a ceiling declares which level must serve what it counts (the entry's label
+tags premise_level and premise_rule); the counter run checks it (premise_ok, premise_ratio and the
+tag premise). A ceiling is built only from entries whose premise held; where no counter run checked
+them (counters refused or not asked for) the ceiling is built but marked unverified; an entry whose
+premise failed never becomes a ceiling and is listed with its measured ratio.
+
+Which probe gives which ceiling (docs/probes-memory.md):
+- L1: memory.l1_peak (L1 hit rate >= 99 %);
+- L2: memory.l2_bandwidth, the median over the working sets below the L2's near partition (or half
+  the L2 where it has none), read / write / copy; the far partition separately;
+- DRAM: memory.bandwidth and memory.occupancy entries whose working set is far beyond the L2
+  (premise DRAM), the best curve plateau per kernel (read / write / copy / triad);
+- shared: memory.shared_bandwidth.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+import numpy as np
+
+from . import families as F
+from .results import Entry, ResultSet
+
+# What a stream kernel's bytes are, for naming ceilings: read-only kernels are "read".
+KERNEL_KIND = {"read": "read", "read_cg": "read", "read_nc": "read", "write": "write", "copy": "copy",
+               "triad": "triad"}
+# L2 working sets counted as the near-partition plateau: at most this share of the near capacity
+# (or of the whole L2 when it has no partitions), so that the edge's transition stays out.
+L2_PLATEAU_SHARE = 0.8
+
+
+@dataclass
+class LevelCeiling:
+    level: str  # "L1", "L2", "DRAM", "shared"
+    kind: str  # "read", "write", "copy", "triad"; "L2 far" partition rows have level "L2 far"
+    gbps: float
+    premise: str  # "ok" or "unverified"
+    premise_ratio: Optional[float]  # median measured / counted bytes at the level, over the entries used
+    how: str
+    entries: List[Entry] = field(default_factory=list)
+
+    def to_json(self) -> dict:
+        return {"level": self.level, "kind": self.kind, "gbps": self.gbps, "premise": self.premise,
+                "premise_ratio": self.premise_ratio, "how": self.how, "source": F.provenance(self.entries)}
+
+
+def usable(e: Entry) -> bool:
+    """An entry may define a ceiling: finite positive value and a premise that held or was not checked."""
+    return math.isfinite(e.value) and e.value > 0 and e.premise in ("ok", "unverified")
+
+
+def _ratio(entries: List[Entry]) -> Optional[float]:
+    r = [e.num("premise_ratio") for e in entries]
+    r = [v for v in r if math.isfinite(v)]
+    return float(np.median(r)) if r else None
+
+
+def _status(entries: List[Entry]) -> str:
+    return "ok" if all(e.premise == "ok" for e in entries) else "unverified"
+
+
+def _kind(e: Entry) -> str:
+    return KERNEL_KIND.get(F.text(e, "kernel") or "", F.text(e, "kernel") or "?")
+
+
+def dram_ceilings(rs: ResultSet) -> List[LevelCeiling]:
+    """Per kernel kind, the best plateau (median over a curve's DRAM-premise entries) of its curves."""
+    ents = [e for fam in ("memory.bandwidth", "memory.occupancy") for e in rs.by_family(fam)
+            if e.premise_level == "DRAM" and usable(e)]
+    best: Dict[str, LevelCeiling] = {}
+    for key, grp in F.group(ents, ("family", "kernel", "vector", "blocks_per_sm", "store")).items():
+        plateau = float(np.median([e.value for e in grp]))
+        kind = _kind(grp[0])
+        fam, kernel, vector, bps, store = key
+        if kind not in best or plateau > best[kind].gbps:
+            best[kind] = LevelCeiling(
+                "DRAM", kind, plateau, _status(grp), _ratio(grp),
+                f"{fam} kernel={kernel} vector={vector} B, {bps} blocks/SM, store={store or 'default'}: median of "
+                f"its {len(grp)} working sets beyond the L2 (best curve of kind {kind})", grp)
+    return list(best.values())
+
+
+def l2_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> List[LevelCeiling]:
+    """Per kind, the median over the working sets of the near-partition plateau; the far partition
+    (between the near capacity and the L2 size) as level 'L2 far' when the L2 has partitions."""
+    ents = [e for e in rs.by_family("memory.l2_bandwidth") if usable(e) and e.premise_level == "L2"]
+    if not ents:
+        return []
+    out: List[LevelCeiling] = []
+    top = near_bytes or (l2_bytes * 0.5 if l2_bytes else None)
+    for (kernel,), grp in sorted(F.group(ents, ("kernel",)).items(), key=lambda t: str(t[0])):
+        kind = KERNEL_KIND.get(kernel or "", kernel or "?")
+        fp = lambda e: F.num(e, "footprint")  # noqa: E731
+        near = [e for e in grp if top is None or fp(e) <= L2_PLATEAU_SHARE * top]
+        where = (f"working sets up to {L2_PLATEAU_SHARE:.0%} of the " +
+                 ("near partition" if near_bytes else "L2 / 2 (no near partition detected)")) if top else "all working sets"
+        if near:
+            out.append(LevelCeiling("L2", kind, float(np.median([e.value for e in near])), _status(near), _ratio(near),
+                                    f"memory.l2_bandwidth kernel={kernel}: median of {len(near)} {where}", near))
+        if near_bytes and l2_bytes:
+            far = [e for e in grp if near_bytes < fp(e) <= l2_bytes]
+            if far:
+                out.append(LevelCeiling("L2 far", kind, float(np.median([e.value for e in far])), _status(far),
+                                        _ratio(far), f"memory.l2_bandwidth kernel={kernel}: median of {len(far)} "
+                                        "working sets between the near partition and the L2 size", far))
+    return out
+
+
+def single_entry_ceilings(rs: ResultSet, family: str, level: str, kind: str) -> List[LevelCeiling]:
+    ents = [e for e in rs.by_family(family) if usable(e) and e.premise_level == level]
+    if not ents:
+        return []
+    top = max(ents, key=lambda e: e.value)
+    params = ", ".join(f"{k}={v}" for k, v in top.params.items())
+    return [LevelCeiling(level, kind, top.value, _status([top]), _ratio([top]),
+                         f"{family} {params}: the best of its {len(ents)} entries", [top])]
+
+
+def level_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> List[LevelCeiling]:
+    return (single_entry_ceilings(rs, "memory.l1_peak", "L1", "read") + l2_ceilings(rs, near_bytes, l2_bytes)
+            + dram_ceilings(rs) + single_entry_ceilings(rs, "memory.shared_bandwidth", "shared", "read"))
+
+
+def premise_report(rs: ResultSet) -> dict:
+    """Every entry that declares a premise: how many held, failed or went unchecked, and the failures
+    with their measured ratio and the check's own sentence."""
+    declared = [e for e in rs.entries if e.premise_level]
+    counted = {s: sum(1 for e in declared if e.premise == s) for s in ("ok", "failed", "unverified")}
+    failed = [{"entry": e.name, "level": e.premise_level, "ratio": _finite(e.num("premise_ratio")),
+               "why": e.premise_why or "failed", "value": _finite(e.value), "unit": e.unit}
+              for e in declared if e.premise == "failed"]
+    checked = counted["ok"] + counted["failed"] > 0
+    return {"declared": len(declared), **counted, "failed_entries": failed, "counters_checked": checked,
+            "verdict": ("no entry declares a premise" if not declared else
+                        "ceilings verified by the counters" if checked and not counted["unverified"] else
+                        "ceilings UNVERIFIED: no counter run checked the probes' premises" if not checked else
+                        f"{counted['unverified']} of {len(declared)} premises unchecked")}
+
+
+def _finite(v) -> Optional[float]:
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None

@@ -1,0 +1,90 @@
+"""Ceilings from premises: an entry whose premise failed never becomes a ceiling and is listed; a run
+without counters builds its ceilings but says they are unverified, in the summary itself."""
+import json
+
+import pytest
+
+import synth
+from gpuprobe_analysis import ceilings, report, results
+from gpuprobe_analysis.profile import Profile
+
+FAMILIES = ["memory.latency", "memory.bandwidth", "memory.l1_peak", "memory.l2_bandwidth",
+            "memory.shared_bandwidth", "exec.throughput"]
+
+
+def doc(counters=True):
+    return synth.synth_results(synth.Device(), noise=0.002, seed=3, counters=counters, families=FAMILIES)
+
+
+def hot_set_entry(value_gbps, ratio):
+    """An L2 entry like the old read_cg 'hot set': counted 64 GB, only `ratio` of it reached L2."""
+    tags, pc = synth.premise("L2", True, ratio=ratio, ok=False)
+    label = "probe=memory.l2_bandwidth;unit=GB/s;method=hot set;kernel=read_cg" + "".join(
+        f";{k}={v}" for k, v in tags.items())
+    return {"name": "memory.l2_bandwidth/kernel:read_cg/footprint:32768", "run_name": "x", "run_type": "iteration",
+            "iterations": 10, "real_time": 1.0, "time_unit": "us", "label": label, "value_median": value_gbps,
+            "value_cv": 0.001, "footprint_bytes": 32768, **pc}
+
+
+def profile_of(tmp_path, d):
+    p = synth.write(str(tmp_path / "r.json"), d)
+    return Profile(results.load([p])).to_json()
+
+
+def test_failed_premise_is_never_a_ceiling_and_is_listed(tmp_path):
+    d = doc()
+    truth = synth.Device().bw_gbps[1]
+    d["benchmarks"].append(hot_set_entry(1.9 * truth, 0.40))
+    prof = profile_of(tmp_path, d)
+    l2 = prof["bandwidth"]["ceilings"]["L2"]
+    assert l2["gbps"] == pytest.approx(truth, rel=0.02)  # the hot set's 1.9x is not the ceiling
+    assert l2["premise"] == "ok" and l2["premise_ratio"] == pytest.approx(1.0)
+    (failed,) = prof["premises"]["failed_entries"]
+    assert failed["entry"].startswith("memory.l2_bandwidth/kernel:read_cg/footprint:32768")
+    assert failed["ratio"] == pytest.approx(0.40)
+    assert "0.400x" in failed["why"]
+    assert prof["premises"]["failed"] == 1 and prof["premises"]["counters_checked"]
+
+
+def test_ceilings_name_what_produced_them(tmp_path):
+    c = profile_of(tmp_path, doc())["bandwidth"]["ceilings"]
+    assert {"L1", "L2", "L2 write", "L2 copy", "DRAM", "DRAM copy", "shared"} <= set(c)
+    assert c["L2"]["kind"] == "read" and c["L2 write"]["kind"] == "write"
+    assert c["DRAM"]["source"]["probe"] == ["memory.bandwidth"]
+    assert c["L2"]["source"]["probe"] == ["memory.l2_bandwidth"]
+    # The partitioned L2's far part is its own row, below the near plateau.
+    assert c["L2 far"]["gbps"] < c["L2"]["gbps"]
+
+
+def test_without_counters_the_summary_says_unverified(tmp_path):
+    d = doc(counters=False)
+    p = synth.write(str(tmp_path / "r.json"), d)
+    prof = Profile(results.load([p])).to_json()
+    assert prof["premises"]["counters_checked"] is False
+    assert prof["premises"]["verdict"].startswith("ceilings UNVERIFIED")
+    assert all(c["premise"] == "unverified" for c in prof["bandwidth"]["ceilings"].values())
+    out = report.build_report(results.load([p]), str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    summary = html[html.index('id="summary"'):html.index('id="device"')]
+    assert "ceilings UNVERIFIED" in summary
+
+
+def test_summary_labels_say_what_produced_each_ceiling(tmp_path):
+    p = synth.write(str(tmp_path / "r.json"), doc())
+    out = report.build_report(results.load([p]), str(tmp_path / "rep"))
+    md = open(out["markdown"], encoding="utf-8").read()
+    summary = md[md.index("Summary"):md.index("## Device") if "## Device" in md else None]
+    assert "| L2 bandwidth |" in summary and "read (memory.l2_bandwidth)" in summary
+    assert "| DRAM copy bandwidth |" in summary and "copy (memory.bandwidth)" in summary
+    assert "ok, 1.000x counted" in summary
+    assert "% of " in summary  # % of theoretical where a theoretical value exists
+
+
+def test_usable_rejects_failed_and_nonpositive():
+    e = results.Entry("memory.l1_peak/vector:16", "memory.l1_peak", {}, {"premise_level": "L1"}, "GB/s", "",
+                      {"value_median": 100.0, "premise_ok": 0.0}, "x")
+    assert not ceilings.usable(e)
+    e.counters["premise_ok"] = 1.0
+    assert ceilings.usable(e)
+    e.counters["value_median"] = -5.0
+    assert not ceilings.usable(e)
