@@ -213,46 +213,62 @@ __global__ void __launch_bounds__(kBlockThreads, kL1PeakBlocksPerSm)
   if (write_sink) sink[0] = acc[0] ^ acc[1];
 }
 
-// L2 bandwidth (memory.l2_bandwidth): every counted byte must reach the L2 as its own request. The
-// stream kernel's small working sets break that: all SMs' threads sweep the same few sectors, so
-// loads of one SM to a sector whose miss is still in flight merge in L1 and never reach L2 (ncu on
-// the H200: a 32 KiB read_cg set counted 64 GB at L1 and 25 GB at L2). Here each SM runs one block
-// (the dynamic shared memory it asks for leaves no room for a second one) that walks the working
-// set chunk by chunk from its own starting chunk: one SM touches a sector again only after it has
-// walked the whole set, and the set (>= kL2MinChunks chunks) is far larger than what one SM can have
-// in flight. Loads are ld.global.cg and stores st.global.cg: L1 never holds the data. Different SMs
-// do read the same sectors at the same time; each SM's request still reaches the L2.
-constexpr int kL2Threads = 1024;
-constexpr int kL2LoadsPerThread = 8;  // per chunk: 1024 x 8 x 16 B = 128 KiB in flight per SM at most
-constexpr std::uint64_t kL2ChunkBytes = std::uint64_t(kL2Threads) * kL2LoadsPerThread * 16;
-constexpr std::uint64_t kL2MinChunks = 8;
-static_assert(kL2ChunkBytes == 128 * 1024, "a chunk is 128 KiB: the smallest working set is 8 of them");
+// L2 bandwidth (memory.l2_bandwidth): every counted byte must reach the L2 as its own request. Two
+// things merge loads before the L2 counts them, and each design below avoids them:
+//  - within an SM, a load to a sector whose miss is still in flight merges in L1 (the stream kernel's
+//    small working sets: all of an SM's threads sweep the same few sectors). Here each SM runs one
+//    block (the dynamic shared memory it asks for leaves no room for a second one) that walks a ring
+//    of chunks far larger than what it has in flight, so it asks for a sector again only a lap later;
+//  - across SMs, GH100's L2 request coalescer (LRC, counters lrc__*) merges reads of one sector by
+//    several SMs: with every SM walking the whole working set (walk=shared) only 78-83 % of the
+//    loads reached the L2 at 4-33 MiB on the H100, 44 % at 1 MiB (SM-sourced L2 read sectors against
+//    the count; the L1 hit rate was 0). With walk=own_slice each SM reads only its own 1/SMs of the
+//    working set: no sector is wanted by two SMs, so nothing can merge.
+// Each walk's loads per thread (loads=4 or 8) is an axis: more in flight per SM, larger chunks.
+// Loads are ld.global.cg and stores st.global.cg: L1 never holds the data. Writes and copies are not
+// merged (their premise held with walk=shared: 1.00 and 0.99-1.00).
+enum class L2Walk { kShared, kOwnSlice };
+const char* l2_walk_name(L2Walk w) { return w == L2Walk::kShared ? "shared" : "own_slice"; }
 
-template <StreamKernel kKernel>
+constexpr int kL2Threads = 1024;
+// Loads (or stores) in flight per thread and chunk: 4 or 8 (a chunk of 64 or 128 KiB). A thread loads
+// an address again only a ring later, after its own earlier load of it completed (the XOR waits for
+// it), so even a ring of one chunk has no duplicate in flight: the smallest own_slice working set is
+// SMs chunks (8.25 MiB on 132 SMs at 4 loads). walk=shared starts at 8 chunks, so that the SMs start
+// at different chunks.
+constexpr std::uint64_t l2_chunk_bytes(int loads) { return std::uint64_t(kL2Threads) * loads * 16; }
+static_assert(l2_chunk_bytes(4) == 64 * 1024 && l2_chunk_bytes(8) == 128 * 1024, "chunk sizes as documented above");
+constexpr std::uint32_t kL2MinSharedChunks = 8;
+
+// Block b walks chunks ring_base(b) + (start(b) + it) mod ring of `chunks`, it = 0 .. iterations-1.
+//   shared:    ring = all chunks, ring_base = 0, start = b x step (the SMs spread over the set);
+//   own_slice: ring = chunks / blocks, ring_base = b x ring, start = 0.
+template <StreamKernel kKernel, int kLoads>
 __global__ void __launch_bounds__(kL2Threads, 1)
-    l2_kernel(float4* __restrict__ a, const float4* __restrict__ b, std::uint32_t chunks,
-              std::uint32_t first_chunk_step, std::uint32_t iterations, unsigned* __restrict__ sink, int write_sink) {
+    l2_kernel(float4* __restrict__ a, const float4* __restrict__ b, std::uint32_t ring, std::uint32_t base_step,
+              std::uint32_t start_step, std::uint32_t iterations, unsigned* __restrict__ sink, int write_sink) {
   static_assert(kKernel == StreamKernel::kReadL2Only || kKernel == StreamKernel::kWrite ||
                     kKernel == StreamKernel::kCopy,
                 "memory.l2_bandwidth runs read (ld.global.cg), write and copy");
-  constexpr std::uint32_t kChunkVectors = std::uint32_t(kL2Threads) * kL2LoadsPerThread;
-  std::uint32_t chunk = static_cast<std::uint32_t>(std::uint64_t(blockIdx.x) * first_chunk_step % chunks);
+  constexpr std::uint32_t kChunkVectors = std::uint32_t(kL2Threads) * kLoads;
+  const std::uint32_t ring_base = blockIdx.x * base_step;
+  std::uint32_t position = static_cast<std::uint32_t>(std::uint64_t(blockIdx.x) * start_step % ring);
   unsigned acc = 0;
   for (std::uint32_t it = 0; it < iterations; ++it) {
-    const std::uint32_t first = chunk * kChunkVectors + threadIdx.x;
-    [[maybe_unused]] float4 v[kL2LoadsPerThread];
+    const std::uint32_t first = (ring_base + position) * kChunkVectors + threadIdx.x;
+    [[maybe_unused]] float4 v[kLoads];
 #pragma unroll
-    for (int j = 0; j < kL2LoadsPerThread; ++j) {
+    for (int j = 0; j < kLoads; ++j) {
       if constexpr (kKernel == StreamKernel::kReadL2Only) v[j] = __ldcg(a + first + j * kL2Threads);
       if constexpr (kKernel == StreamKernel::kCopy) v[j] = __ldcg(b + first + j * kL2Threads);
     }
 #pragma unroll
-    for (int j = 0; j < kL2LoadsPerThread; ++j) {
+    for (int j = 0; j < kLoads; ++j) {
       if constexpr (kKernel == StreamKernel::kReadL2Only) acc ^= lanes_xor(v[j]);
       if constexpr (kKernel == StreamKernel::kWrite) __stcg(a + first + j * kL2Threads, splat<float4>(1.5f));
       if constexpr (kKernel == StreamKernel::kCopy) __stcg(a + first + j * kL2Threads, v[j]);
     }
-    chunk = chunk + 1 == chunks ? 0 : chunk + 1;
+    position = position + 1 == ring ? 0 : position + 1;
   }
   if constexpr (kKernel == StreamKernel::kReadL2Only)
     if (write_sink) sink[0] = acc;
@@ -263,28 +279,37 @@ std::size_t l2_one_block_shared_bytes(const DeviceInfo& dev) {
   return (dev.smem_per_sm_bytes / 2 / 1024 + 1) * 1024;
 }
 
-template <StreamKernel kKernel>
-void prepare_l2_kernel(const DeviceInfo& dev) {
-  const auto shared = static_cast<int>(l2_one_block_shared_bytes(dev));
-  GP_CUDA_CHECK(cudaFuncSetAttribute(l2_kernel<kKernel>, cudaFuncAttributeMaxDynamicSharedMemorySize, shared));
-  int resident = 0;
-  GP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, l2_kernel<kKernel>, kL2Threads, shared));
-  if (resident != 1)
-    throw Error("memory.l2_bandwidth: " + std::to_string(resident) +
-                " blocks per SM resident (needs exactly 1 for its one-walker-per-SM design)");
+struct L2Launch {
+  std::uint32_t ring, base_step, start_step, iterations;
+};
+
+template <StreamKernel kKernel, int kLoads>
+void launch_l2_typed(const DeviceInfo& dev, float4* a, const float4* b, const L2Launch& x, unsigned* sink,
+                     cudaStream_t s) {
+  const auto shared = l2_one_block_shared_bytes(dev);
+  static bool prepared = false;  // per instantiation: raise its shared-memory limit once, and check
+  if (!prepared) {
+    GP_CUDA_CHECK(cudaFuncSetAttribute(l2_kernel<kKernel, kLoads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared)));
+    int resident = 0;
+    GP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, l2_kernel<kKernel, kLoads>, kL2Threads,
+                                                                shared));
+    if (resident != 1)
+      throw Error("memory.l2_bandwidth: " + std::to_string(resident) +
+                  " blocks per SM resident (needs exactly 1 for its one-walker-per-SM design)");
+    prepared = true;
+  }
+  l2_kernel<kKernel, kLoads><<<static_cast<unsigned>(dev.sm_count), kL2Threads, shared, s>>>(
+      a, b, x.ring, x.base_step, x.start_step, x.iterations, sink, 0);
 }
 
-void launch_l2(StreamKernel k, const DeviceInfo& dev, float4* a, const float4* b, std::uint32_t chunks,
-               std::uint32_t step, std::uint32_t iterations, unsigned* sink, cudaStream_t s) {
-  const std::size_t shared = l2_one_block_shared_bytes(dev);
-  const auto blocks = static_cast<unsigned>(dev.sm_count);
+template <int kLoads>
+void launch_l2(StreamKernel k, const DeviceInfo& dev, float4* a, const float4* b, const L2Launch& x, unsigned* sink,
+               cudaStream_t s) {
   switch (k) {
-    case StreamKernel::kReadL2Only:
-      return l2_kernel<StreamKernel::kReadL2Only><<<blocks, kL2Threads, shared, s>>>(a, b, chunks, step, iterations, sink, 0);
-    case StreamKernel::kWrite:
-      return l2_kernel<StreamKernel::kWrite><<<blocks, kL2Threads, shared, s>>>(a, b, chunks, step, iterations, sink, 0);
-    case StreamKernel::kCopy:
-      return l2_kernel<StreamKernel::kCopy><<<blocks, kL2Threads, shared, s>>>(a, b, chunks, step, iterations, sink, 0);
+    case StreamKernel::kReadL2Only: return launch_l2_typed<StreamKernel::kReadL2Only, kLoads>(dev, a, b, x, sink, s);
+    case StreamKernel::kWrite: return launch_l2_typed<StreamKernel::kWrite, kLoads>(dev, a, b, x, sink, s);
+    case StreamKernel::kCopy: return launch_l2_typed<StreamKernel::kCopy, kLoads>(dev, a, b, x, sink, s);
     default: throw UsageError("memory.l2_bandwidth runs read_cg, write and copy");
   }
 }
@@ -338,10 +363,12 @@ const ProbeDescriptor kOccupancy{
     "blocks per SM and the store cache hint (default or st.global.cs)", "", 10, 2};
 const ProbeDescriptor kL2Bandwidth{
     "memory.l2_bandwidth", Figure::kBandwidth,
-    "one 1024-thread block per SM (its shared-memory request leaves room for no second one), each walking "
-    "the working set in 128 KiB chunks from its own starting chunk, 8 x 16-byte ld.global.cg loads (or "
-    "st.global.cg stores) per thread per chunk: every load reaches L2 as its own request; working sets "
-    "1 MiB .. the L2 size; CUDA events; bytes = accesses x 16",
+    "one 1024-thread block per SM (its shared-memory request leaves room for no second one) walking a ring "
+    "of chunks, 16-byte ld.global.cg loads or st.global.cg stores: walk=shared, every SM over the whole "
+    "working set from its own starting chunk; walk=own_slice, every SM over its own 1/SMs of it (no sector is "
+    "read by two SMs, so the L2's request coalescer cannot merge them); loads = 16-byte accesses per thread "
+    "per chunk (a chunk is 1024 x loads x 16 B); working sets up to the L2 size; CUDA events; bytes = "
+    "accesses x 16",
     "", 10, 2};
 const ProbeDescriptor kStride{
     "memory.stride", Figure::kBandwidth,
@@ -459,35 +486,58 @@ void l1_peak_entry(benchmark::State& state) {
   });
 }
 
-void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, std::uint64_t footprint) {
+// The smallest working set of a walk (over all arrays): one chunk per SM for own_slice, or
+// kL2MinSharedChunks chunks shared by all.
+std::uint64_t l2_min_footprint(L2Walk walk, int loads, const StreamKernelInfo& kernel, int sms) {
+  const std::uint64_t chunk = l2_chunk_bytes(loads) * kernel.arrays;
+  return walk == L2Walk::kOwnSlice ? chunk * std::uint64_t(sms) : chunk * kL2MinSharedChunks;
+}
+
+void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, L2Walk walk, int loads,
+              std::uint64_t footprint) {
   const DeviceInfo& dev = context().device;
+  const auto sms = static_cast<std::uint32_t>(dev.sm_count);
+  const std::uint64_t chunk_bytes = l2_chunk_bytes(loads);
   const std::uint64_t array_bytes = footprint / kernel.arrays;
-  const auto chunks = static_cast<std::uint32_t>(array_bytes / kL2ChunkBytes);
-  if (chunks < kL2MinChunks) throw UsageError("memory.l2_bandwidth: working set below its smallest size");
-  switch (kernel.kernel) {
-    case StreamKernel::kReadL2Only: prepare_l2_kernel<StreamKernel::kReadL2Only>(dev); break;
-    case StreamKernel::kWrite: prepare_l2_kernel<StreamKernel::kWrite>(dev); break;
-    case StreamKernel::kCopy: prepare_l2_kernel<StreamKernel::kCopy>(dev); break;
-    default: throw UsageError("memory.l2_bandwidth runs read_cg, write and copy");
+  const auto chunks = static_cast<std::uint32_t>(array_bytes / chunk_bytes);
+  if ((loads != 4 && loads != 8) || footprint < l2_min_footprint(walk, loads, kernel, dev.sm_count))
+    throw UsageError("memory.l2_bandwidth: working set below its walk's smallest size");
+  L2Launch x{};
+  if (walk == L2Walk::kOwnSlice) {
+    x.ring = chunks / sms;  // each SM's slice; the remainder of chunks is not touched (and not counted)
+    x.base_step = x.ring;
+    x.start_step = 0;
+  } else {
+    // The SMs start evenly spread over the chunks, so that at any moment they cover the whole set.
+    x.ring = chunks;
+    x.base_step = 0;
+    x.start_step = std::max<std::uint32_t>(1, chunks / sms);
   }
-  // Blocks start evenly spread over the chunks, so that at any moment the SMs cover the whole set.
-  const std::uint32_t step = std::max<std::uint32_t>(1, chunks / static_cast<std::uint32_t>(dev.sm_count));
-  const double bytes_per_iteration = double(dev.sm_count) * kL2ChunkBytes * kernel.accesses;
-  const auto iterations = static_cast<std::uint32_t>(std::ceil(kMinBytesPerSample / bytes_per_iteration));
+  const double bytes_per_iteration = double(sms) * chunk_bytes * kernel.accesses;
+  x.iterations = static_cast<std::uint32_t>(std::ceil(kMinBytesPerSample / bytes_per_iteration));
   const std::uint64_t array_stride = array_bytes + kArrayPadding;
   char* base = bandwidth_memory(array_stride * kernel.arrays);
   auto* a = reinterpret_cast<float4*>(base);
   const auto* b = reinterpret_cast<const float4*>(base + array_stride);
 
-  Measurement m(state, kL2Bandwidth, Work{bytes_per_iteration * iterations, 0, 0});
+  Measurement m(state, kL2Bandwidth, Work{bytes_per_iteration * x.iterations, 0, 0});
   m.premise(Premise::l2());
-  m.param("footprint_bytes", double(array_bytes * kernel.arrays));
+  // The bytes the walk touches (own_slice leaves the remainder of chunks / SMs untouched).
+  const double touched = walk == L2Walk::kOwnSlice ? double(x.ring) * sms * chunk_bytes : double(chunks) * chunk_bytes;
+  m.param("footprint_bytes", touched * kernel.arrays);
   m.param("vector_bytes", 16);
   m.param("blocks_per_sm", 1);
-  m.param("threads", double(dev.sm_count) * kL2Threads);
+  m.param("loads_per_thread", loads);
+  m.param("threads", double(sms) * kL2Threads);
   m.tag("kernel", kernel.name);
+  m.tag("walk", l2_walk_name(walk));
   unsigned* sink = bandwidth_sink();
-  m.time_events([&](cudaStream_t s) { launch_l2(kernel.kernel, dev, a, b, chunks, step, iterations, sink, s); });
+  m.time_events([&](cudaStream_t s) {
+    if (loads == 8)
+      launch_l2<8>(kernel.kernel, dev, a, b, x, sink, s);
+    else
+      launch_l2<4>(kernel.kernel, dev, a, b, x, sink, s);
+  });
 }
 
 void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t offset_bytes) {
@@ -559,15 +609,27 @@ void register_memory_bandwidth_probes() {
     }
   }
 
-  // L2 bandwidth: read, write and copy over working sets from 1 MiB (8 chunks per array) to the L2's
-  // size, 4 points per octave, so the near-partition plateau and the edges between are resolved.
+  // L2 bandwidth: read, write and copy, 4 working sets per octave up to the L2's size, so that the
+  // near-partition plateau and the edges between are resolved. Reads with both walks (own_slice is the
+  // one no request coalescing can merge); writes and copies with walk=shared, from 1 MiB.
   for (const StreamKernelInfo& k : kStreamKernels) {
     if (k.kernel != StreamKernel::kReadL2Only && k.kernel != StreamKernel::kWrite && k.kernel != StreamKernel::kCopy)
       continue;
-    const std::uint64_t granule = kL2ChunkBytes * k.arrays;
-    for (std::uint64_t ws : log_sweep(kL2MinChunks * granule, ctx.device.l2_bytes, quick ? 1 : 4, granule))
-      register_entry(entry_name(kL2Bandwidth.family, {{"kernel", k.name}, {"footprint", std::to_string(ws)}}),
-                     kL2Bandwidth, [k, ws](benchmark::State& st) { l2_entry(st, k, ws); });
+    struct Walk {
+      L2Walk walk;
+      int loads;
+    };
+    for (Walk w : {Walk{L2Walk::kShared, 8}, Walk{L2Walk::kOwnSlice, 4}, Walk{L2Walk::kOwnSlice, 8}}) {
+      if (w.walk == L2Walk::kOwnSlice && k.kernel != StreamKernel::kReadL2Only) continue;
+      const std::uint64_t granule =
+          l2_chunk_bytes(w.loads) * k.arrays * (w.walk == L2Walk::kOwnSlice ? std::uint64_t(ctx.device.sm_count) : 1);
+      const std::uint64_t lo = l2_min_footprint(w.walk, w.loads, k, ctx.device.sm_count);
+      for (std::uint64_t ws : log_sweep(lo, ctx.device.l2_bytes, quick ? 1 : 4, granule))
+        register_entry(entry_name(kL2Bandwidth.family, {{"kernel", k.name}, {"walk", l2_walk_name(w.walk)},
+                                                        {"loads", std::to_string(w.loads)},
+                                                        {"footprint", std::to_string(ws)}}),
+                       kL2Bandwidth, [k, w, ws](benchmark::State& st) { l2_entry(st, k, w.walk, w.loads, ws); });
+    }
   }
 
   // L1 peak: float2 and float4 loads.

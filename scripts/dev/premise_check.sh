@@ -21,7 +21,7 @@ if ! bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1
 fi
 
 stamp "ceiling entries with premise counters"
-filter='^memory\.(l2_bandwidth|l1_peak|shared_bandwidth)/|^exec\.throughput_peak|^memory\.bandwidth/kernel:(read|read_cg|write|copy)/vector:16/'
+filter=${PREMISE_FILTER:-'^memory\.(l2_bandwidth|l1_peak|shared_bandwidth)/|^exec\.throughput_peak|^memory\.bandwidth/kernel:(read|read_cg|write|copy)/vector:16/'}
 build/gpuprobe --counters=premise,replay=application --benchmark_filter="$filter" \
   --benchmark_out="$OUT/premise.json" --benchmark_out_format=json > "$OUT/premise.log" 2>&1
 echo "gpuprobe exit $?" >> "$OUT/premise.log"
@@ -36,6 +36,7 @@ for b in d["benchmarks"]:
           f'ratio {b.get("premise_ratio", float("nan")):.3f} {lab.get("premise", "-")[:90]}')
 PY
 
+if [ -z "${ONLY_L2:-}" ]; then
 stamp "random chains at small footprints (placements) and the GPU invariants' latency rule"
 build/gpuprobe --quick --benchmark_filter='^memory\.latency/pattern:random/load:(ca|cg)/' \
   --benchmark_out="$OUT/latency_quick.json" --benchmark_out_format=json > /dev/null 2> "$OUT/latency_quick.log"
@@ -48,21 +49,28 @@ for load in ("ca", "cg"):
     print(load, " ".join(f"{int(f)}:{v:.1f}(x{int(p)})" for f, v, p in pts[:12]))
 PY
 
+fi
 stamp "ncu on the L2 probe (read at 4 MiB and 16 MiB, write and copy at 16 MiB)"
-metrics=gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,l1tex__t_sector_hit_rate.pct,dram__bytes_read.sum,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum.pct_of_peak_sustained_elapsed,l1tex__m_l1tex2xbar_write_bytes.sum.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__d_sectors_fill_sysmem.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second,lts__t_bytes.sum.peak_sustained,l1tex__lsu_writeback_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
-for f in 'kernel:read_cg/footprint:1048576/' 'kernel:read_cg/footprint:4194304/' 'kernel:read_cg/footprint:16777216/' 'kernel:write/footprint:16777216/' 'kernel:copy/footprint:16777216/'; do
+metrics=lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,lrc__xbar2lrc_requests_op_read.sum,lrc__lts2lrc_sectors_op_read.sum,lrc__xbar2gpc_sectors_op_read.sum,gpu__time_duration.sum,lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sectors_srcunit_tex_op_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,l1tex__t_sector_hit_rate.pct,dram__bytes_read.sum,lts__t_sectors.avg.pct_of_peak_sustained_elapsed,lts__t_bytes.sum.pct_of_peak_sustained_elapsed,l1tex__m_xbar2l1tex_read_bytes.sum.pct_of_peak_sustained_elapsed,l1tex__m_l1tex2xbar_write_bytes.sum.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_ltcfabric.sum,lts__d_sectors_fill_sysmem.sum,sm__cycles_elapsed.avg.per_second,lts__cycles_elapsed.avg.per_second,lts__t_bytes.sum.peak_sustained,l1tex__lsu_writeback_active.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active
+for f in ${NCU_ENTRIES:-'kernel:read_cg/walk:shared/loads:8/footprint:16777216/' 'kernel:read_cg/walk:own_slice/loads:4/footprint:17301504/' 'kernel:read_cg/walk:own_slice/loads:8/footprint:34603008/'}; do
   timeout 120 ncu --clock-control none -k regex:l2_kernel --launch-skip 3 --launch-count 1 --metrics "$metrics" \
     build/gpuprobe --benchmark_filter="^memory\.l2_bandwidth/$f" 2>&1 | grep -vE '^==PROF==' | tail -30
 done > "$OUT/ncu_l2.txt" 2>&1
 
 if [ -f .peer/gpu-benches/gpu-l2-cache/main.cu ]; then
   stamp "peer: gpu-benches gpu-l2-cache"
-  (cd .peer/gpu-benches && nvcc -std=c++17 -O3 -arch=sm_90 -include iostream -o /tmp/gpu-l2-cache gpu-l2-cache/main.cu) \
+  [ -x /tmp/gpu-l2-cache ] || (cd .peer/gpu-benches && nvcc -std=c++17 -O3 -arch=sm_90 -include iostream -o /tmp/gpu-l2-cache gpu-l2-cache/main.cu) \
     > "$OUT/peer_l2.txt" 2>&1 && timeout 100 /tmp/gpu-l2-cache >> "$OUT/peer_l2.txt" 2>&1
   echo "peer exit $?" >> "$OUT/peer_l2.txt"
 fi
 
+if [ -z "${ONLY_L2:-}" ]; then
+stamp "GPU invariants (gpuprobe --quick on the memory probes)"
+timeout 300 python3 tests/gpu_probe_invariants.py build/gpuprobe > "$OUT/invariants.txt" 2>&1
+echo "invariants exit $?" >> "$OUT/invariants.txt"
+
 stamp "chase placement experiment"
 timeout 60 build/experiments/chase_placement > "$OUT/chase_placement.txt" 2>&1
+fi
 stamp done
-tail -5 "$OUT/premise_table.txt"; cat "$OUT/chase_placement.txt"; grep -E "kB .*GB/s" "$OUT/peer_l2.txt" | head -30
+cat "$OUT/premise_table.txt"; tail -5 "$OUT/invariants.txt"
