@@ -12,6 +12,7 @@ from . import families as F
 from .fits import fit_alpha_beta
 from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
 from .results import Entry, ResultSet
+from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
 
 MIN_CURVE_POINTS = 6
 # Line/sector sizes are searched among strides below the smallest page size of any CUDA GPU
@@ -300,35 +301,44 @@ class Profile:
     def _tlb(self):
         curves = self._latency_curves("memory.tlb")
         self.curves["tlb"] = curves
-        if not curves:
+        ents = self.rs.by_family("memory.tlb")
+        if not ents:
             return
         rows = []
         for c in curves:
             rows.append({"key": c.key, "model": c.fit.model, "reach_bytes": c.fit.knees,
                          "levels_cycles": c.fit.levels, "source": F.provenance(c.entries)})
-        # Page size: at the largest footprint common to the strides, latency vs stride saturates at a page.
-        ents = self.rs.by_family("memory.tlb")
-        page = None
-        by_fp = F.group(ents, ("footprint",))
-        candidates = sorted((k[0] for k, v in by_fp.items() if k[0] and len({F.num(e, 'stride') for e in v}) >= 4), reverse=True)
-        if candidates:
-            grp = by_fp[(candidates[0],)]
-            x, y, used = _curve_xy(grp, "stride", "cycles_per_op")
-            r = detect_knee_saturation(x, y, [e.cv for e in used])
-            if r:
-                page = {"page_bytes": float(2 ** round(math.log2(r[0]))), "fitted_bytes": r[0],
-                        "footprint_bytes": candidates[0], "source": F.provenance(used)}
-        # TLB reach: knees of the curve whose stride is the page size (or the smallest stride >= it).
-        reach = None
-        if page:
-            above = [c for c in curves if (finite(c.key.get("stride")) or 0) >= page["page_bytes"]]
-            if above:
-                c = min(above, key=lambda c: c.key.get("stride") or 0)
-                reach = [{"reach_bytes": k, "entries": k / page["page_bytes"], "bracket_bytes": list(b)}
-                         for k, b in zip(c.fit.knees, c.fit.brackets)]
-        self.data["tlb"] = {"curves": rows, "page": page, "reach": reach, "method": (
-            "knees of latency vs footprint per stride (same detector as the caches); page size from latency vs "
-            "stride at the largest footprint (saturation fit); entries = reach / page")}
+        pts = []
+        for e in ents:
+            warm, n = e.num("warm_loads"), e.num("elements")
+            steady = bool(warm >= n) if math.isfinite(warm) and math.isfinite(n) else None
+            pts.append(TlbPoint(F.num(e, "stride"), F.num(e, "footprint"), e.num("cycles_per_op", "value_median"),
+                                e.cv, steady))
+        fit = fit_tlb(pts)
+        out = {"curves": rows, "source": F.provenance(ents), "method": TLB_METHOD,
+               "warm_up_recorded": all(p.steady is not None for p in pts)}
+        if fit is None:
+            self.data["tlb"] = out
+            return
+        out.update({
+            "page_bytes": fit.page_bytes if fit.page_status == "measured" else None,
+            "page_status": fit.page_status, "page_range_bytes": list(fit.page_range),
+            "strides_bytes": fit.strides, "noise_rel": fit.noise,
+            "base_cycles_by_stride": {str(int(k)): v for k, v in fit.base_cycles.items()},
+            "levels": [{"entries": lv.entries, "entries_range": list(lv.entries_range),
+                        "entries_bracket": list(lv.entries_bracket), "penalty_cycles": lv.penalty_cycles,
+                        "reach_bytes": lv.reach_bytes, "reach_range_bytes": list(lv.reach_range),
+                        "reach_bracket_bytes": list(lv.reach_bracket_bytes)} for lv in fit.levels],
+            "excluded": [{"stride_bytes": p.stride, "footprint_bytes": p.footprint, "cycles": p.cycles, "cv": p.cv,
+                          "why": "no full warm lap recorded" if p.steady is False else "unsteady samples"}
+                         for p in sorted(fit.excluded, key=lambda p: (p.stride, p.footprint))],
+            "max_footprint_by_stride": {str(int(k)): v for k, v in fit.max_footprint.items()},
+            "findings": tlb_findings(fit)})
+        # Kept for readers of the profile (summary, older consumers): the measured page only.
+        out["page"] = {"page_bytes": fit.page_bytes} if fit.page_status == "measured" else None
+        out["reach"] = [{"reach_bytes": lv.reach_bytes, "entries": lv.entries, "penalty_cycles": lv.penalty_cycles,
+                         "bracket_bytes": list(lv.reach_bracket_bytes)} for lv in fit.levels] or None
+        self.data["tlb"] = out
 
     def _bandwidth(self):
         spec = F.FAMILY["memory.bandwidth"]

@@ -286,13 +286,21 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     t = data.get("tlb")
     if t:
         d.para("Method: " + t["method"] + ".")
-        if t.get("page"):
-            d.para(f"Page size: {fmt_bytes(t['page']['page_bytes'])} (fitted {fmt_bytes(t['page']['fitted_bytes'])} at "
-                   f"footprint {fmt_bytes(t['page']['footprint_bytes'])}).")
-        if t.get("reach"):
-            d.table(["TLB level", "reach", "entries (reach / page)"],
-                    [[f"level {i + 1}", fmt_bytes(r["reach_bytes"]), r["entries"]] for i, r in enumerate(t["reach"])])
-        d.table(["curve", "model", "knees (reach)", "levels (cycles)"],
+        for line in t.get("findings") or []:
+            d.para(line)
+        if t.get("levels"):
+            d.table(["TLB level", "reach", "entries (reach / page)", "miss penalty (cycles)", "bracket (covered – missed)"],
+                    [[f"level {i + 1}", _or_range(lv["reach_bytes"], lv["reach_range_bytes"], fmt_bytes),
+                      _or_range(lv["entries"], lv["entries_range"], fmt), fmt(lv["penalty_cycles"]),
+                      " – ".join(fmt_bytes(v) for v in lv["reach_bracket_bytes"])
+                      if lv["reach_bytes"] is not None else
+                      " – ".join(fmt(v) + " pages" for v in lv["entries_bracket"])]
+                     for i, lv in enumerate(t["levels"])])
+        if t.get("warm_up_recorded") is False:
+            d.para("These entries do not record their warm-up (`warm_loads`): steady-state laps are told from "
+                   "first-touch ones by their sample spread only.")
+        d.sub("Per-stride curves (the same level detector as the caches, for reference: one curve's knees are not TLB levels)")
+        d.table(["curve", "model", "knees", "levels (cycles)"],
                 [[_key(c["key"]), c["model"], ", ".join(fmt_bytes(k) for k in c["reach_bytes"]),
                   ", ".join(fmt(v) for v in c["levels_cycles"])] for c in t["curves"]])
     else:
@@ -522,6 +530,13 @@ def summary_rows(data: dict, opt: list) -> list:
         rows.append([f"{k}: best % of bound", f"{fmt(r['pct_of_bound'], 3)} % ({r['impl']}, {r['size']}, "
                      f"{r['limiter']}-bound{vs})", "optimality"])
     return rows
+
+
+def _or_range(value, rng, f) -> str:
+    """The value, or the range the data leave open when the value is not determined."""
+    if value is not None:
+        return f(value)
+    return f"{f(rng[0])} .. {f(rng[1])} (not determined)"
 
 
 def _key(k: dict) -> str:
