@@ -530,6 +530,10 @@ class Profile:
                 row["gflops"] = gflops
                 if kind[0] not in compute or gflops > compute[kind[0]]["gflops"]:
                     compute[kind[0]] = {"gflops": gflops, "how": f"op={op}: {how}", "source": F.provenance([ref])}
+            for e in grp:
+                th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
+                if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]]["gflops"]):
+                    theoretical[kind[0]] = {"gflops": th, "how": f"{e.family} op={op} counter {F.THEORETICAL_COMPUTE_COUNTER}"}
             thr.append(row)
         self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute,
                                   "compute_theoretical": theoretical, "method": (

@@ -20,6 +20,7 @@ class Device:
     l2_bytes: float = 40e6
     lat_cycles: tuple = (30.0, 220.0, 290.0, 620.0)  # L1, L2 near, L2 far, DRAM
     sector_bytes: float = 32.0  # miss unit when L2 serves
+    line_bytes: float = 128.0  # what a cache allocates per access: decides which level holds a chain
     dram_unit_bytes: float = 64.0  # miss unit when DRAM serves
     page_bytes: float = 2 * 2**20
     tlb_reach: tuple = (64 * 2**20, 2 * 2**30)  # bytes covered by each TLB level
@@ -140,9 +141,13 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             for f in footprints(max(1024, 16 * s), 1 * 2**30, 1):
                 if f // s > 2**20:
                     break
-                if f <= dev.l1_bytes:
+                # A stride past a line touches fewer lines: the level that holds them serves the misses.
+                lines = f * min(1.0, dev.line_bytes / s)
+                if lines <= dev.l1_bytes:
                     cyc = l1
-                elif f <= dev.l2_bytes:
+                elif lines <= dev.l2_near_bytes:
+                    cyc = l1 + (near - l1) * min(1.0, s / dev.sector_bytes)
+                elif lines <= dev.l2_bytes:
                     cyc = l1 + (far - l1) * min(1.0, s / dev.sector_bytes)
                 else:
                     cyc = l1 + (dram - l1) * min(1.0, s / dev.dram_unit_bytes)
