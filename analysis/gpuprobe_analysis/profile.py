@@ -10,7 +10,7 @@ import numpy as np
 
 from . import families as F
 from .fits import fit_alpha_beta
-from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
+from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, estimate_noise, plateau_values
 from .results import Entry, ResultSet
 from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
 
@@ -263,29 +263,36 @@ class Profile:
         """Line/sector size: latency vs stride at a fixed footprint saturates at the miss unit."""
         ents = [e for e in self.rs.by_family("memory.latency")
                 if F.text(e, "pattern") == "stride" and F.text(e, "load") not in ("shared",)]
-        knees = []
-        hier = self.data.get("hierarchy", {})
         curves = self.curves.get("latency", [])
         ref = next((c for c in curves if c.key.get("pattern") == "random" and c.key.get("load") in ("ca", None)), None)
-        rows = []
+        # The latency of the loads that share a unit already brought in: the L1 hit (ca loads allocate in L1).
+        hit = ref.fit.levels[0] if ref is not None and ref.names and ref.names[0] == "L1" else None
+        rows, no_miss = [], []
         self.curves["granularity"] = []
         for (load, fp), grp in sorted(F.group(ents, ("load", "footprint")).items(), key=lambda t: (str(t[0][0]), t[0][1] or 0)):
             grp = [e for e in grp if F.num(e, "stride") <= LINE_SEARCH_MAX_STRIDE]
             x, y, used = _curve_xy(grp, "stride", "cycles_per_op")
             if len(np.unique(x)) < 4:
                 continue
-            r = detect_knee_saturation(x, y, [e.cv for e in used])
             level = None
             if ref is not None and fp:
                 idx = int(sum(1 for k in ref.fit.knees if fp > k))
                 level = ref.names[idx] if idx < len(ref.names) else None
             self.curves["granularity"].append(Curve("memory.latency", {"load": load, "footprint": fp}, used, x, y, None,
                                                     [], "cycles per load"))
+            if level is not None and ref is not None and level == ref.names[0]:
+                # The whole footprint fits the first level: every load hits, no miss brings anything in.
+                no_miss.append({"footprint_bytes": fp, "load": load, "served_by": level})
+                continue
+            if hit is not None:
+                r = fit_miss_unit(x, y, hit, [e.cv for e in used])
+            else:
+                r = detect_knee_saturation(x, y, [e.cv for e in used])
+                if r is not None and (r[1] <= 0 or np.sum(x < r[0]) < 2):  # seen from below, not extrapolated
+                    r = None
             if r is None:
                 continue
             size, lo, hi, _ = r
-            if lo <= 0 or np.sum(x < size) < 2:  # the knee must be seen from below, not extrapolated
-                continue
             rows.append({"footprint_bytes": fp, "load": load, "served_by": level,
                          "miss_unit_bytes": size, "miss_unit_pow2_bytes": float(2 ** round(math.log2(size))),
                          "cycles_small_stride": lo, "cycles_saturated": hi, "source": F.provenance(used)})
@@ -294,9 +301,14 @@ class Profile:
         for lvl in sorted({r["served_by"] for r in rows}, key=str):
             sizes = [r["miss_unit_pow2_bytes"] for r in rows if r["served_by"] == lvl]
             summary[str(lvl)] = float(np.median(sizes))
-        self.data["granularity"] = {"per_footprint": rows, "by_level": summary, "method": (
-            "latency vs stride (pattern=stride, strides <= 4 KiB) fitted with a + b*min(1, stride/B); B is the "
-            "unit a miss brings in (sector or line) of the level the footprint spills to; rounded to a power of two")}
+        self.data["granularity"] = {"per_footprint": rows, "by_level": summary, "no_miss": no_miss, "method": (
+            "latency vs stride (pattern=stride, strides <= 4 KiB) fitted with hit + (miss - hit) x min(1, stride/B): "
+            "below B, B/stride loads share one unit and all but the first hit in L1, so the hit latency is the "
+            "hierarchy's L1 latency (fixed: one stride below B then suffices, a free intercept extrapolated "
+            "B to half its size where the sweep starts at 16 B); strides past the saturation where latency falls "
+            "back (a chain at a large stride touches fewer lines, which a faster level then holds) are cut off; B "
+            "is the unit a miss brings in from the level the footprint spills to, rounded to a power of two; a "
+            "footprint that fits in L1 has no miss and no unit")}
 
     def _tlb(self):
         curves = self._latency_curves("memory.tlb")
@@ -668,6 +680,41 @@ class Profile:
     # ------------------------------------------------------------------ output
     def to_json(self) -> dict:
         return _jsonable(self.data)
+
+
+def fit_miss_unit(x, y, hit: float, recorded_cv=None):
+    """Miss unit B of a stride curve at one footprint: y = hit + (miss - hit) x min(1, x / B) with the
+    hit latency known. Returns (B, hit, miss, rss) or None when a flat line explains the curve as
+    well (BIC), the rise is within the noise, or B is not bracketed (a stride below it, two at or above)."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    order = np.argsort(x)
+    x, y = x[order], y[order]
+    # A large stride touches fewer lines: once they fit a faster level, latency falls back. Those
+    # strides belong to another level's curve: cut at the first point past the top below mid-way.
+    top = int(np.argmax(y))
+    cut = next((i for i in range(top, len(y)) if y[i] < (hit + y[top]) / 2), len(y))
+    x, y = x[:cut], y[:cut]
+    if len(np.unique(x)) < 3 or not (y.max() > hit):
+        return None
+    sigma = estimate_noise(y, recorded_cv)
+    n = len(x)
+    flat = float(np.sum(((np.median(y) - y) / y) ** 2))
+    best = None
+    for lb in np.linspace(math.log(x[0]), math.log(x[-1]), 161):
+        b = math.exp(lb)
+        d = np.minimum(1.0, x / b) / y
+        gain = float(d @ ((y - hit) / y)) / float(d @ d)  # miss - hit, least squares on relative residuals
+        r = (hit / y + gain * d) - 1.0
+        rss = float(r @ r)
+        if best is None or rss < best[3]:
+            best = (b, hit, hit + gain, rss)
+    b, _, miss, rss = best
+    if rss / sigma**2 + 2 * math.log(n) >= flat / sigma**2 + math.log(n):
+        return None
+    if miss <= hit * (1 + 3 * sigma) or np.sum(x < b * (1 - 1e-9)) < 1 or np.sum(x >= b * (1 - 1e-9)) < 2:
+        return None
+    return best
 
 
 # Sweep entries within this many (difference) sigmas of the top are at the plateau as far as the noise
