@@ -278,6 +278,9 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["footprint", "load", "served by", "fitted unit", "cycles (small stride)", "cycles (saturated)"],
                 [[fmt_bytes(r["footprint_bytes"]), r["load"], r["served_by"], fmt_bytes(r["miss_unit_bytes"]),
                   r["cycles_small_stride"], r["cycles_saturated"]] for r in g["per_footprint"]])
+        if g.get("no_miss"):
+            d.para("No miss unit at footprints that fit in " + ", ".join(sorted({str(r["served_by"]) for r in g["no_miss"]}))
+                   + " (every load hits): " + ", ".join(fmt_bytes(r["footprint_bytes"]) for r in g["no_miss"]) + ".")
     else:
         d.para("No stride sweep (memory.latency pattern=stride) with a saturating latency in the inputs.")
     d.figure(pf.get("granularity"), figs)
