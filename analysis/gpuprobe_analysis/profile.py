@@ -11,8 +11,9 @@ import numpy as np
 from . import ceilings as C
 from . import families as F
 from .fits import fit_alpha_beta
-from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
+from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, estimate_noise, plateau_values
 from .results import Entry, ResultSet
+from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
 
 MIN_CURVE_POINTS = 6
 # Line/sector sizes are searched among strides below the smallest page size of any CUDA GPU
@@ -263,29 +264,36 @@ class Profile:
         """Line/sector size: latency vs stride at a fixed footprint saturates at the miss unit."""
         ents = [e for e in self.rs.by_family("memory.latency")
                 if F.text(e, "pattern") == "stride" and F.text(e, "load") not in ("shared",)]
-        knees = []
-        hier = self.data.get("hierarchy", {})
         curves = self.curves.get("latency", [])
         ref = next((c for c in curves if c.key.get("pattern") == "random" and c.key.get("load") in ("ca", None)), None)
-        rows = []
+        # The latency of the loads that share a unit already brought in: the L1 hit (ca loads allocate in L1).
+        hit = ref.fit.levels[0] if ref is not None and ref.names and ref.names[0] == "L1" else None
+        rows, no_miss = [], []
         self.curves["granularity"] = []
         for (load, fp), grp in sorted(F.group(ents, ("load", "footprint")).items(), key=lambda t: (str(t[0][0]), t[0][1] or 0)):
             grp = [e for e in grp if F.num(e, "stride") <= LINE_SEARCH_MAX_STRIDE]
             x, y, used = _curve_xy(grp, "stride", "cycles_per_op")
             if len(np.unique(x)) < 4:
                 continue
-            r = detect_knee_saturation(x, y, [e.cv for e in used])
             level = None
             if ref is not None and fp:
                 idx = int(sum(1 for k in ref.fit.knees if fp > k))
                 level = ref.names[idx] if idx < len(ref.names) else None
             self.curves["granularity"].append(Curve("memory.latency", {"load": load, "footprint": fp}, used, x, y, None,
                                                     [], "cycles per load"))
+            if level is not None and ref is not None and level == ref.names[0]:
+                # The whole footprint fits the first level: every load hits, no miss brings anything in.
+                no_miss.append({"footprint_bytes": fp, "load": load, "served_by": level})
+                continue
+            if hit is not None:
+                r = fit_miss_unit(x, y, hit, [e.cv for e in used])
+            else:
+                r = detect_knee_saturation(x, y, [e.cv for e in used])
+                if r is not None and (r[1] <= 0 or np.sum(x < r[0]) < 2):  # seen from below, not extrapolated
+                    r = None
             if r is None:
                 continue
             size, lo, hi, _ = r
-            if lo <= 0 or np.sum(x < size) < 2:  # the knee must be seen from below, not extrapolated
-                continue
             rows.append({"footprint_bytes": fp, "load": load, "served_by": level,
                          "miss_unit_bytes": size, "miss_unit_pow2_bytes": float(2 ** round(math.log2(size))),
                          "cycles_small_stride": lo, "cycles_saturated": hi, "source": F.provenance(used)})
@@ -294,42 +302,56 @@ class Profile:
         for lvl in sorted({r["served_by"] for r in rows}, key=str):
             sizes = [r["miss_unit_pow2_bytes"] for r in rows if r["served_by"] == lvl]
             summary[str(lvl)] = float(np.median(sizes))
-        self.data["granularity"] = {"per_footprint": rows, "by_level": summary, "method": (
-            "latency vs stride (pattern=stride, strides <= 4 KiB) fitted with a + b*min(1, stride/B); B is the "
-            "unit a miss brings in (sector or line) of the level the footprint spills to; rounded to a power of two")}
+        self.data["granularity"] = {"per_footprint": rows, "by_level": summary, "no_miss": no_miss, "method": (
+            "latency vs stride (pattern=stride, strides <= 4 KiB) fitted with hit + (miss - hit) x min(1, stride/B): "
+            "below B, B/stride loads share one unit and all but the first hit in L1, so the hit latency is the "
+            "hierarchy's L1 latency (fixed: one stride below B then suffices, a free intercept extrapolated "
+            "B to half its size where the sweep starts at 16 B); strides past the saturation where latency falls "
+            "back (a chain at a large stride touches fewer lines, which a faster level then holds) are cut off; B "
+            "is the unit a miss brings in from the level the footprint spills to, rounded to a power of two; a "
+            "footprint that fits in L1 has no miss and no unit")}
 
     def _tlb(self):
         curves = self._latency_curves("memory.tlb")
         self.curves["tlb"] = curves
-        if not curves:
+        ents = self.rs.by_family("memory.tlb")
+        if not ents:
             return
         rows = []
         for c in curves:
             rows.append({"key": c.key, "model": c.fit.model, "reach_bytes": c.fit.knees,
                          "levels_cycles": c.fit.levels, "source": F.provenance(c.entries)})
-        # Page size: at the largest footprint common to the strides, latency vs stride saturates at a page.
-        ents = self.rs.by_family("memory.tlb")
-        page = None
-        by_fp = F.group(ents, ("footprint",))
-        candidates = sorted((k[0] for k, v in by_fp.items() if k[0] and len({F.num(e, 'stride') for e in v}) >= 4), reverse=True)
-        if candidates:
-            grp = by_fp[(candidates[0],)]
-            x, y, used = _curve_xy(grp, "stride", "cycles_per_op")
-            r = detect_knee_saturation(x, y, [e.cv for e in used])
-            if r:
-                page = {"page_bytes": float(2 ** round(math.log2(r[0]))), "fitted_bytes": r[0],
-                        "footprint_bytes": candidates[0], "source": F.provenance(used)}
-        # TLB reach: knees of the curve whose stride is the page size (or the smallest stride >= it).
-        reach = None
-        if page:
-            above = [c for c in curves if (finite(c.key.get("stride")) or 0) >= page["page_bytes"]]
-            if above:
-                c = min(above, key=lambda c: c.key.get("stride") or 0)
-                reach = [{"reach_bytes": k, "entries": k / page["page_bytes"], "bracket_bytes": list(b)}
-                         for k, b in zip(c.fit.knees, c.fit.brackets)]
-        self.data["tlb"] = {"curves": rows, "page": page, "reach": reach, "method": (
-            "knees of latency vs footprint per stride (same detector as the caches); page size from latency vs "
-            "stride at the largest footprint (saturation fit); entries = reach / page")}
+        pts = []
+        for e in ents:
+            warm, n = e.num("warm_loads"), e.num("elements")
+            steady = bool(warm >= n) if math.isfinite(warm) and math.isfinite(n) else None
+            pts.append(TlbPoint(F.num(e, "stride"), F.num(e, "footprint"), e.num("cycles_per_op", "value_median"),
+                                e.cv, steady))
+        fit = fit_tlb(pts)
+        out = {"curves": rows, "source": F.provenance(ents), "method": TLB_METHOD,
+               "warm_up_recorded": all(p.steady is not None for p in pts)}
+        if fit is None:
+            self.data["tlb"] = out
+            return
+        out.update({
+            "page_bytes": fit.page_bytes if fit.page_status == "measured" else None,
+            "page_status": fit.page_status, "page_range_bytes": list(fit.page_range),
+            "strides_bytes": fit.strides, "noise_rel": fit.noise,
+            "base_cycles_by_stride": {str(int(k)): v for k, v in fit.base_cycles.items()},
+            "levels": [{"entries": lv.entries, "entries_range": list(lv.entries_range),
+                        "entries_bracket": list(lv.entries_bracket), "penalty_cycles": lv.penalty_cycles,
+                        "reach_bytes": lv.reach_bytes, "reach_range_bytes": list(lv.reach_range),
+                        "reach_bracket_bytes": list(lv.reach_bracket_bytes)} for lv in fit.levels],
+            "excluded": [{"stride_bytes": p.stride, "footprint_bytes": p.footprint, "cycles": p.cycles, "cv": p.cv,
+                          "why": "no full warm lap recorded" if p.steady is False else "unsteady samples"}
+                         for p in sorted(fit.excluded, key=lambda p: (p.stride, p.footprint))],
+            "max_footprint_by_stride": {str(int(k)): v for k, v in fit.max_footprint.items()},
+            "findings": tlb_findings(fit)})
+        # Kept for readers of the profile (summary, older consumers): the measured page only.
+        out["page"] = {"page_bytes": fit.page_bytes} if fit.page_status == "measured" else None
+        out["reach"] = [{"reach_bytes": lv.reach_bytes, "entries": lv.entries, "penalty_cycles": lv.penalty_cycles,
+                         "bracket_bytes": list(lv.reach_bracket_bytes)} for lv in fit.levels] or None
+        self.data["tlb"] = out
 
     def _bandwidth(self):
         spec = F.FAMILY["memory.bandwidth"]
@@ -499,23 +521,26 @@ class Profile:
             grp = [e for e in grp if math.isfinite(e.value)]
             if not grp:
                 continue
-            best = max(grp, key=lambda e: e.value)
+            top = max(grp, key=lambda e: e.value)
+            ceiling, ref, how = robust_peak(grp)
             sweep = [e for e in grp if e.family == "exec.throughput"] or grp
-            enough = [e for e in sweep if e.value >= 0.95 * best.value]
+            enough = [e for e in sweep if e.value >= 0.95 * ceiling]
             cheapest = min(enough, key=lambda e: (F.num(e, "ilp") if math.isfinite(F.num(e, "ilp")) else 0) *
                            (F.num(e, "warps_per_sm") if math.isfinite(F.num(e, "warps_per_sm")) else 1)) if enough else None
-            row = {"op": op, "peak": best.value, "unit": best.unit, "at_ilp": finite(F.num(best, "ilp")),
-                   "at_warps_per_sm": finite(F.num(best, "warps_per_sm")),
+            row = {"op": op, "peak": ceiling, "peak_how": how, "best_single_entry": top.value, "unit": ref.unit,
+                   "at_ilp": finite(F.num(ref, "ilp")), "at_warps_per_sm": finite(F.num(ref, "warps_per_sm")),
                    "smallest_ilp_reaching_95pct": finite(F.num(cheapest, "ilp")) if cheapest else None,
                    "warps_per_sm_there": finite(F.num(cheapest, "warps_per_sm")) if cheapest else None,
-                   "fraction_of_theoretical": finite(best.num("fraction_of_theoretical")),
+                   "fraction_of_theoretical": finite(ref.num("fraction_of_theoretical")) if ref.value == ceiling else None,
                    "source": F.provenance(grp)}
-            gflops = self._as_gflops(best, op)
+            ref_gflops = self._as_gflops(ref, op)
+            # The ceiling in GFLOP/s at the reference entry's own clock (the unit may be per clock).
+            gflops = ref_gflops * ceiling / ref.value if ref_gflops is not None and ref.value > 0 else None
             kind = F.compute_op(op)
             if gflops is not None:
                 row["gflops"] = gflops
                 if kind[0] not in compute or gflops > compute[kind[0]]["gflops"]:
-                    compute[kind[0]] = {"gflops": gflops, "how": f"{best.family} op={op}", "source": F.provenance([best])}
+                    compute[kind[0]] = {"gflops": gflops, "how": f"op={op}: {how}", "source": F.provenance([ref])}
             for e in grp:
                 th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
                 if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]]["gflops"]):
@@ -523,8 +548,13 @@ class Profile:
             thr.append(row)
         self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute,
                                   "compute_theoretical": theoretical, "method": (
-            "latency: median over entries per op; throughput: best entry per op, and the cheapest ILP x warps reaching "
-            "95 % of it; GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the entry's clock) when the unit is per clock")}
+            "latency: median over entries per op; throughput ceiling per op: the exec.throughput_peak entry's median "
+            "(the sweep's best configuration re-measured, 10 samples: an independent measurement, so not biased up "
+            "by picking the largest of ~80 noisy sweep entries, which lands high by about two of their noise sigmas); "
+            "without it, the median of the sweep entries within noise of the top (value >= top x (1 - 3 sqrt(2) "
+            "sigma), sigma = the entries' median sample CV); the best single entry is listed beside it; the cheapest "
+            "ILP x warps reaching 95 % of the ceiling; GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the "
+            "reference entry's clock) when the unit is per clock")}
 
     def _compute_premises(self):
         """A compute ceiling stands only if the SASS counters saw its operations run: the
@@ -670,6 +700,63 @@ class Profile:
     # ------------------------------------------------------------------ output
     def to_json(self) -> dict:
         return _jsonable(self.data)
+
+
+def fit_miss_unit(x, y, hit: float, recorded_cv=None):
+    """Miss unit B of a stride curve at one footprint: y = hit + (miss - hit) x min(1, x / B) with the
+    hit latency known. Returns (B, hit, miss, rss) or None when a flat line explains the curve as
+    well (BIC), the rise is within the noise, or B is not bracketed (a stride below it, two at or above)."""
+    x = np.asarray(x, float)
+    y = np.asarray(y, float)
+    order = np.argsort(x)
+    x, y = x[order], y[order]
+    # A large stride touches fewer lines: once they fit a faster level, latency falls back. Those
+    # strides belong to another level's curve: cut at the first point past the top below mid-way.
+    top = int(np.argmax(y))
+    cut = next((i for i in range(top, len(y)) if y[i] < (hit + y[top]) / 2), len(y))
+    x, y = x[:cut], y[:cut]
+    if len(np.unique(x)) < 3 or not (y.max() > hit):
+        return None
+    sigma = estimate_noise(y, recorded_cv)
+    n = len(x)
+    flat = float(np.sum(((np.median(y) - y) / y) ** 2))
+    best = None
+    for lb in np.linspace(math.log(x[0]), math.log(x[-1]), 161):
+        b = math.exp(lb)
+        d = np.minimum(1.0, x / b) / y
+        gain = float(d @ ((y - hit) / y)) / float(d @ d)  # miss - hit, least squares on relative residuals
+        r = (hit / y + gain * d) - 1.0
+        rss = float(r @ r)
+        if best is None or rss < best[3]:
+            best = (b, hit, hit + gain, rss)
+    b, _, miss, rss = best
+    if rss / sigma**2 + 2 * math.log(n) >= flat / sigma**2 + math.log(n):
+        return None
+    if miss <= hit * (1 + 3 * sigma) or np.sum(x < b * (1 - 1e-9)) < 1 or np.sum(x >= b * (1 - 1e-9)) < 2:
+        return None
+    return best
+
+
+# Sweep entries within this many (difference) sigmas of the top are at the plateau as far as the noise
+# tells: two draws of one value differ by sqrt(2) sigma typically, 3 of those rarely.
+PEAK_WINDOW_SIGMAS = 3.0
+PEAK_NOISE_FLOOR = 1e-4  # relative; a recorded CV of 0 (one sample) is not a noiseless entry
+
+
+def robust_peak(grp: List[Entry]):
+    """(ceiling, reference entry, how) of one op's throughput entries; see Profile._pipelines' method."""
+    peak = [e for e in grp if e.family == "exec.throughput_peak"]
+    if peak:
+        ref = peak[-1]
+        return ref.value, ref, f"{ref.family} median ({ref.name})"
+    top = max(grp, key=lambda e: e.value)
+    cvs = [e.cv for e in grp if math.isfinite(e.cv)]
+    sigma = max(float(np.median(cvs)) if cvs else 0.0, PEAK_NOISE_FLOOR)
+    near = [e for e in grp if e.value >= top.value * (1 - PEAK_WINDOW_SIGMAS * math.sqrt(2) * sigma)]
+    ceiling = float(np.median([e.value for e in near]))
+    ref = min(near, key=lambda e: abs(e.value - ceiling))
+    return ceiling, ref, (f"median of the {len(near)} {top.family} entries within {PEAK_WINDOW_SIGMAS:g} x sqrt(2) x "
+                          f"{sigma:.2g} of the top {top.value:.6g}")
 
 
 def transfer_point(e: Entry):

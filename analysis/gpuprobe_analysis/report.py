@@ -286,6 +286,9 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["footprint", "load", "served by", "fitted unit", "cycles (small stride)", "cycles (saturated)"],
                 [[fmt_bytes(r["footprint_bytes"]), r["load"], r["served_by"], fmt_bytes(r["miss_unit_bytes"]),
                   r["cycles_small_stride"], r["cycles_saturated"]] for r in g["per_footprint"]])
+        if g.get("no_miss"):
+            d.para("No miss unit at footprints that fit in " + ", ".join(sorted({str(r["served_by"]) for r in g["no_miss"]}))
+                   + " (every load hits): " + ", ".join(fmt_bytes(r["footprint_bytes"]) for r in g["no_miss"]) + ".")
     else:
         d.para("No stride sweep (memory.latency pattern=stride) with a saturating latency in the inputs.")
     d.figure(pf.get("granularity"), figs)
@@ -294,13 +297,21 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     t = data.get("tlb")
     if t:
         d.para("Method: " + t["method"] + ".")
-        if t.get("page"):
-            d.para(f"Page size: {fmt_bytes(t['page']['page_bytes'])} (fitted {fmt_bytes(t['page']['fitted_bytes'])} at "
-                   f"footprint {fmt_bytes(t['page']['footprint_bytes'])}).")
-        if t.get("reach"):
-            d.table(["TLB level", "reach", "entries (reach / page)"],
-                    [[f"level {i + 1}", fmt_bytes(r["reach_bytes"]), r["entries"]] for i, r in enumerate(t["reach"])])
-        d.table(["curve", "model", "knees (reach)", "levels (cycles)"],
+        for line in t.get("findings") or []:
+            d.para(line)
+        if t.get("levels"):
+            d.table(["TLB level", "reach", "entries (reach / page)", "miss penalty (cycles)", "bracket (covered – missed)"],
+                    [[f"level {i + 1}", _or_range(lv["reach_bytes"], lv["reach_range_bytes"], fmt_bytes),
+                      _or_range(lv["entries"], lv["entries_range"], fmt), fmt(lv["penalty_cycles"]),
+                      " – ".join(fmt_bytes(v) for v in lv["reach_bracket_bytes"])
+                      if lv["reach_bytes"] is not None else
+                      " – ".join(fmt(v) + " pages" for v in lv["entries_bracket"])]
+                     for i, lv in enumerate(t["levels"])])
+        if t.get("warm_up_recorded") is False:
+            d.para("These entries do not record their warm-up (`warm_loads`): steady-state laps are told from "
+                   "first-touch ones by their sample spread only.")
+        d.sub("Per-stride curves (the same level detector as the caches, for reference: one curve's knees are not TLB levels)")
+        d.table(["curve", "model", "knees", "levels (cycles)"],
                 [[_key(c["key"]), c["model"], ", ".join(fmt_bytes(k) for k in c["reach_bytes"]),
                   ", ".join(fmt(v) for v in c["levels_cycles"])] for c in t["curves"]])
     else:
@@ -363,10 +374,12 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.table(["op", "latency", "unit", "cv"], [[r["op"], r["latency"], r["unit"], r["cv"]] for r in pl["latency"]])
     if pl.get("throughput"):
         d.sub("Throughput peaks")
-        d.table(["op", "peak", "unit", "GFLOP/s", "at ILP", "at warps/SM", "fraction of datasheet",
-                 "cheapest ILP, warps/SM for 95 %"],
-                [[r["op"], r["peak"], r["unit"], r.get("gflops"), r["at_ilp"], r["at_warps_per_sm"],
-                  r.get("fraction_of_theoretical"),
+        if pl.get("method"):
+            d.para("Method: " + pl["method"] + ".")
+        d.table(["op", "peak (ceiling)", "best single entry", "unit", "GFLOP/s", "at ILP", "at warps/SM",
+                 "fraction of datasheet", "cheapest ILP, warps/SM for 95 %"],
+                [[r["op"], r["peak"], r.get("best_single_entry"), r["unit"], r.get("gflops"), r["at_ilp"],
+                  r["at_warps_per_sm"], r.get("fraction_of_theoretical"),
                   f"{fmt(r['smallest_ilp_reaching_95pct'])}, {fmt(r['warps_per_sm_there'])}"] for r in pl["throughput"]])
     lb = data.get("launch_barrier") or {}
     if lb.get("launch"):
@@ -586,6 +599,13 @@ def kernel_summary_rows(opt: list) -> list:
                      f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}{excess})",
                      f"fastest here: {fastest['impl']}", "–", "bound from minimal bytes", "optimality"])
     return rows
+
+
+def _or_range(value, rng, f) -> str:
+    """The value, or the range the data leave open when the value is not determined."""
+    if value is not None:
+        return f(value)
+    return f"{f(rng[0])} .. {f(rng[1])} (not determined)"
 
 
 def _key(k: dict) -> str:

@@ -20,10 +20,14 @@ class Device:
     l2_bytes: float = 40e6
     lat_cycles: tuple = (30.0, 220.0, 290.0, 620.0)  # L1, L2 near, L2 far, DRAM
     sector_bytes: float = 32.0  # miss unit when L2 serves
+    line_bytes: float = 128.0  # what a cache allocates per access: decides which level holds a chain
     dram_unit_bytes: float = 64.0  # miss unit when DRAM serves
     page_bytes: float = 2 * 2**20
     tlb_reach: tuple = (64 * 2**20, 2 * 2**30)  # bytes covered by each TLB level
     tlb_penalty_cycles: tuple = (60.0, 250.0)
+    tlb_strides: tuple = tuple(2**k for k in (14, 16, 18, 20, 21, 22, 24, 26))
+    tlb_max_footprint: float = 16 * 2**30
+    tlb_max_elements: int = 2**17
     bw_gbps: tuple = (60000.0, 9000.0, 2500.0)  # L1 (aggregate), L2, DRAM
     # Edges of the bandwidth curve: the probe gives every SM a reuse distance = the working set, so L1
     # serves working sets up to ~its capacity (as on real data), not SM count x L1.
@@ -147,9 +151,13 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             for f in footprints(max(1024, 16 * s), 1 * 2**30, 1):
                 if f // s > 2**20:
                     break
-                if f <= dev.l1_bytes:
+                # A stride past a line touches fewer lines: the level that holds them serves the misses.
+                lines = f * min(1.0, dev.line_bytes / s)
+                if lines <= dev.l1_bytes:
                     cyc = l1
-                elif f <= dev.l2_bytes:
+                elif lines <= dev.l2_near_bytes:
+                    cyc = l1 + (near - l1) * min(1.0, s / dev.sector_bytes)
+                elif lines <= dev.l2_bytes:
                     cyc = l1 + (far - l1) * min(1.0, s / dev.sector_bytes)
                 else:
                     cyc = l1 + (dram - l1) * min(1.0, s / dev.dram_unit_bytes)
@@ -159,9 +167,14 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                                                    "ns_per_op": cyc / ghz}, {"pattern": "stride", "load": "ca"})
     if want("memory.tlb"):
         base = dev.lat_cycles[2]
-        for s in (64 * 2**10, 512 * 2**10, 2 * 2**20, 8 * 2**20, 32 * 2**20):
-            for f in footprints(8 * s, 16 * 2**30, 4):
-                cyc = base + sum(p * (1.0 if f > r else 0.0) * min(1.0, s / dev.page_bytes)
+        for s in dev.tlb_strides:
+            for f in footprints(8 * s, dev.tlb_max_footprint, 4):
+                if f // s > dev.tlb_max_elements:
+                    break
+                # A chain of f / s elements touches f / max(s, page) pages; a level of reach r covers
+                # r / page of them; below the page, page / s loads share one translation.
+                pages = f / max(s, dev.page_bytes)
+                cyc = base + sum(p * (1.0 if pages > r / dev.page_bytes else 0.0) * min(1.0, s / dev.page_bytes)
                                  for r, p in zip(dev.tlb_reach, dev.tlb_penalty_cycles))
                 cyc = b.jitter(cyc)
                 b.add("memory.tlb", {"pattern": "stride", "load": "ca", "stride": str(s), "footprint": str(f)}, "cycles",

@@ -257,7 +257,9 @@ std::uint64_t chain_placements(const ChainSpec& spec) {
   return std::min(kMaxPlacements, (kPlacementFootprint + footprint - 1) / footprint);
 }
 
-void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, ChainSpec spec, ChaseLoad load) {
+// `full_lap`: warm a whole lap whatever the footprint (TLB chains: see register_memory_latency_probes).
+void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, ChainSpec spec, ChaseLoad load,
+                 bool full_lap = false) {
   // Footprints past the sweep limit (TLB chains only) get their own allocation, freed with the entry,
   // so the shared pool never holds tens of GiB while other probes need memory.
   const std::uint64_t placements = chain_placements(spec);
@@ -269,7 +271,8 @@ void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, Cha
   for (std::uint64_t k = 0; k < placements; ++k)
     chases.push_back(std::make_unique<PointerChase>(memory + k * kPlacementStride, spec));
   const std::uint64_t footprint = spec.elements * spec.spacing;
-  for (auto& chase : chases) chase->warm(load, warm_loads(footprint, spec.elements));
+  const std::uint64_t warm = full_lap ? spec.elements : warm_loads(footprint, spec.elements);
+  for (auto& chase : chases) chase->warm(load, warm);
   const std::uint64_t loads_each = kTimedLoads / placements;
   static_assert(kTimedLoads % kMaxPlacements == 0 && kTimedLoads / kMaxPlacements % PointerChase::kUnroll == 0,
                 "every placement's share of the loads is whole unrolled groups");
@@ -279,6 +282,8 @@ void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, Cha
   m.param("stride_bytes", static_cast<double>(spec.spacing));
   m.param("elements", static_cast<double>(spec.elements));
   m.param("placements", static_cast<double>(placements));
+  // Lets the analysis tell a steady-state lap (warm_loads >= elements) from first-touch loads.
+  m.param("warm_loads", static_cast<double>(warm));
   m.tag("pattern", spec.pattern == ChainPattern::kRandom ? "random" : "stride");
   m.tag("load", chase_load_name(load));
   m.run(
@@ -344,19 +349,33 @@ void register_memory_latency_probes() {
     }
   }
 
-  // TLB reach per page size: strides from 64 KiB to 32 MiB over footprints up to the limit.
-  const std::uint64_t tlb_strides[] = {std::uint64_t(64) << 10, std::uint64_t(512) << 10, std::uint64_t(2) << 20,
-                                       std::uint64_t(8) << 20, std::uint64_t(32) << 20};
+  // TLB reach and page size. The page is where latency vs stride saturates (below it P/stride loads
+  // share one translation), so the strides must lie on both sides of every candidate page: powers of
+  // 4 from 4 KiB to 1 GiB, plus 2 MiB. Per stride, footprints from 8 strides up, 4 per octave (the
+  // reach is read to a quarter octave).
+  // - Every entry warms one full lap first, so each sample is a steady-state lap: with a short
+  //   warm-up, chains longer than the loads made before the last sample were timed on first-touch
+  //   loads, which put a knee at the same element count for every stride.
+  // - Chains stop at l2_bytes / 512 elements (one 128-B line each in a quarter of the L2): every
+  //   load stays an L2 hit, so a knee can only be the TLB's and not an L2 spill (which, like a TLB
+  //   knee, moves with the stride).
+  std::vector<std::uint64_t> tlb_strides;
+  for (std::uint64_t stride = std::uint64_t(4) << 10; stride <= (std::uint64_t(1) << 30); stride *= 4) {
+    tlb_strides.push_back(stride);
+    if (stride == (std::uint64_t(1) << 20)) tlb_strides.push_back(std::uint64_t(2) << 20);
+  }
+  const std::uint64_t tlb_max_elements = std::max<std::uint64_t>(64, ctx.device.l2_bytes / 512);
   for (std::uint64_t stride : tlb_strides) {
     if (quick && stride != (std::uint64_t(2) << 20)) continue;
     const std::uint64_t tlb_limit = quick ? max_footprint : tlb_sweep_limit();
-    for (std::uint64_t footprint : log_sweep(8 * stride, tlb_limit, quick ? 1 : 2, stride)) {
+    for (std::uint64_t footprint : log_sweep(8 * stride, tlb_limit, quick ? 1 : 4, stride)) {
+      if (footprint / stride > tlb_max_elements) break;
       const std::uint64_t skew = std::min<std::uint64_t>(stride / 128, 1024);
       ChainSpec spec{ChainPattern::kStride, footprint / stride, stride, skew, 1};
       register_entry(entry_name(kTlb.family, {{"pattern", "stride"}, {"load", "cg"},
                                               {"stride", bytes_text(stride)},
                                               {"footprint", bytes_text(footprint)}}),
-                     kTlb, [spec](benchmark::State& st) { chase_entry(st, kTlb, spec, ChaseLoad::kL2Only); });
+                     kTlb, [spec](benchmark::State& st) { chase_entry(st, kTlb, spec, ChaseLoad::kL2Only, true); });
     }
   }
 

@@ -57,11 +57,23 @@ for f in ${NCU_ENTRIES:-'kernel:read_cg/walk:shared/loads:8/footprint:16777216/'
     build/gpuprobe --benchmark_filter="^memory\.l2_bandwidth/$f" 2>&1 | grep -vE '^==PROF==' | tail -30
 done > "$OUT/ncu_l2.txt" 2>&1
 
+if [ -n "${NCU_BREAKDOWN:-}" ]; then
+  stamp "ncu: what limits the L2 read (unit breakdown) on $NCU_BREAKDOWN"
+  timeout 120 ncu --clock-control none -k regex:l2_kernel --launch-skip 3 --launch-count 1 \
+    --metrics breakdown:lts__throughput.avg.pct_of_peak_sustained_elapsed,breakdown:l1tex__throughput.avg.pct_of_peak_sustained_elapsed,lts__lts2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed,lrc__lrc2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed,lts__t_sectors_srcunit_tex_op_read.sum,gpu__time_duration.sum,lts__cycles_elapsed.avg.per_second \
+    build/gpuprobe --benchmark_filter="^memory\.l2_bandwidth/$NCU_BREAKDOWN" 2>&1 | grep -vE '^==PROF==' | tail -60 > "$OUT/ncu_breakdown.txt"
+fi
 if [ -f .peer/gpu-benches/gpu-l2-cache/main.cu ]; then
   stamp "peer: gpu-benches gpu-l2-cache"
   [ -x /tmp/gpu-l2-cache ] || (cd .peer/gpu-benches && nvcc -std=c++17 -O3 -arch=sm_90 -include iostream -o /tmp/gpu-l2-cache gpu-l2-cache/main.cu) \
     > "$OUT/peer_l2.txt" 2>&1 && timeout 100 /tmp/gpu-l2-cache >> "$OUT/peer_l2.txt" 2>&1
   echo "peer exit $?" >> "$OUT/peer_l2.txt"
+  if [ -n "${PEER_NCU_SKIP:-}" ]; then
+    # The peer's own kernel under ncu: the bytes its loads brought from the L2, against its count.
+    timeout 150 ncu --clock-control none -k regex:sumKernel --launch-skip "$PEER_NCU_SKIP" --launch-count 1 \
+      --metrics gpu__time_duration.sum,l1tex__t_bytes.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,launch__grid_size \
+      /tmp/gpu-l2-cache 2>&1 | grep -vE '^==PROF==' | grep -E "sumKernel|gpu__|l1tex__|lts__|lrc__|launch__|kB" | head -30 > "$OUT/peer_ncu.txt"
+  fi
 fi
 
 if [ -z "${ONLY_L2:-}" ]; then

@@ -1,0 +1,32 @@
+"""Miss unit per serving level from fixed-stride chains (synth.Device's sector/DRAM unit, lines)."""
+import pytest
+
+from gpuprobe_analysis import results
+from gpuprobe_analysis.profile import Profile
+import synth
+
+
+def granularity(dev, seed, tmp_path):
+    doc = synth.synth_results(dev, noise=0.01, seed=seed, families=["memory.latency"])
+    return Profile(results.load([synth.write(str(tmp_path / f"r{seed}.json"), doc)])).data["granularity"]
+
+
+@pytest.mark.parametrize("sector", [32.0, 64.0])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_unit_of_the_level_behind_whatever_strides_the_sweep_starts_at(sector, seed, tmp_path):
+    # Footprints of 16 MiB and more have no 8-B stride (the probe caps a chain at 2^20 elements): the
+    # unit must still come out right there, not half of it from an extrapolated intercept.
+    dev = synth.Device(sector_bytes=sector)
+    g = granularity(dev, seed, tmp_path)
+    rows = [r for r in g["per_footprint"] if r["served_by"] == "L2 near partition"]
+    assert any(r["footprint_bytes"] >= 16 * 2**20 for r in rows)
+    assert all(r["miss_unit_pow2_bytes"] == sector for r in rows), [(r["footprint_bytes"], r["miss_unit_bytes"]) for r in rows]
+    assert g["by_level"]["L2 near partition"] == sector
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_no_miss_unit_where_l1_serves(seed, tmp_path):
+    g = granularity(synth.Device(), seed, tmp_path)
+    assert "L1" not in g["by_level"]
+    assert all(r["served_by"] != "L1" for r in g["per_footprint"])
+    assert g["no_miss"] and all(r["footprint_bytes"] <= synth.Device().l1_bytes for r in g["no_miss"])
