@@ -8,8 +8,8 @@ premise failed never becomes a ceiling and is listed with its measured ratio.
 
 Which probe gives which ceiling (docs/probes-memory.md):
 - L1: memory.l1_peak (L1 hit rate >= 99 %);
-- L2: memory.l2_bandwidth, the median over the working sets below the L2's near partition (or half
-  the L2 where it has none), read / write / copy; the far partition separately;
+- L2: memory.l2_bandwidth, per kind (read / write / copy) the best walk's median over the working sets
+  below the L2's near partition; the far partition separately where it differs;
 - DRAM: memory.bandwidth and memory.occupancy entries whose working set is far beyond the L2
   (premise DRAM), the best curve plateau per kernel (read / write / copy / triad);
 - shared: memory.shared_bandwidth.
@@ -31,6 +31,8 @@ KERNEL_KIND = {"read": "read", "read_cg": "read", "read_nc": "read", "write": "w
 # L2 working sets counted as the near-partition plateau: at most this share of the near capacity
 # (or of the whole L2 when it has no partitions), so that the edge's transition stays out.
 L2_PLATEAU_SHARE = 0.8
+# The far partition gets its own row only when its plateau differs from the near one by more than this.
+L2_PARTITION_DIFFERENCE = 0.05
 
 
 @dataclass
@@ -85,29 +87,46 @@ def dram_ceilings(rs: ResultSet) -> List[LevelCeiling]:
 
 
 def l2_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> List[LevelCeiling]:
-    """Per kind, the median over the working sets of the near-partition plateau; the far partition
-    (between the near capacity and the L2 size) as level 'L2 far' when the L2 has partitions."""
+    """Per kind, the best walk's plateau: the median over its premise-held working sets up to
+    L2_PLATEAU_SHARE of the near partition (of the L2 when it has none); the far partition (between
+    the near capacity and the L2 size) as level 'L2 far' when its median differs from the near one by
+    more than L2_PARTITION_DIFFERENCE, else one plateau over both."""
     ents = [e for e in rs.by_family("memory.l2_bandwidth") if usable(e) and e.premise_level == "L2"]
-    if not ents:
-        return []
-    out: List[LevelCeiling] = []
-    top = near_bytes or (l2_bytes * 0.5 if l2_bytes else None)
-    for (kernel,), grp in sorted(F.group(ents, ("kernel",)).items(), key=lambda t: str(t[0])):
+    best: Dict[str, List[LevelCeiling]] = {}
+    fp = lambda e: F.num(e, "footprint")  # noqa: E731
+    for (kernel, walk, loads), grp in F.group(ents, ("kernel", "walk", "loads")).items():
         kind = KERNEL_KIND.get(kernel or "", kernel or "?")
-        fp = lambda e: F.num(e, "footprint")  # noqa: E731
-        near = [e for e in grp if top is None or fp(e) <= L2_PLATEAU_SHARE * top]
-        where = (f"working sets up to {L2_PLATEAU_SHARE:.0%} of the " +
-                 ("near partition" if near_bytes else "L2 / 2 (no near partition detected)")) if top else "all working sets"
-        if near:
-            out.append(LevelCeiling("L2", kind, float(np.median([e.value for e in near])), _status(near), _ratio(near),
-                                    f"memory.l2_bandwidth kernel={kernel}: median of {len(near)} {where}", near))
-        if near_bytes and l2_bytes:
-            far = [e for e in grp if near_bytes < fp(e) <= l2_bytes]
-            if far:
-                out.append(LevelCeiling("L2 far", kind, float(np.median([e.value for e in far])), _status(far),
-                                        _ratio(far), f"memory.l2_bandwidth kernel={kernel}: median of {len(far)} "
-                                        "working sets between the near partition and the L2 size", far))
-    return out
+        what = f"memory.l2_bandwidth kernel={kernel} walk={walk or '?'} loads={_int(loads)}"
+        near = [e for e in grp if near_bytes and fp(e) <= L2_PLATEAU_SHARE * near_bytes]
+        far = [e for e in grp if near_bytes and l2_bytes and near_bytes < fp(e) <= l2_bytes]
+        rows: List[LevelCeiling] = []
+        if near and far and abs(_median(far) / _median(near) - 1) > L2_PARTITION_DIFFERENCE:
+            rows.append(LevelCeiling("L2", kind, _median(near), _status(near), _ratio(near),
+                                     f"{what}: median of its {len(near)} working sets up to "
+                                     f"{L2_PLATEAU_SHARE:.0%} of the near partition", near))
+            rows.append(LevelCeiling("L2 far", kind, _median(far), _status(far), _ratio(far),
+                                     f"{what}: median of its {len(far)} working sets between the near partition "
+                                     "and the L2 size", far))
+        else:
+            top = L2_PLATEAU_SHARE * (l2_bytes or math.inf)
+            pts = [e for e in grp if fp(e) <= top]
+            if pts:
+                where = ("near and far partitions alike (within "
+                         f"{L2_PARTITION_DIFFERENCE:.0%})" if near and far else "no near partition detected")
+                rows.append(LevelCeiling("L2", kind, _median(pts), _status(pts), _ratio(pts),
+                                         f"{what}: median of its {len(pts)} working sets up to "
+                                         f"{L2_PLATEAU_SHARE:.0%} of the L2 ({where})", pts))
+        if rows and (kind not in best or rows[0].gbps > best[kind][0].gbps):
+            best[kind] = rows
+    return [c for rows in best.values() for c in rows]
+
+
+def _median(entries: List[Entry]) -> float:
+    return float(np.median([e.value for e in entries]))
+
+
+def _int(v) -> str:
+    return str(int(v)) if isinstance(v, float) and math.isfinite(v) else str(v)
 
 
 def single_entry_ceilings(rs: ResultSet, family: str, level: str, kind: str) -> List[LevelCeiling]:

@@ -20,6 +20,7 @@ NUMERIC = {
     "word_stride": ("word_stride", "stride"),
     "word_bytes": ("word_bytes", "word"),
     "ilp": ("ilp",),
+    "loads": ("loads_per_thread", "loads"),
     "warps_per_sm": ("warps_per_sm", "warps"),
     "blocks": ("blocks", "blocks_total"),
     "grid": ("grid_blocks", "grid"),
@@ -46,6 +47,7 @@ TEXT = {
     "carveout": ("carveout",),
     "l2": ("l2",),
     "store": ("store",),
+    "walk": ("walk",),
 }
 
 # Per family: the parameters that define one curve/row ("group") and the swept one ("x").

@@ -197,9 +197,10 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             for f in footprints(2**20, dev.l2_bytes, 4):
                 gbps = dev.bw_gbps[1] * scale * (1.0 if f <= dev.l2_near_bytes else 0.85)
                 tags, pc = premise("L2", counters)
-                b.add("memory.l2_bandwidth", {"kernel": kernel, "footprint": str(f)}, "GB/s",
-                      "one walker per SM, ld.global.cg", gbps, {"footprint_bytes": f, "vector_bytes": 16, **pc},
-                      {"kernel": kernel, **tags})
+                b.add("memory.l2_bandwidth", {"kernel": kernel, "walk": "own_slice", "loads": "4", "footprint": str(f)},
+                      "GB/s", "one walker per SM, ld.global.cg", gbps,
+                      {"footprint_bytes": f, "vector_bytes": 16, "loads_per_thread": 4, **pc},
+                      {"kernel": kernel, "walk": "own_slice", **tags})
     if want("memory.l1_peak"):
         for vector in (8, 16):
             tags, pc = premise("L1", counters)
