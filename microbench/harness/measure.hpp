@@ -91,6 +91,9 @@ struct Context {
   std::size_t timed_replays = 0;
   std::vector<std::string> pass_ranges;
   std::vector<profilers::MetricValues> pass_values;
+  // Every registered entry under the name Google Benchmark gives its instance (register_entry), the
+  // names --benchmark_filter is matched against.
+  std::vector<std::string> entry_instances;
 };
 Context& context();
 
