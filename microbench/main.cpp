@@ -1,11 +1,18 @@
 // gpuprobe: GPU characterization probes and kernel benchmarks on Google Benchmark.
 //
-// Flow: our flags -> open the GPU -> record it in the result context -> register the probes
-// (their sweeps depend on the GPU) -> Google Benchmark runs them -> the output file is renamed
-// from FILE.partial to FILE only when every entry finished.
+// Flow: every flag checked (ours, Google Benchmark's, the filter's regex, the output file) -> open
+// the GPU -> record it in the result context -> register the probes (their sweeps depend on the
+// GPU) -> refuse a filter that selects none of them -> Google Benchmark runs them -> the output
+// file is renamed from FILE.partial to FILE only when every entry finished.
+//
+// The checks come before the GPU is opened so that a mistake in the command line is reported as
+// such on any machine, not as "no usable GPU"; and before Google Benchmark opens the output file, so
+// that a run which cannot produce results leaves no file behind.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +39,9 @@ int run(int argc, char** argv) {
     std::fputs(usage_text().c_str(), stdout);
     return 0;
   }
+  initialize_benchmark_flags(args);
+  const EntryFilter filter(benchmark::GetBenchmarkFilter());
+  if (!ctx.options.benchmark_out.empty()) check_output_writable(ctx.options.benchmark_out);
 
   ctx.device = open_device(ctx.options.device);
   static Nvml nvml(ctx.device.pci_bus_id);
@@ -62,19 +72,24 @@ int run(int argc, char** argv) {
   benchmark::AddCustomContext("gpuprobe_sweep", ctx.options.quick ? "quick" : "full");
 
   register_all_probes();
-
-  // Google Benchmark parses what is left; it reports unknown flags itself.
-  std::vector<char*> gb_argv;
-  for (auto& a : args) gb_argv.push_back(a.data());
-  int gb_argc = static_cast<int>(gb_argv.size());
-  benchmark::Initialize(&gb_argc, gb_argv.data());
-  if (benchmark::ReportUnrecognizedArguments(gb_argc, gb_argv.data())) return 2;
+  // Google Benchmark would open (and create) the output file first, then find nothing to run and
+  // return as if it had succeeded.
+  const auto& entries = ctx.entry_instances;
+  if (std::none_of(entries.begin(), entries.end(), [&](const std::string& e) { return filter.matches(e); }))
+    throw UsageError("--benchmark_filter=" + filter.spec() + " matches none of the " + std::to_string(entries.size()) +
+                     " entries on this GPU (--benchmark_list_tests lists them)");
 
   run_selection();  // once timed; under application replay, then once per counter pass
   benchmark::Shutdown();
 
   if (!ctx.options.benchmark_out.empty()) {
     const std::string partial = ctx.options.benchmark_out + ".partial";
+    // --benchmark_list_tests writes nothing into the file Google Benchmark opened: an empty file
+    // under the complete name would read as a result file that lost its content.
+    if (ctx.options.list_tests && std::ifstream(partial, std::ios::ate).tellg() == 0) {
+      std::remove(partial.c_str());
+      return 0;
+    }
     if (std::rename(partial.c_str(), ctx.options.benchmark_out.c_str()) != 0)
       throw Error("could not rename " + partial + " to " + ctx.options.benchmark_out);
   }

@@ -2,29 +2,100 @@
 # The main job, end to end: build -> characterize the GPU (all probes) -> kernel benchmarks with
 # roofline counters -> report. Progress on the terminal, a summary at the end.
 #
-#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters] [--exclude=RE]...
+#   scripts/main_job.sh [OUTDIR] [--quick] [--device=N] [--no-counters] [--exclude=RE]... [--no-build]
+#   scripts/main_job.sh --report-only DIR [-o REPORTDIR]
 #
 # --exclude=RE (repeatable; the entries matching any of them are left out) goes to gpuprobe.
+# --no-build runs the gpuprobe already built in $BUILD_DIR (default build/); GPUPROBE=PATH names
+# another executable.
 #
-# OUTDIR (default reports/local) receives results.json (all probes and kernel benchmarks, timing),
-# premises.json (the ceiling probes' premises checked by counters, in untimed replays), counters.json
-# (kernel benchmarks again with --counters=roofline, in an untimed replay), logs, and
-# report/ (report.html, report.md, device-profile.json, plots). Without a GPU it says so and builds
-# the report from the result files already in OUTDIR.
+# OUTDIR (default reports/local, ignored by git) receives results.json (all probes and kernel
+# benchmarks, timing), premises.json (the ceiling probes' premises checked by counters, in untimed
+# replays), counters.json (kernel benchmarks again with --counters=roofline, in an untimed replay),
+# logs, and report/ (report.html, report.md, device-profile.json, plots). Before
+# measuring it removes what an earlier run left there, so the results in OUTDIR are this run's.
+# Without a GPU nothing is measured (exit 0): it says so, and how to see a report of existing results.
+#
+# --report-only DIR builds the report of the results already in DIR (premises.json[.gz],
+# results.json[.gz], counters.json[.gz]) into REPORTDIR (default reports/local/report-of-<DIR's name>).
+#
+# Neither OUTDIR nor REPORTDIR may be a folder holding files tracked by git (reports/h100 ...:
+# committed reference data). Exit codes: 0 done (or no GPU here), 1 a step failed, 2 usage error;
+# a failure ends with one line "main_job: FAILED: ...".
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=reports/local ; quick=() ; device=() ; counters=1 ; exclude=() ; excluded=()
-for arg in "$@"; do
+OUT=reports/local ; quick=() ; device=() ; counters=1 ; exclude=() ; excluded=() ; build=1
+report_only="" ; report_dir=""
+usage() { echo "main_job.sh: $*" >&2; exit 2; }
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  arg=${args[i]}
   case "$arg" in
     --quick) quick=(--quick) ;;
     --device=*) device=("$arg") ;;
     --no-counters) counters=0 ;;
+    --no-build) build=0 ;;
     --exclude=?*) excluded+=("${arg#*=}") ;;  # gpuprobe's: entries matching RE are not registered
-    -h|--help) sed -n '2,12p' "$0"; exit 0 ;;
-    -*) echo "main_job.sh: unknown option $arg" >&2; exit 2 ;;
+    --report-only=?*) report_only=${arg#*=} ;;
+    --report-only) ((i + 1 < ${#args[@]})) || usage "--report-only needs a folder of results"
+                   report_only=${args[++i]} ;;
+    -o) ((i + 1 < ${#args[@]})) || usage "-o needs a folder"; report_dir=${args[++i]} ;;
+    -o=?*|--output=?*) report_dir=${arg#*=} ;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0 ;;
+    -*) usage "unknown option $arg (--help lists them)" ;;
     *) OUT=$arg ;;
   esac
 done
+[ -n "$report_dir" ] && [ -z "$report_only" ] && usage "-o is for --report-only; a run writes into OUTDIR"
+
+fail() { echo "main_job: FAILED: $*" >&2; exit 1; }
+
+# Refuses a folder that holds files tracked by git, or lies inside one below the checkout's root:
+# committed reference data is never overwritten, and a report or a run's logs must not dirty the
+# checkout.
+refuse_tracked() {
+  local d=$1 what=$2 top
+  while :; do
+    if [ -d "$d" ] && top=$(git -C "$d" rev-parse --show-toplevel 2>/dev/null); then
+      if [ "$d" = "$1" ] || [ "$(cd "$d" && pwd -P)" != "$(cd "$top" && pwd -P)" ]; then
+        # ':(glob)*' matches the folder's own files, not its subfolders'. No pipe into grep -q: with
+        # pipefail, git's SIGPIPE when grep stops early would read as "no tracked file".
+        [ -n "$(git -C "$d" ls-files -- ':(glob)*' 2>/dev/null)" ] &&
+          usage "$what $1 would write into $d, which holds files tracked by git (committed data); choose" \
+                "another folder, e.g. under reports/local/ (a report of results in $d: --report-only $d -o REPORTDIR)"
+      fi
+      [ "$(cd "$d" && pwd -P)" = "$(cd "$top" && pwd -P)" ] && return 0
+    fi
+    [ "$d" = . ] || [ "$d" = / ] && return 0
+    d=$(dirname "$d")
+  done
+}
+
+# The analysis of this checkout, also where another checkout's package is installed (pip -e).
+export PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
+
+if [ -n "$report_only" ]; then
+  [ -d "$report_only" ] || usage "--report-only $report_only: no such folder"
+  report_dir=${report_dir:-reports/local/report-of-$(basename "$(cd "$report_only" && pwd)")}
+  refuse_tracked "$report_dir" "-o"
+  inputs=()
+  for base in premises results counters; do  # premises first: the later file's entry is used
+    for f in "$report_only/$base.json" "$report_only/$base.json.gz" "$report_only/$base.json.partial"; do
+      if [ -f "$f" ]; then
+        # The analysis reads FILE.partial for FILE and marks the report incomplete.
+        inputs+=("${f%.partial}"); break
+      fi
+    done
+  done
+  ((${#inputs[@]})) || fail "no results.json, results.json.gz or counters.json in $report_only to report on"
+  mkdir -p "$report_dir"
+  python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$report_dir" \
+    || fail "the analysis could not report on ${inputs[*]} (messages above)"
+  echo "main_job: report of ${inputs[*]}: open $report_dir/report.html"
+  exit 0
+fi
+
+refuse_tracked "$OUT" "OUTDIR"
 # Several --exclude (e.g. the caller's and device_session.sh's own) leave out the union.
 if ((${#excluded[@]})); then
   joined=$(printf '|(?:%s)' "${excluded[@]}")
@@ -34,54 +105,91 @@ mkdir -p "$OUT"
 start=$(date +%s)
 step() { echo; echo "== [$(( $(date +%s) - start ))s] $*"; }
 BUILD_DIR=${BUILD_DIR:-build}
-GPUPROBE="$BUILD_DIR/gpuprobe"
-# The analysis package, installed (scripts/setup.sh) or straight from the tree (no pip needed).
-python3 -c "import gpuprobe_analysis" 2>/dev/null || export PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
+GPUPROBE=${GPUPROBE:-$BUILD_DIR/gpuprobe}
 
-step "build ($BUILD_DIR)"
-if ! BUILD_DIR=$BUILD_DIR bash scripts/build.sh > "$OUT/build.log" 2>&1; then
-  tail -20 "$OUT/build.log"; echo "main_job: build failed (log: $OUT/build.log)" >&2; exit 1
+if ((build)); then
+  step "build ($BUILD_DIR; log: $OUT/build.log)"
+  # Progress every 10 % of the steps (Ninja "[n/N]", Make "[ p%]"): a first build takes minutes.
+  BUILD_DIR=$BUILD_DIR bash scripts/build.sh 2>&1 | tee "$OUT/build.log" | awk '
+    match($0, /^\[ *[0-9]+\/[0-9]+\]/) { split(substr($0, 2, RLENGTH - 2), nN, "/"); p = int(100 * nN[1] / nN[2]) }
+    match($0, /^\[ *[0-9]+%\]/) { p = substr($0, 2, RLENGTH - 3) + 0 }
+    p != "" && int(p / 10) != last { last = int(p / 10); printf "  build %3d %%\n", p; fflush() }'
+  build_status=${PIPESTATUS[0]}
+  if ((build_status)); then
+    tail -20 "$OUT/build.log"; fail "build (exit $build_status; log: $OUT/build.log)"
+  fi
+fi
+[ -x "$GPUPROBE" ] || fail "no executable $GPUPROBE (build it, or leave out --no-build)"
+
+# Every flag is checked here, before a GPU is needed: a wrong flag ends the job on any machine.
+"$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --benchmark_list_tests > /dev/null 2> "$OUT/gpu-check.log"
+check=$?
+if ((check)); then
+  line=$(grep -m1 '^gpuprobe:' "$OUT/gpu-check.log" || head -1 "$OUT/gpu-check.log")
+  if ((check == 2)) && [[ $line == "gpuprobe: no usable GPU"* ]]; then
+    echo "main_job: nothing measured: $line"
+    echo "main_job: to see a report of committed results without a GPU:" \
+         "bash scripts/main_job.sh --report-only reports/h100 -o reports/local/h100-report"
+    exit 0
+  fi
+  echo "main_job: $line" >&2
+  exit "$((check == 2 ? 2 : 1))"
 fi
 
-have_gpu=1
-if ! "$GPUPROBE" "${device[@]}" --benchmark_list_tests > /dev/null 2> "$OUT/gpu-check.log"; then
-  have_gpu=0
-  echo "main_job: no GPU measurement possible here: $(head -1 "$OUT/gpu-check.log")"
+# What an earlier run left (only the names this script writes) goes before this run writes: nothing
+# in OUTDIR afterwards can be taken for this run's results. Not before: without a GPU they stay.
+old=()
+for f in results.json premises.json counters.json results.json.partial premises.json.partial counters.json.partial \
+         report bench.log premises.log counters.log report.log; do
+  [ -e "$OUT/$f" ] && old+=("$f")
+done
+if ((${#old[@]})); then
+  echo "main_job: removing the previous run's ${old[*]} from $OUT"
+  (cd "$OUT" && rm -rf -- "${old[@]}")
 fi
 
-status=0
-if ((have_gpu)); then
-  step "characterize + kernel benchmarks -> $OUT/results.json"
-  "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --benchmark_out="$OUT/results.json" --benchmark_out_format=json \
-    --benchmark_format=console 2>&1 | tee "$OUT/bench.log" | grep -E --line-buffered "^(baseline|memory|exec|transfer|kernels)\.[a-z_0-9]+/" \
-    | awk -F/ '{fam=$1; if (fam != last) { printf "  %-28s", fam; last = fam; n = 0 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
-  [ -f "$OUT/results.json" ] || { status=1; echo "main_job: the benchmark run did not finish (see $OUT/bench.log)" >&2; tail -3 "$OUT/bench.log"; }
-  if ((counters)); then
-    # Every ceiling probe's premise (which level served what it counts), checked by CUPTI counters in
-    # untimed replays of each entry (one sample each: the figures come from results.json).
-    step "ceiling probes' premises with hardware counters (application replay) -> $OUT/premises.json"
-    if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=premise,replay=application --samples=1 \
-        --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput' \
-        --benchmark_out="$OUT/premises.json" --benchmark_out_format=json > "$OUT/premises.log" 2>&1; then
-      echo "main_job: premise run failed or counters unavailable (ceilings will say unverified): $(grep -m1 'gpuprobe:' "$OUT/premises.log")"
-    fi
-    step "kernel benchmarks with roofline counters (untimed replays) -> $OUT/counters.json"
-    if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
-        --benchmark_out="$OUT/counters.json" --benchmark_out_format=json > "$OUT/counters.log" 2>&1; then
-      echo "main_job: counter run failed or counters unavailable: $(grep -m1 'gpuprobe:' "$OUT/counters.log")"
-    fi
+step "characterize + kernel benchmarks -> $OUT/results.json"
+"$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --benchmark_out="$OUT/results.json" --benchmark_out_format=json \
+  --benchmark_format=console 2>&1 | tee "$OUT/bench.log" | grep -E --line-buffered "^(baseline|memory|exec|transfer|kernels)\.[a-z_0-9]+/" \
+  | awk -F/ '{fam=$1; if (fam != last) { printf "  %-28s", fam; last = fam; n = 0 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
+bench_status=${PIPESTATUS[0]}
+if ((bench_status)) || [ ! -f "$OUT/results.json" ]; then
+  tail -3 "$OUT/bench.log"
+  fail "gpuprobe exit $bench_status: $(grep -m1 '^gpuprobe:' "$OUT/bench.log" || echo 'no results.json written') (log: $OUT/bench.log; the entries it finished: $OUT/results.json.partial)"
+fi
+
+status=0 ; failed=""
+if ((counters)); then
+  # Every ceiling probe's premise (which level served what it counts), checked by CUPTI counters in
+  # untimed replays of each entry (one sample each: the figures come from results.json).
+  step "ceiling probes' premises with hardware counters (application replay) -> $OUT/premises.json"
+  if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=premise,replay=application --samples=1 \
+      --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput' \
+      --benchmark_out="$OUT/premises.json" --benchmark_out_format=json > "$OUT/premises.log" 2>&1; then
+    status=1 ; failed="premise pass: $(grep -m1 '^gpuprobe:' "$OUT/premises.log") (log: $OUT/premises.log)"
+    echo "main_job: $failed" >&2
+  elif grep -q '^gpuprobe: counters: .*continuing with timing only' "$OUT/premises.log"; then
+    echo "main_job: counters unavailable (the report says the ceilings are unverified): $(grep -m1 '^gpuprobe: counters:' "$OUT/premises.log")"
+  fi
+  step "kernel benchmarks with roofline counters (untimed replays) -> $OUT/counters.json"
+  if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
+      --benchmark_out="$OUT/counters.json" --benchmark_out_format=json > "$OUT/counters.log" 2>&1; then
+    status=1 ; failed="${failed:+$failed; }counter pass: $(grep -m1 '^gpuprobe:' "$OUT/counters.log") (log: $OUT/counters.log)"
+    echo "main_job: $failed" >&2
+  elif grep -q '^gpuprobe: counters: .*continuing with timing only' "$OUT/counters.log"; then
+    echo "main_job: counters unavailable: $(grep -m1 '^gpuprobe: counters:' "$OUT/counters.log")"
   fi
 fi
 
 step "report -> $OUT/report"
-inputs=()
 # premises.json first: its entries only complete results.json's (the later file's entry is used).
-for f in "$OUT"/premises.json "$OUT"/results.json "$OUT"/counters.json; do [ -f "$f" ] && inputs+=("$f"); done
-if ((${#inputs[@]} == 0)); then
-  echo "main_job: no result files in $OUT to report on" >&2; exit 1
-fi
+inputs=()
+[ -f "$OUT/premises.json" ] && inputs+=("$OUT/premises.json")
+inputs+=("$OUT/results.json")
+[ -f "$OUT/counters.json" ] && inputs+=("$OUT/counters.json")
 if ! python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$OUT/report" 2>&1 | tee "$OUT/report.log"; then
-  status=1
+  status=1 ; failed="${failed:+$failed; }report (log: $OUT/report.log)"
 fi
+((status)) && fail "$failed"
 step "done in $(( $(date +%s) - start )) s: open $OUT/report/report.html"
-exit $status
+exit 0

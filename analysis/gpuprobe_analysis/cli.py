@@ -1,11 +1,13 @@
 """gpuprobe-analyze: report, profile, compare and validate gpuprobe result files.
 
-Exit status: 0 done (warnings printed), 1 nothing usable in the inputs, 2 usage error.
+Exit status: 0 done (warnings printed), 1 an input file is unusable (missing, not gpuprobe's, no
+usable entry) or, for validate, any error or incomplete file, 2 usage error.
 """
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import sys
 from typing import List
@@ -22,8 +24,14 @@ def _load(paths: List[str], quiet: bool = False) -> results.ResultSet:
 
 
 def _usable(rs: results.ResultSet) -> bool:
+    """Whether every input gave something. A report built from the other inputs would look complete
+    while it silently left one out, so one unusable input stops the command."""
     if not rs.entries:
         print("gpuprobe-analyze: no usable entries in the inputs (see the messages above)", file=sys.stderr)
+        return False
+    if rs.rejected:
+        print(f"gpuprobe-analyze: unusable input: {', '.join(rs.rejected)} (see the messages above); "
+              "nothing written", file=sys.stderr)
         return False
     return True
 
@@ -75,9 +83,27 @@ def cmd_validate(args) -> int:
     rs = _load(args.results)
     for f in rs.files:
         fams = sorted({e.family for e in f.entries})
-        print(f"{f.path}: {'PARTIAL, ' if f.partial else ''}{len(f.entries)} entries, families: {', '.join(fams) or 'none'}")
+        state = "" if f.complete else f"INCOMPLETE ({f.incomplete_reason}), "
+        print(f"{f.path}: {state}{len(f.entries)} entries, families: {', '.join(fams) or 'none'}")
     errors = [i for i in rs.issues if i.severity == "error"]
-    return 1 if errors or not rs.entries else 0
+    incomplete = [f.path for f in rs.files if not f.complete]
+    if incomplete:
+        print(f"gpuprobe-analyze: incomplete: {', '.join(incomplete)}", file=sys.stderr)
+    return 1 if errors or incomplete or rs.rejected or not rs.entries else 0
+
+
+def _threshold(minimum_exclusive: bool):
+    """argparse type of a finite threshold: > 0 (`--sigmas`) or >= 0 (`--floor`, where 0 = none)."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+        if not math.isfinite(v) or v < 0 or (minimum_exclusive and v == 0):
+            raise argparse.ArgumentTypeError(
+                f"must be a finite number {'> 0' if minimum_exclusive else '>= 0'}, got {text!r}")
+        return v
+    return parse
 
 
 def _print_profile(d: dict) -> None:
@@ -131,8 +157,8 @@ def main(argv=None) -> int:
     c = sub.add_parser("compare", help="changes between two result files beyond the recorded noise (CV)")
     c.add_argument("a")
     c.add_argument("b")
-    c.add_argument("--sigmas", type=float, default=2.0, help="threshold in units of sqrt(cv_a^2 + cv_b^2) (default 2)")
-    c.add_argument("--floor", type=float, default=0.0, help="minimum change in percent (default 0)")
+    c.add_argument("--sigmas", type=_threshold(True), default=2.0, help="threshold in units of sqrt(cv_a^2 + cv_b^2) (default 2)")
+    c.add_argument("--floor", type=_threshold(False), default=0.0, help="minimum change in percent (default 0)")
     c.add_argument("-o", "--output", default=None, help="also write the table as Markdown here")
     c.set_defaults(func=cmd_compare)
     v = sub.add_parser("validate", help="check result files against the schema; exit 1 on errors")

@@ -130,7 +130,9 @@ class Profile:
             "gpu_sm_clock_at_start_mhz", "gpu_bus_width_bits", "gpu_theoretical_dram_gbps", "gpu_l2_bytes",
             "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version", "gpuprobe_version", "gpuprobe_source_tree",
             "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
-        self.data["inputs"] = [{"file": f.path, "partial": f.partial, "entries": len(f.entries)} for f in self.rs.files]
+        self.data["inputs"] = [{"file": f.path, "partial": f.partial, "complete": f.complete,
+                                "incomplete_reason": f.incomplete_reason, "entries": len(f.entries)}
+                               for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
                      self._pipelines, self._compute_premises, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
             try:

@@ -207,8 +207,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
 
     # Inputs
     d.section("inputs")
-    d.table(["file", "complete", "entries"], [[i["file"], "no (FILE.partial)" if i["partial"] else "yes", i["entries"]]
-                                              for i in data["inputs"]])
+    d.table(["file", "complete", "entries"], [[i["file"], "yes" if i["complete"] else f"no ({i['incomplete_reason']})",
+                                               i["entries"]] for i in data["inputs"]])
     issues = [i for i in data["issues"] if not i.startswith("note: ")] + data.get("notes", []) + kernel_notes
     notes = [i for i in data["issues"] if i.startswith("note: ")]
     if issues:

@@ -1,8 +1,11 @@
 """Reader of gpuprobe result files (Google Benchmark JSON, docs/results-schema.md).
 
 The reader never fails on bad input: every problem becomes an `Issue` naming the file and what is
-missing, and whatever can be used is kept. A `FILE.partial` (a run that did not finish) is read up
-to its last complete entry.
+missing, and whatever can be used is kept. A `FILE.partial` (a run that did not finish) and a
+truncated file are read up to their last complete entry and marked incomplete. What is not
+gpuprobe's is rejected whole: a file without `gpuprobe_schema` in its context (e.g. a plain Google
+Benchmark file), and an entry with a value that cannot be a measurement (NaN, infinite, negative,
+not a number), so that no figure, plot or ceiling is ever built on one. `FILE.gz` is read as gzip.
 """
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import json
 import math
 import os
 import re
+import zlib
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
 
@@ -113,14 +117,26 @@ class Entry:
 class ResultFile:
     path: str
     context: Dict[str, str]
-    partial: bool
+    partial: bool  # a FILE.partial: the run that wrote it did not finish
     entries: List[Entry]
+    damaged: str = ""  # why the text ends early or breaks ("truncated JSON", ...); "" when intact
+
+    @property
+    def complete(self) -> bool:
+        return not self.partial and not self.damaged
+
+    @property
+    def incomplete_reason(self) -> str:
+        return "FILE.partial" if self.partial else self.damaged
 
 
 @dataclass
 class ResultSet:
     files: List[ResultFile] = field(default_factory=list)
     issues: List[Issue] = field(default_factory=list)
+    # Inputs that gave nothing usable (not found, unreadable, not gpuprobe's, no usable entry): the
+    # CLI refuses to present a result built from the remaining inputs as if it covered these.
+    rejected: List[str] = field(default_factory=list)
 
     @property
     def entries(self) -> List[Entry]:
@@ -287,26 +303,52 @@ def load(paths: Iterable[str]) -> ResultSet:
     return rs
 
 
+def _read_text(path: str, rs: ResultSet):
+    """The file's text, gunzipped when it is gzip (by its magic bytes, so `.json.gz` and a gzip file
+    with any name both work), and why it ends early ("" when intact). None when unreadable."""
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+    except OSError as exc:
+        rs.error(path, f"cannot read: {exc.strerror or exc}")
+        return None, ""
+    damaged = ""
+    if raw[:2] == b"\x1f\x8b":
+        # A decompressor object, not gzip.decompress: a cut-off .gz still yields the text before the
+        # cut, which the JSON recovery below reads like any other truncated file.
+        d = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            raw = d.decompress(raw)
+        except zlib.error as exc:
+            rs.error(path, f"corrupt gzip data ({exc})")
+            return None, ""
+        if not d.eof:
+            damaged = "truncated gzip"
+            rs.warn(path, "truncated gzip file: the compressed data ends early")
+    return raw.decode("utf-8", errors="replace"), damaged
+
+
 def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
     actual, partial = _resolve(path, rs)
     if actual is None:
+        rs.rejected.append(path)
         return None
-    try:
-        with open(actual, "r", encoding="utf-8", errors="replace") as fh:
-            text = fh.read()
-    except OSError as exc:
-        rs.error(actual, f"cannot read: {exc.strerror or exc}")
+    text, damaged = _read_text(actual, rs)
+    if text is None:
+        rs.rejected.append(actual)
         return None
     if partial:
         rs.warn(actual, "incomplete run (FILE.partial: the benchmark process did not finish); "
                 "using the entries it completed")
     if not text.strip():
         rs.error(actual, "empty file: no context, no entries")
+        rs.rejected.append(actual)
         return None
     try:
         doc = json.loads(text)
         if not isinstance(doc, dict):
             rs.error(actual, f"not a Google Benchmark JSON object (top level is a {type(doc).__name__})")
+            rs.rejected.append(actual)
             return None
         if "benchmarks" not in doc and ("hierarchy" in doc or "roofline" in doc) and "inputs" in doc:
             rs.warn(actual, "skipped: an output of gpuprobe-analyze (device-profile.json), not a result file")
@@ -316,15 +358,25 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
         has_array = "benchmarks" in doc
     except json.JSONDecodeError as exc:
         context, raw_entries, has_array = _recover_json(text)
-        what = "truncated" if exc.pos >= len(text.rstrip()) - 1 else "malformed"
+        # Cut off: the break is on the last line (a cut inside a string is reported at the string's
+        # start, so "at the very end" would miss it). Google Benchmark writes one field per line.
+        what = "malformed" if "\n" in text[exc.pos:].rstrip() else "truncated"
+        damaged = damaged or f"{what} JSON"
         rs.warn(actual, f"{what} JSON ({exc.msg} at line {exc.lineno} column {exc.colno}); "
-                f"recovered {len(raw_entries)} complete entries before the break")
-    if not isinstance(context, dict):
-        rs.warn(actual, "missing `context` object: device facts (GPU name, clocks, sizes) unknown")
-        context = {}
+                f"recovered {len(raw_entries)} complete entries before the break; the file is incomplete")
     if not has_array or not isinstance(raw_entries, list):
         rs.error(actual, "missing `benchmarks` array: no entries")
         raw_entries = []
+    if not isinstance(context, dict):
+        rs.error(actual, "missing `context` object: not a gpuprobe result file (docs/results-schema.md); "
+                 "not used")
+        rs.rejected.append(actual)
+        return None
+    if "gpuprobe_schema" not in context:
+        rs.error(actual, "not a gpuprobe result file: its context has no `gpuprobe_schema` (a plain Google "
+                 "Benchmark file? see docs/results-schema.md); not used")
+        rs.rejected.append(actual)
+        return None
     context = {str(k): ("" if v is None else str(v)) for k, v in context.items()}
     _check_context(actual, context, rs)
     entries = []
@@ -343,22 +395,57 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
         rs.warn(actual, f"{aggregates} aggregate entries (repetitions) ignored; per-run entries used")
     if not entries:
         rs.error(actual, "no usable entries")
-    rf = ResultFile(actual, context, partial, entries)
+        rs.rejected.append(actual)
+    rf = ResultFile(actual, context, partial, entries, damaged)
     rs.files.append(rf)
     return rf
 
 
+# Context facts the analysis computes with (ceilings, cycles <-> ns): a value that is not a positive
+# number is dropped, so that figures needing it are left out rather than built on it.
+NUMERIC_CONTEXT = (
+    "gpu_sm_count", "gpu_sm_clock_max_mhz", "gpu_mem_clock_max_mhz", "gpu_bus_width_bits",
+    "gpu_theoretical_dram_gbps", "gpu_l2_bytes", "gpu_smem_per_sm_bytes",
+)
+
+
 def _check_context(path: str, context: Dict[str, str], rs: ResultSet) -> None:
-    if not context:
-        return
     schema = context.get("gpuprobe_schema")
-    if schema is None:
-        rs.warn(path, "context lacks `gpuprobe_schema`: not written by gpuprobe? read as schema 1")
-    elif schema != SCHEMA_VERSION:
+    if schema != SCHEMA_VERSION:
         rs.warn(path, f"schema version {schema!r}, this reader knows {SCHEMA_VERSION!r}: fields may be misread")
     missing = [k for k in EXPECTED_CONTEXT if k not in context and k != "gpuprobe_schema"]
     if missing:
         rs.warn(path, "context lacks " + ", ".join(missing) + " (figures needing them are left out)")
+    bad = [k for k in NUMERIC_CONTEXT if k in context and not 0 < to_number(context[k]) < math.inf]
+    if bad:
+        rs.error(path, "context value not a positive number, ignored (figures needing it are left out): " +
+                 ", ".join(f"{k}={context[k]!r}" for k in bad))
+        for k in bad:
+            del context[k]
+
+
+# Google Benchmark's own fields that hold a measurement: checked like the counters.
+GBENCH_NUMBERS = ("real_time", "cpu_time", "iterations")
+
+
+def _bad_values(raw: dict) -> List[str]:
+    """`key=value` of every field that cannot be a measurement: NaN, infinite, negative, or (for a
+    counter) not a number at all. No gpuprobe counter is negative (docs/results-schema.md)."""
+    bad = []
+    if raw.get("label") is not None and not isinstance(raw["label"], str):
+        bad.append(f"label={json.dumps(raw['label'])[:40]} (not text)")
+    for k, v in raw.items():
+        if k in GBENCH_FIELDS and k not in GBENCH_NUMBERS:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            bad.append(f"{k}={json.dumps(v)[:40]} (not a number)")
+        elif math.isnan(v):
+            bad.append(f"{k}=NaN")
+        elif math.isinf(v):
+            bad.append(f"{k}={'-' if v < 0 else ''}inf")
+        elif v < 0:
+            bad.append(f"{k}={v:g} (negative)")
+    return bad
 
 
 def _entry(path: str, index: int, raw, rs: ResultSet, failed: List[str]):
@@ -374,6 +461,12 @@ def _entry(path: str, index: int, raw, rs: ResultSet, failed: List[str]):
         return "aggregate"
     if raw.get("error_occurred"):
         failed.append(f"{name} ({raw.get('error_message', 'no message')})")
+        return None
+    bad = _bad_values(raw)
+    if bad:
+        # An error, not a warning: the entry is not used at all (no plot, fit or ceiling sees it).
+        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
+        rs.error(path, f"entry {name} rejected: {shown}")
         return None
     family, params = parse_name(name)
     probe, unit, method, tags = parse_label(raw.get("label") or "")

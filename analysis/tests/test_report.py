@@ -144,7 +144,7 @@ def test_tool_time_sums_entry_wall_seconds_per_family(tmp_path):
             dict(base, name="exec.barrier/blocks:1", label="probe=exec.barrier;unit=us", entry_wall_seconds=2.0),
             dict(base, name="exec.barrier/blocks:2", label="probe=exec.barrier;unit=us")]  # older file: no field
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1"}, "benchmarks": ents}))
     t = tool_time(results.load([str(path)]))
     assert t == {"memory.latency": {"entries": 2, "seconds": 0.75}, "exec.barrier": {"entries": 1, "seconds": 2.0}}
 
@@ -162,7 +162,7 @@ def test_unsettled_operands_are_listed(tmp_path):
             dict(base, name="kernels.gemv/impl:ours/precision:d/trans:t/m:8192/n:8192", label=label + "capped",
                  a_read_gbps_settled=2700.0)]
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1"}, "benchmarks": ents}))
     rs = results.load([str(path)])
     rows = unsettled_operands(rs)
     assert [(r["entry"].split("/")[2], r["state"]) for r in rows] == [("precision:s", "slowed"), ("precision:d", "capped")]
@@ -186,7 +186,7 @@ def test_launch_gate_counts_and_time_outs_are_reported(tmp_path):
             dict(base, name="exec.launch_rate/a:3", launch_gated=0),
             dict(base, name="memory.latency/a:4")]
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1"}, "benchmarks": ents}))
     rs = results.load([str(path)])
     g = launch_gate_summary(rs)
     assert (g["gated"], g["ungated"]) == (2, 1)
@@ -210,7 +210,7 @@ def test_paired_entries_get_their_own_table(tmp_path):
                  value_median=0.731, value_cv=0.35, value_median_a_first=0.70, value_median_b_first=0.76,
                  time_median_s=70e-6, b_time_median_s=50e-6)]
     path = tmp_path / "r.json"
-    path.write_text(json.dumps({"context": {}, "benchmarks": ents}))
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1"}, "benchmarks": ents}))
     rs = results.load([str(path)])
     out = build_report(rs, str(tmp_path / "rep"))
     prof = json.load(open(os.path.join(str(tmp_path / "rep"), "device-profile.json")))

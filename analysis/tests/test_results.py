@@ -150,7 +150,7 @@ def test_counters_run_merges_by_name_without_iterations(tmp_path):
     import json as _json
 
     from gpuprobe_analysis import results as _results
-    ctx = {"gpu_name": "G"}
+    ctx = {"gpuprobe_schema": "1", "gpu_name": "G"}
     timing = {"context": ctx, "benchmarks": [{"name": "k/n:64/iterations:10/manual_time", "run_type": "iteration",
                                                "value_median": 2.0, "value_cv": 0.01}]}
     counters = {"context": ctx, "benchmarks": [{"name": "k/n:64/iterations:5/manual_time", "run_type": "iteration",

@@ -51,7 +51,7 @@ int device_count() {
 DeviceInfo open_device(int index) {
   const int count = device_count();
   if (index < 0 || index >= count)
-    throw NoDeviceError("--device=" + std::to_string(index) + " does not exist: this machine has " +
+    throw UsageError("--device=" + std::to_string(index) + " does not exist: this machine has " +
                         std::to_string(count) + " CUDA device(s), numbered 0.." + std::to_string(count - 1));
   GP_CUDA_CHECK(cudaSetDevice(index));
   GP_CUDA_CHECK(cudaFree(nullptr));  // create the context now, not inside the first timed region

@@ -37,7 +37,7 @@ struct DeviceInfo {
 int device_count();
 
 // Makes `index` the current device, creates its context and reads its properties.
-// Throws NoDeviceError when `index` does not exist.
+// Throws UsageError when `index` does not exist (NoDeviceError from device_count when none does).
 DeviceInfo open_device(int index);
 
 // The fields written into the result file's context, in a stable order (schema: docs/results-schema.md).

@@ -309,6 +309,9 @@ void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
   const int samples = context().options.samples > 0 ? context().options.samples
                       : samples_wanted > 0             ? samples_wanted
                                                        : descriptor.default_samples;
+  // Google Benchmark names the instance RegisterBenchmark's name, then "/iterations:N" for
+  // Iterations(N) and "/manual_time" for UseManualTime() (below); its filter searches that string.
+  context().entry_instances.push_back(name + "/iterations:" + std::to_string(samples) + "/manual_time");
   benchmark::RegisterBenchmark(name.c_str(),
                                [name, body](benchmark::State& state) {
                                  try {
@@ -354,12 +357,16 @@ void flush_l2(cudaStream_t stream) {
 
 void fail(const std::string& where, const std::exception& error) {
   std::fflush(stdout);
+  // "usage error: " tells a wrong flag apart from "no usable GPU: " (the same exit code, 2), for
+  // the reader and for scripts such as main_job.sh.
+  const bool usage_error = dynamic_cast<const UsageError*>(&error) != nullptr;
+  const char* kind = usage_error ? "usage error: " : "";
   if (where.empty())
-    std::fprintf(stderr, "gpuprobe: %s\n", error.what());
+    std::fprintf(stderr, "gpuprobe: %s%s\n", kind, error.what());
   else
-    std::fprintf(stderr, "gpuprobe: %s: %s\n", where.c_str(), error.what());
+    std::fprintf(stderr, "gpuprobe: %s: %s%s\n", where.c_str(), kind, error.what());
   std::fflush(stderr);
-  const bool usage = dynamic_cast<const UsageError*>(&error) || dynamic_cast<const NoDeviceError*>(&error);
+  const bool usage = usage_error || dynamic_cast<const NoDeviceError*>(&error);
   // _Exit: Google Benchmark is mid-run; no destructor must touch the (possibly broken) CUDA context.
   std::_Exit(usage ? 2 : 1);
 }

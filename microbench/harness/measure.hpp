@@ -104,6 +104,9 @@ struct Context {
   std::vector<std::string> pass_ranges;
   std::vector<profilers::MetricValues> pass_values;
   std::map<std::string, DeclaredPremise> premises;  // by entry name, entries that declare one
+  // Every registered entry under the name Google Benchmark gives its instance (register_entry), the
+  // names --benchmark_filter is matched against.
+  std::vector<std::string> entry_instances;
 };
 Context& context();
 

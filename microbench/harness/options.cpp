@@ -1,10 +1,20 @@
 #include "options.hpp"
 
+#include <benchmark/benchmark.h>
+
 #include <cctype>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
 #include <limits>
 #include <regex>
+#include <sstream>
 
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/metric_sets.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -29,6 +39,24 @@ long long parse_int(const std::string& text, const std::string& flag, long long 
     throw UsageError(flag + "=" + text + " is out of range [" + std::to_string(lo) + ", " +
                      std::to_string(hi) + "]");
   return v;
+}
+
+// Google Benchmark 1.7 checks these values only inside benchmark::Initialize, where a bad one makes
+// it print its help and exit with status 0: a usage error that would end as success.
+void check_format(const std::string& flag, const std::string& value) {
+  if (value != "console" && value != "json" && value != "csv")
+    throw UsageError(flag + "=" + value + ": write console, json or csv");
+}
+
+// A boolean flag's value as Google Benchmark reads it (IsTruthyFlagValue in its commandlineflags.cc):
+// a bare flag and an empty value are true; one character is false when 0/f/n or not alphanumeric;
+// longer values are false when false/no/off, in any case.
+bool truthy(const std::string& arg, const std::string& flag) {
+  std::string v;
+  if (arg == flag || !take_value(arg, flag, v) || v.empty()) return true;  // the caller matched flag[=...]
+  for (auto& c : v) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (v.size() == 1) return std::isalnum(static_cast<unsigned char>(v[0])) && v != "0" && v != "f" && v != "n";
+  return v != "false" && v != "no" && v != "off";
 }
 
 }  // namespace
@@ -66,6 +94,7 @@ Options parse_options(std::vector<std::string>& args) {
         throw UsageError("--max-footprint=" + v + " is below the smallest swept footprint (64K)");
     } else if (take_value(a, "--counters", v)) {
       if (v.empty()) throw UsageError("--counters needs a metric set name (see --help)");
+      profilers::parse_counter_spec(v);  // the syntax and set names now; the backend parses it again
       opt.counters = v;
     } else if (take_value(a, "--papi-events", v)) {
       if (v.empty()) throw UsageError("--papi-events needs a comma-separated list of PAPI events");
@@ -88,7 +117,14 @@ Options parse_options(std::vector<std::string>& args) {
       opt.benchmark_out = v;
       rest.push_back("--benchmark_out=" + v + ".partial");
     } else if (take_value(a, "--benchmark_out_format", v)) {
-      opt.benchmark_out_format = v;  // Google Benchmark validates it
+      check_format("--benchmark_out_format", v);
+      opt.benchmark_out_format = v;
+      rest.push_back(a);
+    } else if (take_value(a, "--benchmark_format", v)) {
+      check_format("--benchmark_format", v);
+      rest.push_back(a);
+    } else if (a == "--benchmark_list_tests" || a.rfind("--benchmark_list_tests=", 0) == 0) {
+      opt.list_tests = truthy(a, "--benchmark_list_tests");
       rest.push_back(a);
     } else if (a == "--device" || a == "--samples" || a == "--max-footprint" || a == "--counters" ||
                a == "--papi-events" || a == "--exclude" || a == "--launch-gate") {
@@ -99,6 +135,60 @@ Options parse_options(std::vector<std::string>& args) {
   }
   args = rest;
   return opt;
+}
+
+void initialize_benchmark_flags(std::vector<std::string>& args) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  // Google Benchmark reports a value it cannot read on std::cerr and leaves the flag in argv.
+  std::ostringstream complaint;
+  std::streambuf* const cerr_buffer = std::cerr.rdbuf(complaint.rdbuf());
+  benchmark::Initialize(&argc, argv.data());
+  std::cerr.rdbuf(cerr_buffer);
+  std::vector<std::string> left(argv.begin(), argv.begin() + argc);
+  args = left;
+  if (left.size() <= 1) return;
+  std::string why = complaint.str();
+  why = why.substr(0, why.find('\n'));
+  if (why.empty())
+    why = std::string(left[1].rfind("-", 0) == 0 ? "unknown flag " : "unexpected argument ") + left[1];
+  throw UsageError(why + " (gpuprobe --help lists the flags)");
+}
+
+EntryFilter::EntryFilter(const std::string& spec) : spec_(spec) {
+  std::string re = spec;
+  if (re.empty() || re == "all") re = ".";
+  if (re[0] == '-') {
+    negative_ = true;
+    re.erase(0, 1);
+  }
+  try {
+    re_ = std::regex(re, std::regex::extended);
+  } catch (const std::regex_error& e) {
+    throw UsageError("--benchmark_filter=" + spec + " is not a valid regular expression (POSIX extended, as " +
+                     "Google Benchmark reads it): " + e.what());
+  }
+}
+
+bool EntryFilter::matches(const std::string& instance_name) const {
+  return std::regex_search(instance_name, re_) != negative_;
+}
+
+void check_output_writable(const std::string& benchmark_out) {
+  std::error_code ignored;  // a path that cannot be inspected is left to the open below
+  if (std::filesystem::is_directory(benchmark_out, ignored))
+    throw UsageError("--benchmark_out=" + benchmark_out + " is a directory: name a file");
+  const std::string partial = benchmark_out + ".partial";
+  const bool existed = std::ifstream(partial).good();
+  errno = 0;
+  // Append: probing must not truncate a FILE.partial an earlier run left (the run itself will).
+  std::ofstream probe(partial, std::ios::app);
+  if (!probe)
+    throw UsageError("--benchmark_out=" + benchmark_out + ": cannot write " + partial +
+                     (errno ? std::string(" (") + std::strerror(errno) + ")" : std::string()));
+  probe.close();
+  if (!existed) std::remove(partial.c_str());
 }
 
 std::string usage_text() {
@@ -133,10 +223,13 @@ std::string usage_text() {
       "\n"
       "Useful Google Benchmark flags:\n"
       "  --benchmark_list_tests  list the entries\n"
-      "  --benchmark_filter=RE   run the entries matching RE (e.g. '^memory\\.latency')\n"
+      "  --benchmark_filter=RE   run the entries matching RE (e.g. '^memory\\.latency'); matching\n"
+      "                          none is a usage error\n"
       "  --benchmark_out=FILE    write JSON to FILE (kept as FILE.partial if the run fails)\n"
       "\n"
-      "Exit codes: 0 success, 1 a GPU/runtime error during the run, 2 usage error or no GPU.\n";
+      "Every flag is checked before the GPU is opened.\n"
+      "Exit codes: 0 success, 1 a GPU/runtime error during the run, 2 a usage error (\"gpuprobe: usage\n"
+      "error: ...\") or no usable GPU (\"gpuprobe: no usable GPU: ...\").\n";
 }
 
 }  // namespace gpuprobe

@@ -1,8 +1,11 @@
 // gpuprobe's own command-line flags. They are parsed (and removed from argv) before Google
-// Benchmark sees the rest, so every --benchmark_* flag keeps working unchanged.
+// Benchmark sees the rest, so every --benchmark_* flag keeps working unchanged. Every flag, ours and
+// Google Benchmark's, is checked here before the GPU is opened: a mistyped flag is a usage error on
+// any machine, never reported as "no usable GPU".
 #pragma once
 
 #include <cstdint>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -23,12 +26,38 @@ struct Options {
   bool help = false;              // --help
   std::string benchmark_out;      // the --benchmark_out=FILE the user gave (written via FILE.partial)
   std::string benchmark_out_format = "json";  // --benchmark_out_format (also left for Google Benchmark)
+  bool list_tests = false;        // --benchmark_list_tests (also left for Google Benchmark)
 };
 
 // Parses and removes gpuprobe's flags from args (args[0] is the program name). Rewrites
 // --benchmark_out=FILE to --benchmark_out=FILE.partial so that an incomplete run never leaves a
-// file that looks complete. Throws UsageError on a malformed or out-of-range value.
+// file that looks complete. Throws UsageError on a malformed or out-of-range value, including the
+// syntax of --counters (its metric names are checked against the device's catalog later).
 Options parse_options(std::vector<std::string>& args);
+
+// Hands what parse_options left to Google Benchmark's parser (benchmark::Initialize), which removes
+// the flags it knows. Throws UsageError naming the first flag nobody knows, or the value Google
+// Benchmark could not read (its own complaint, which it would print besides, is taken as the message).
+void initialize_benchmark_flags(std::vector<std::string>& args);
+
+// --benchmark_filter as Google Benchmark applies it (1.7: "" and "all" select everything, a leading
+// '-' negates, otherwise a POSIX extended regex searched in the entry's instance name), compiled up
+// front so that a bad expression is a usage error before the GPU is opened.
+class EntryFilter {
+ public:
+  explicit EntryFilter(const std::string& spec);  // throws UsageError when the regex does not compile
+  bool matches(const std::string& instance_name) const;
+  const std::string& spec() const { return spec_; }
+
+ private:
+  std::string spec_;
+  bool negative_ = false;
+  std::regex re_;
+};
+
+// Throws UsageError unless FILE.partial, which the run writes and renames to FILE, can be created:
+// an unwritable --benchmark_out would otherwise surface only after the GPU is set up.
+void check_output_writable(const std::string& benchmark_out);
 
 // "64K", "1M", "4G", "1048576" -> bytes. Throws UsageError.
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag);

@@ -52,4 +52,71 @@ TEST(Cli, MissingDeviceExitsTwoAndWritesNoCompleteFile) {
   EXPECT_FALSE(std::ifstream(out).good());
 }
 
+// A usage error: exit code 2, one line "gpuprobe: usage error: ..." holding `what`, and never
+// the GPU's state (every flag is checked before the GPU is opened, so this holds on any machine).
+void expect_usage_error(const Result& r, const std::string& what) {
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text.rfind("gpuprobe: usage error: ", 0), 0u) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find(what), std::string::npos) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text.find("no usable GPU"), std::string::npos) << r.stderr_text;
+  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+}
+
+bool exists(const std::string& path) { return std::ifstream(path).good(); }
+
+std::string fresh_output(const std::string& tag) {
+  const std::string out = ::testing::TempDir() + "gpuprobe_cli_" + tag + ".json";
+  std::remove(out.c_str());
+  std::remove((out + ".partial").c_str());
+  return out;
+}
+
+TEST(Cli, DeviceThatIsNoNumberIsAUsageError) {
+  expect_usage_error(run_gpuprobe("--device=abc"), "--device needs an integer, got 'abc'");
+}
+
+TEST(Cli, UnknownFlagIsAUsageError) {
+  expect_usage_error(run_gpuprobe("--bogus"), "unknown flag --bogus (gpuprobe --help lists the flags)");
+  expect_usage_error(run_gpuprobe("--quick stray"), "unexpected argument stray");
+}
+
+TEST(Cli, GoogleBenchmarkFlagWithABadValueIsAUsageError) {
+  expect_usage_error(run_gpuprobe("--benchmark_repetitions=abc"), "--benchmark_repetitions");
+  // Google Benchmark itself would print its help and exit 0 here.
+  expect_usage_error(run_gpuprobe("--benchmark_format=xml"), "--benchmark_format=xml: write console, json or csv");
+}
+
+TEST(Cli, CountersSyntaxIsAUsageError) {
+  expect_usage_error(run_gpuprobe("--counters=bogus"), "--counters: unknown metric set 'bogus'");
+}
+
+TEST(Cli, FilterThatDoesNotCompileIsAUsageErrorAndWritesNothing) {
+  const std::string out = fresh_output("bad_filter");
+  expect_usage_error(run_gpuprobe("'--benchmark_filter=(memory' --benchmark_out=" + out),
+                     "--benchmark_filter=(memory is not a valid regular expression");
+  EXPECT_FALSE(exists(out));
+  EXPECT_FALSE(exists(out + ".partial"));
+}
+
+TEST(Cli, UnwritableOutputIsAUsageError) {
+  expect_usage_error(run_gpuprobe("--benchmark_out=/nonexistent-dir/r.json"),
+                     "--benchmark_out=/nonexistent-dir/r.json: cannot write /nonexistent-dir/r.json.partial");
+  const std::string dir = ::testing::TempDir();
+  expect_usage_error(run_gpuprobe("--benchmark_out=" + dir), "is a directory: name a file");
+}
+
+TEST(Cli, FilterMatchingNothingExitsTwoAndWritesNothing) {
+  const std::string out = fresh_output("no_match");
+  const Result r = run_gpuprobe("'--benchmark_filter=^no_such_entry$' --benchmark_out=" + out);
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  // Only a GPU can say which entries exist; without one, the run stops at "no usable GPU".
+  const bool no_gpu = r.stderr_text.rfind("gpuprobe: no usable GPU: ", 0) == 0;
+  if (!no_gpu)
+    EXPECT_EQ(r.stderr_text.rfind("gpuprobe: usage error: --benchmark_filter=^no_such_entry$ matches none of the ", 0),
+              0u) << r.stderr_text;
+  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+  EXPECT_FALSE(exists(out));
+  EXPECT_FALSE(exists(out + ".partial"));
+}
+
 }  // namespace

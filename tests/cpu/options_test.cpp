@@ -1,8 +1,12 @@
 #include "harness/options.hpp"
 
+#include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "gpuprobe/check.hpp"
+#include "harness/measure.hpp"
 
 namespace gpuprobe {
 namespace {
@@ -79,6 +83,111 @@ TEST(Options, OutOfRangeAndMalformedValuesAreUsageErrors) {
     auto args = argv_of({bad});
     EXPECT_THROW(parse_options(args), UsageError) << bad;
   }
+}
+
+std::string usage_error_of(std::vector<std::string> args, bool benchmark_flags = false) {
+  try {
+    parse_options(args);
+    if (benchmark_flags) initialize_benchmark_flags(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no usage error)";
+}
+
+TEST(Options, CountersSyntaxIsCheckedWithTheOtherFlags) {
+  EXPECT_NE(usage_error_of(argv_of({"--counters=bogus"})).find("--counters: unknown metric set 'bogus'"),
+            std::string::npos);
+  EXPECT_NE(usage_error_of(argv_of({"--counters=roofline,replay=sometimes"})).find("replay must be"),
+            std::string::npos);
+  auto good = argv_of({"--counters=roofline,dram__bytes_read.sum,replay=application"});
+  EXPECT_EQ(parse_options(good).counters, "roofline,dram__bytes_read.sum,replay=application");
+}
+
+TEST(Options, OutputFormatsGoogleBenchmarkWouldAnswerWithItsHelpAreUsageErrors) {
+  // Google Benchmark 1.7 prints its help and exits 0 on these: a mistake that would end as success.
+  EXPECT_NE(usage_error_of(argv_of({"--benchmark_format=xml"})).find("--benchmark_format=xml: write console, json or csv"),
+            std::string::npos);
+  EXPECT_NE(usage_error_of(argv_of({"--benchmark_out_format=yaml"})).find("--benchmark_out_format=yaml"),
+            std::string::npos);
+  auto good = argv_of({"--benchmark_format=console", "--benchmark_out_format=csv"});
+  EXPECT_EQ(parse_options(good).benchmark_out_format, "csv");
+}
+
+TEST(Options, ListTestsIsNotedAndLeftForGoogleBenchmark) {
+  auto bare = argv_of({"--benchmark_list_tests"});
+  EXPECT_TRUE(parse_options(bare).list_tests);
+  EXPECT_EQ(bare.size(), 2u);
+  auto off = argv_of({"--benchmark_list_tests=false"});
+  EXPECT_FALSE(parse_options(off).list_tests);
+  for (const char* on : {"--benchmark_list_tests=true", "--benchmark_list_tests=", "--benchmark_list_tests=Y"}) {
+    auto a = argv_of({on});
+    EXPECT_TRUE(parse_options(a).list_tests) << on;
+  }
+  for (const char* off : {"--benchmark_list_tests=OFF", "--benchmark_list_tests=0", "--benchmark_list_tests=-"}) {
+    auto a = argv_of({off});
+    EXPECT_FALSE(parse_options(a).list_tests) << off;
+  }
+}
+
+TEST(Options, FlagsNobodyKnowsAreUsageErrors) {
+  EXPECT_EQ(usage_error_of(argv_of({"--bogus"}), true), "unknown flag --bogus (gpuprobe --help lists the flags)");
+  EXPECT_EQ(usage_error_of(argv_of({"stray"}), true), "unexpected argument stray (gpuprobe --help lists the flags)");
+  // A Google Benchmark flag with a value it cannot read: its own words, one line.
+  const std::string bad_value = usage_error_of(argv_of({"--benchmark_repetitions=abc"}), true);
+  EXPECT_NE(bad_value.find("--benchmark_repetitions"), std::string::npos) << bad_value;
+  EXPECT_NE(bad_value.find("\"abc\""), std::string::npos) << bad_value;
+  EXPECT_EQ(bad_value.find('\n'), std::string::npos) << bad_value;
+  // Known flags pass and are removed; Google Benchmark keeps their values.
+  auto good = argv_of({"--quick", "--benchmark_min_warmup_time=0", "--benchmark_filter=^memory"});
+  parse_options(good);
+  initialize_benchmark_flags(good);
+  EXPECT_EQ(good.size(), 1u);
+  EXPECT_EQ(benchmark::GetBenchmarkFilter(), "^memory");
+  benchmark::SetBenchmarkFilter(".");
+}
+
+TEST(Options, FilterThatDoesNotCompileIsAUsageError) {
+  try {
+    EntryFilter bad("(memory");
+    FAIL() << "accepted an unbalanced parenthesis";
+  } catch (const UsageError& e) {
+    EXPECT_NE(std::string(e.what()).find("--benchmark_filter=(memory is not a valid regular expression"),
+              std::string::npos) << e.what();
+  }
+  // ECMAScript-only syntax that Google Benchmark's POSIX extended regex rejects.
+  EXPECT_THROW(EntryFilter("^(?:kernels)"), UsageError);
+}
+
+// The filter is checked against the names register_entry records; Google Benchmark must select
+// exactly the same entries, or a filter could pass the check and then run nothing.
+TEST(Options, FilterSelectsWhatGoogleBenchmarkSelects) {
+  static const ProbeDescriptor kFake{"test.filter", Figure::kTimePerOp, "synthetic", "", 3, 0};
+  benchmark::ClearRegisteredBenchmarks();
+  context().entry_instances.clear();
+  for (const char* n : {"test.filter/x:1", "test.filter/x:2", "kernels.fake/n:64"})
+    register_entry(n, kFake, [](benchmark::State& st) { for (auto _ : st) st.SetIterationTime(1e-6); });
+  ASSERT_EQ(context().entry_instances.size(), 3u);
+
+  std::vector<std::string> list_flag = {"t", "--benchmark_list_tests=true"};
+  initialize_benchmark_flags(list_flag);
+  for (const std::string spec : {"", "all", "x:1", "-kernels", "^kernels\\.", "manual_time$", "iterations:3/",
+                                 "^test\\.filter/x:[12]/iterations:3/manual_time$", "zzz", "-.", "x:1|n:64"}) {
+    std::ostringstream listed, errors;
+    benchmark::ConsoleReporter reporter;
+    reporter.SetOutputStream(&listed);
+    reporter.SetErrorStream(&errors);
+    benchmark::RunSpecifiedBenchmarks(&reporter, spec);
+    std::string ours;
+    const EntryFilter filter(spec);
+    for (const auto& e : context().entry_instances)
+      if (filter.matches(e)) ours += e + "\n";
+    EXPECT_EQ(ours, listed.str()) << "filter '" << spec << "'";
+  }
+  std::vector<std::string> run_flag = {"t", "--benchmark_list_tests=false"};
+  initialize_benchmark_flags(run_flag);
+  benchmark::ClearRegisteredBenchmarks();
+  context().entry_instances.clear();
 }
 
 }  // namespace

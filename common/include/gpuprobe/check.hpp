@@ -19,13 +19,14 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// The user asked for something that cannot be done (bad flag, out-of-range parameter). Exit code 2.
+// The user asked for something that cannot be done (bad flag, out-of-range parameter, a --device
+// this machine does not have). Exit code 2; reported as "usage error: ...".
 class UsageError : public Error {
  public:
   using Error::Error;
 };
 
-// No usable GPU (none present, no driver, --device out of range). Exit code 2.
+// No usable GPU (none present, no driver). Exit code 2; its message starts "no usable GPU".
 class NoDeviceError : public Error {
  public:
   using Error::Error;
