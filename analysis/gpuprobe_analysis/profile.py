@@ -3,6 +3,7 @@ launch/barrier costs and the transfer model. Every figure carries its provenance
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -568,7 +569,8 @@ class Profile:
         peaks = {F.text(e, "op"): e for e in self.rs.by_family("exec.throughput_peak")}
         failed = {}
         for kind, c in list(pipes["compute_ceilings"].items()):
-            op = c["how"].rsplit("op=", 1)[-1] if "op=" in c["how"] else None
+            found = re.search(r"\bop=(\w+)", c["how"])
+            op = found.group(1) if found else None
             e = peaks.get(op)
             status = e.premise if e is not None else None
             if status == "failed":

@@ -555,7 +555,9 @@ def summary_rows(data: dict, opt: list) -> list:
                      "–", "memory hierarchy"])
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         level = c.get("level", name.split()[0])
-        t = theo.get(level)
+        # L1's only recorded peak, l1tex__t_bytes.sum.peak_sustained, counts tag lookups (512 B/clk/SM on
+        # GH100), not the load path: no theoretical figure to hold the load ceiling against.
+        t = theo.get(level) if level not in ("L1", "shared") else None
         rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", f"{c.get('kind', '?')} ({_probe(c)})",
                      _pct(c["gbps"], t["value"] if t else None) + (f" ({t['how']})" if t else ""),
                      _premise_cell(c.get("premise"), c.get("premise_ratio")), "bandwidth per level"])

@@ -288,7 +288,7 @@ def load(paths: Iterable[str]) -> ResultSet:
         example = next(iter(dup))
         # The main job's files: a timing run beside --counters runs of some of its entries (the kernels'
         # roofline counters, the ceiling probes' premises): every duplicated entry has a counters copy.
-        counter_files = {e.source for f in rs.files if f.context.get("counters_backend") for e in f.entries}
+        counter_files = {f.path for f in rs.files if f.context.get("counters_backend")}
         counter_runs = all(any(e.source in counter_files for e in es) for es in dup.values())
         message = (f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
                    "with counters only earlier files have added")
