@@ -159,26 +159,29 @@ if ((bench_status)) || [ ! -f "$OUT/results.json" ]; then
 fi
 
 status=0 ; failed=""
+# One untimed counter run: NAME (premises, counters), what it is for, then gpuprobe's own flags. A
+# failure fails the job (after the report); a refusal of the counters (no permission, a profiler
+# attached) leaves timing only, and the report says what went unchecked.
+counter_run() {
+  local name=$1 what=$2 ; shift 2
+  step "$what -> $OUT/$name.json"
+  if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" "$@" \
+      --benchmark_out="$OUT/$name.json" --benchmark_out_format=json > "$OUT/$name.log" 2>&1; then
+    local why="$name run: $(grep -m1 '^gpuprobe:' "$OUT/$name.log") (log: $OUT/$name.log)"
+    status=1 ; failed="${failed:+$failed; }$why"
+    echo "main_job: $why" >&2
+  elif grep -q '^gpuprobe: counters: .*continuing with timing only' "$OUT/$name.log"; then
+    echo "main_job: counters unavailable for $name: $(grep -m1 '^gpuprobe: counters:' "$OUT/$name.log")"
+  fi
+}
 if ((counters)); then
   # Every ceiling probe's premise (which level served what it counts), checked by CUPTI counters in
   # untimed replays of each entry (one sample each: the figures come from results.json).
-  step "ceiling probes' premises with hardware counters (application replay) -> $OUT/premises.json"
-  if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=premise,replay=application --samples=1 \
-      --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput' \
-      --benchmark_out="$OUT/premises.json" --benchmark_out_format=json > "$OUT/premises.log" 2>&1; then
-    status=1 ; failed="premise pass: $(grep -m1 '^gpuprobe:' "$OUT/premises.log") (log: $OUT/premises.log)"
-    echo "main_job: $failed" >&2
-  elif grep -q '^gpuprobe: counters: .*continuing with timing only' "$OUT/premises.log"; then
-    echo "main_job: counters unavailable (the report says the ceilings are unverified): $(grep -m1 '^gpuprobe: counters:' "$OUT/premises.log")"
-  fi
-  step "kernel benchmarks with roofline counters (untimed replays) -> $OUT/counters.json"
-  if ! "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --counters=roofline --benchmark_filter='^(kernels|baseline)\.' \
-      --benchmark_out="$OUT/counters.json" --benchmark_out_format=json > "$OUT/counters.log" 2>&1; then
-    status=1 ; failed="${failed:+$failed; }counter pass: $(grep -m1 '^gpuprobe:' "$OUT/counters.log") (log: $OUT/counters.log)"
-    echo "main_job: $failed" >&2
-  elif grep -q '^gpuprobe: counters: .*continuing with timing only' "$OUT/counters.log"; then
-    echo "main_job: counters unavailable: $(grep -m1 '^gpuprobe: counters:' "$OUT/counters.log")"
-  fi
+  counter_run premises "ceiling probes' premises with hardware counters (application replay)" \
+    --counters=premise,replay=application --samples=1 \
+    --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput'
+  counter_run counters "kernel benchmarks with roofline counters (untimed replays)" \
+    --counters=roofline --benchmark_filter='^(kernels|baseline)\.'
 fi
 
 step "report -> $OUT/report"

@@ -23,7 +23,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from . import families as F
-from .results import Entry, ResultSet
+from .results import Entry, ResultSet, finite
 
 # What a stream kernel's bytes are, for naming ceilings: read-only kernels are "read".
 KERNEL_KIND = {"read": "read", "read_cg": "read", "read_nc": "read", "write": "write", "copy": "copy",
@@ -149,8 +149,8 @@ def premise_report(rs: ResultSet) -> dict:
     with their measured ratio and the check's own sentence."""
     declared = [e for e in rs.entries if e.premise_level]
     counted = {s: sum(1 for e in declared if e.premise == s) for s in ("ok", "failed", "unverified")}
-    failed = [{"entry": e.name, "level": e.premise_level, "ratio": _finite(e.num("premise_ratio")),
-               "why": e.premise_why or "failed", "value": _finite(e.value), "unit": e.unit}
+    failed = [{"entry": e.name, "level": e.premise_level, "ratio": finite(e.num("premise_ratio")),
+               "why": e.premise_why or "failed", "value": finite(e.value), "unit": e.unit}
               for e in declared if e.premise == "failed"]
     checked = counted["ok"] + counted["failed"] > 0
     return {"declared": len(declared), **counted, "failed_entries": failed, "counters_checked": checked,
@@ -158,11 +158,3 @@ def premise_report(rs: ResultSet) -> dict:
                         "ceilings verified by the counters" if checked and not counted["unverified"] else
                         "ceilings UNVERIFIED: no counter run checked the probes' premises" if not checked else
                         f"{counted['unverified']} of {len(declared)} premises unchecked")}
-
-
-def _finite(v) -> Optional[float]:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None

@@ -13,7 +13,7 @@ from . import ceilings as C
 from . import families as F
 from .fits import fit_alpha_beta
 from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, estimate_noise, plateau_values
-from .results import Entry, ResultSet
+from .results import Entry, ResultSet, finite
 from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
 
 MIN_CURVE_POINTS = 6
@@ -38,14 +38,6 @@ class Curve:
     names: List[str] = field(default_factory=list)
     ylabel: str = ""
     ab: Optional[object] = None  # the alpha-beta fit, for transfer curves
-
-
-def finite(v) -> Optional[float]:
-    try:
-        v = float(v)
-    except (TypeError, ValueError):
-        return None
-    return v if math.isfinite(v) else None
 
 
 def _curve_xy(entries: List[Entry], xkey: str, ykey: Optional[str] = None):

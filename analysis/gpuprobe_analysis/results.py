@@ -169,6 +169,15 @@ class ResultSet:
         self.issues.append(Issue("error", source, message))
 
 
+def finite(v) -> Optional[float]:
+    """v as a float if it is a finite number, else None."""
+    try:
+        v = float(v)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
 def to_number(text) -> float:
     if text is None:
         return math.nan

@@ -144,13 +144,14 @@ def test_gpuprobe_that_writes_no_file_fails_the_job(fake):
     assert not (out / "report").exists()
 
 
-def test_failed_counter_pass_fails_the_job(fake):
+def test_failed_counter_runs_fail_the_job(fake):
     run, out = fake
-    r = run("counters-crash")
+    r = run("counters-crash")  # both counter runs (premises, then the kernels' counters) crash
     assert r.returncode == 1
-    assert last_line(r.stderr).startswith("main_job: FAILED: counter pass: gpuprobe: kernels.symv/n:64: CUDA error"), \
-        r.stderr
-    assert not (out / "counters.json").exists()
+    line = last_line(r.stderr)
+    assert line.startswith("main_job: FAILED: premises run: gpuprobe: kernels.symv/n:64: CUDA error"), r.stderr
+    assert "; counters run: gpuprobe: kernels.symv/n:64: CUDA error" in line, r.stderr
+    assert not (out / "counters.json").exists() and not (out / "premises.json").exists()
 
 
 def test_successful_run_reports_only_its_own_results(fake):
