@@ -10,7 +10,7 @@ import numpy as np
 
 from . import families as F
 from .fits import fit_alpha_beta
-from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
+from .levels import CAPACITY_DEFINITION, LevelFit, _solve, detect_knee_saturation, detect_levels, plateau_values
 from .results import Entry, ResultSet
 
 MIN_CURVE_POINTS = 6
@@ -153,8 +153,10 @@ class Profile:
             fit = detect_levels(x, y, [e.cv for e in used])
             keyd = dict(zip(spec["group"], key))
             load = keyd.get("load") or ""
-            if family == "memory.latency" and keyd.get("load") in ("cg", "cv", "volatile"):
-                fit = merge_close_levels(fit)  # a slow drift split into sub-levels is one level
+            if family == "memory.latency":
+                # A slow drift (DRAM latency rising with the TLB misses) or the tail of an edge split
+                # into sub-levels is one level.
+                fit = merge_close_levels(fit)
             first_l1 = load not in ("cg", "cv", "volatile", "shared") and family == "memory.latency"
             if family == "memory.latency" and keyd.get("pattern") == "random":
                 names = name_levels(fit.knees, self.ctxnum("gpu_l2_bytes"), first_l1)
@@ -170,7 +172,8 @@ class Profile:
         self.curves["latency"] = curves
         out = {"curves": [], "levels": [], "method": (
             "change-point detection on latency vs footprint (levels.detect_levels: exact segmentation "
-            "seeds, level-mixture model with gradual/step/smooth edges, BIC with the curve's own noise)")}
+            "seeds, level-mixture model with step, set-associative and gradual edges, one shape per edge, "
+            "BIC with the curve's own noise); " + CAPACITY_DEFINITION)}
         for c in curves:
             f = c.fit
             ns = self._ns_levels(c)
