@@ -227,3 +227,22 @@ def test_paired_entries_get_their_own_table(tmp_path):
     html = open(out["html"], encoding="utf-8").read()
     assert "paired comparisons" in html and "noisy" in html
 
+
+def test_unified_l2_has_no_near_partition_text(tmp_path):
+    # One L2 level (the near "partition" is the whole L2): the table has no near partition, and the
+    # report does not explain one.
+    uni = synth.Device(name="Synthetic GPU U", l2_near_bytes=40e6, l2_bytes=40e6, lat_cycles=(30.0, 290.0, 290.0, 620.0))
+    doc = synth.synth_results(uni, noise=0.005, seed=5, families=["memory.latency"])
+    out = build_report(results.load([synth.write(str(tmp_path / "u.json"), doc)]), str(tmp_path / "rep"))
+    levels = {lv["name"] for lv in out["profile_obj"].data["hierarchy"]["levels"]}
+    assert "L2" in levels and "L2 near partition" not in levels
+    assert "near partition" not in open(out["markdown"], encoding="utf-8").read()
+
+
+def test_l2_too_small_for_a_full_capacity_plateau_is_said(tmp_path):
+    # An L2 8x its L1: no footprint is clear of both edges (> 8x L1 and <= L2 / 2); a note says so.
+    dev = synth.Device(name="Synthetic GPU S", l1_bytes=2**20, l2_near_bytes=4 * 2**20, l2_bytes=8 * 2**20,
+                       bw_caps=(2**20, 8 * 2**20))
+    doc = synth.synth_results(dev, noise=0.005, seed=6, families=["memory.latency", "memory.bandwidth"])
+    d = Profile(results.load([synth.write(str(tmp_path / "s.json"), doc)])).to_json()
+    assert any("no full-capacity L2 plateau" in n for n in d["notes"]), d["notes"]
