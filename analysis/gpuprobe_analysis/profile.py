@@ -12,7 +12,8 @@ import numpy as np
 from . import ceilings as C
 from . import families as F
 from .fits import fit_alpha_beta
-from .levels import LevelFit, _solve, detect_knee_saturation, detect_levels, estimate_noise, plateau_values
+from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, detect_knee_saturation, detect_levels, estimate_noise,
+                     plateau_values)
 from .results import Entry, ResultSet, finite
 from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
 
@@ -103,6 +104,21 @@ def merge_close_levels(fit: LevelFit, rel: float = MERGE_LEVELS_REL) -> LevelFit
                     fit.candidates, shapes)
 
 
+def _line_stride(curves: List[Curve]) -> float:
+    """The stride of the random L1-allocating chains that spaces their elements one cache line apart,
+    from the chains themselves: up to a line, every stride touches the same lines of a footprint, so
+    the first capacity (L1) in footprint bytes is the same; beyond it a line holds one element and the
+    capacity in footprint bytes grows with the stride. The largest stride whose first capacity lies
+    within the smallest stride's bracket is the line; one stride measured: that stride."""
+    chains = sorted((c for c in curves if c.key.get("pattern") == "random" and c.key.get("load") in ("ca", None)
+                     and finite(c.key.get("stride")) and c.fit.knees), key=lambda c: finite(c.key.get("stride")))
+    if not chains:
+        return 0.0
+    lo, hi = chains[0].fit.brackets[0]
+    same = [c for c in chains if lo <= c.fit.knees[0] <= hi] or chains[:1]
+    return finite(same[-1].key.get("stride"))
+
+
 class Profile:
     def __init__(self, rs: ResultSet):
         self.rs = rs
@@ -150,8 +166,10 @@ class Profile:
             fit = detect_levels(x, y, [e.cv for e in used])
             keyd = dict(zip(spec["group"], key))
             load = keyd.get("load") or ""
-            if family == "memory.latency" and keyd.get("load") in ("cg", "cv", "volatile"):
-                fit = merge_close_levels(fit)  # a slow drift split into sub-levels is one level
+            if family == "memory.latency":
+                # A slow drift (DRAM latency rising with the TLB misses) or the tail of an edge split
+                # into sub-levels is one level.
+                fit = merge_close_levels(fit)
             first_l1 = load not in ("cg", "cv", "volatile", "shared") and family == "memory.latency"
             if family == "memory.latency" and keyd.get("pattern") == "random":
                 names = name_levels(fit.knees, self.ctxnum("gpu_l2_bytes"), first_l1)
@@ -167,7 +185,8 @@ class Profile:
         self.curves["latency"] = curves
         out = {"curves": [], "levels": [], "method": (
             "change-point detection on latency vs footprint (levels.detect_levels: exact segmentation "
-            "seeds, level-mixture model with gradual/step/smooth edges, BIC with the curve's own noise)")}
+            "seeds, level-mixture model with step, set-associative and gradual edges, one shape per edge, "
+            "BIC with the curve's own noise); " + CAPACITY_DEFINITION)}
         for c in curves:
             f = c.fit
             ns = self._ns_levels(c)
@@ -182,10 +201,12 @@ class Profile:
         # default (L1-allocating) load at the smallest stride >= a cache line seen (one access per
         # line, no prefetch help); other curves (cg/volatile, fixed-stride chains) are reported per
         # curve and as cross-checks, never mixed into the level table.
+        line = _line_stride(curves)
+
         def rank(c: Curve):
             stride = finite(c.key.get("stride")) or 0
             return (c.key.get("load") in ("cg", "cv", "volatile"), c.key.get("pattern") != "random",
-                    stride < 128, stride)
+                    stride < line, stride)
 
         summary: Dict[str, dict] = {}
         primary = min(curves, key=rank) if curves else None
@@ -402,6 +423,10 @@ class Profile:
         l2 = caps.get("l2_bytes") or self.ctxnum("gpu_l2_bytes")
         theo = {"DRAM": self.ctxnum("gpu_theoretical_dram_gbps")}
         errors: List[str] = []
+        if l1 and l2 and L1_CLEAR_FACTOR * l1 >= 0.5 * l2:
+            self.notes.append(f"bandwidth: no full-capacity L2 plateau: no footprint lies clear of both edges (above "
+                              f"{L1_CLEAR_FACTOR:g} x the L1 capacity, {l1:.4g} B, and at most half the L2, {l2:.4g} B); "
+                              "the L2 ceiling can only come from the L2 hot set (read_cg)")
         # memory.bandwidth curves plus memory.occupancy curves (store hint, blocks per SM).
         allc = []
         for c in curves:  # untruncated: small footprints count here (the L2 hot set of read_cg)

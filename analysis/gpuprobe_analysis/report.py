@@ -245,7 +245,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     h = data.get("hierarchy")
     if h and h.get("levels"):
         d.para("Method: " + h["method"] + ".")
-        d.table(["level", "capacity", "bracket (last point below, first above)", "latency (cycles)", "latency (ns)", "model", "curve"],
+        d.table(["level", "capacity", "bracket (last point at or below, first above)", "latency (cycles)", "latency (ns)", "model", "curve"],
                 [[lv["name"], fmt_bytes(lv["capacity_bytes"]),
                   " – ".join(fmt_bytes(b) for b in lv["capacity_bracket_bytes"]) if lv["capacity_bracket_bytes"] else "–",
                   lv["latency_cycles"], lv["latency_ns"], lv["model"], _key(lv["curve"])] for lv in h["levels"]])
@@ -254,9 +254,10 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             d.para("The device levels above come from one primary curve only (" + _key(h["primary_curve"]) +
                    ": random chain, L1-allocating load, one access per line); ns = the same level model fitted to "
                    "ns_per_op (globaltimer), cycles = clock64 at the SM clock recorded in the entries "
-                   f"(max {dev.get('gpu_sm_clock_max_mhz', '?')} MHz). \"L2\" is the whole L2 (far partition "
-                   "included); \"L2 near partition\" the part served at the lower latency. Other curves are listed "
-                   "per curve below and never add rows to this table.")
+                   f"(max {dev.get('gpu_sm_clock_max_mhz', '?')} MHz). " +
+                   ("\"L2\" is the whole L2 (far partition included); \"L2 near partition\" the part served at "
+                    "the lower latency. " if any(lv["name"] == "L2 near partition" for lv in h["levels"]) else "") +
+                   "Other curves are listed per curve below and never add rows to this table.")
         x = h.get("cross_check_cg")
         if x:
             d.sub("Cross-check: L1-bypassing chain (" + _key(x["curve"]) + ")")

@@ -332,3 +332,86 @@ def write(path: str, doc: dict, truncate_after: Optional[int] = None) -> str:
     with open(path, "w") as fh:
         fh.write(text)
     return path
+
+
+# ---------------------------------------------------------------- latency curves of fictional hierarchies
+# Each edge of a hierarchy is (capacity bytes, shape): "step" (fully associative LRU under a cyclic
+# chain), ("ways", w) (hashed w-way sets, LRU, cyclic chain: a line hits while its set holds at most
+# w lines, Poisson-distributed), or "gradual" (a policy that keeps `capacity` bytes of a thrashing
+# footprint: the level serves capacity / footprint of the accesses). The truth of a level's capacity is
+# the bytes it holds, whatever the shape.
+
+
+def edge_share(f, cap, shape):
+    """Share of the accesses served by the levels up to this edge at footprint f."""
+    if shape == "step":
+        return 1.0 if f <= cap else 0.0
+    if shape == "gradual":
+        return min(1.0, cap / f)
+    kind, ways = shape
+    assert kind == "ways"
+    lam = ways * f / cap
+    k = np.arange(ways)
+    return float(np.exp(-lam + k * math.log(lam) - np.array([math.lgamma(j + 1) for j in k])).sum())
+
+
+def hierarchy_latency(f, edges, levels):
+    """Latency of a chain at footprint f over nested levels (len(levels) = len(edges) + 1)."""
+    served_before, out = 0.0, 0.0
+    for i, lv in enumerate(levels):
+        cum = max(edge_share(f, *edges[i]), served_before) if i < len(edges) else 1.0
+        out += (cum - served_before) * lv
+        served_before = cum
+    return out
+
+
+@dataclass
+class Hierarchy:
+    name: str
+    edges: tuple  # ((capacity, shape), ...)
+    levels: tuple  # latency per level, cycles
+    outlier: Optional[tuple] = None  # (edge index, +1 first point past it | -1 last point before, factor)
+
+
+HIERARCHIES = [
+    # An H100-like partitioned L2, set-associative edges.
+    Hierarchy("partitioned", ((256 * 2**10, ("ways", 64)), (24 * 2**20, ("ways", 32)), (48 * 2**20, ("ways", 32))),
+              (30.0, 240.0, 420.0, 640.0)),
+    # Small L1 and a unified 4 MiB L2 (consumer-class sizes).
+    Hierarchy("unified small", ((64 * 2**10, ("ways", 32)), (4 * 2**20, ("ways", 16))), (20.0, 150.0, 500.0)),
+    # A large L1 and an L2 only 8x bigger.
+    Hierarchy("L2 = 8x L1", ((2**20, ("ways", 64)), (8 * 2**20, ("ways", 16))), (40.0, 200.0, 600.0)),
+    # Sharp edges at sizes that are no power of two.
+    Hierarchy("steps", ((96 * 2**10, "step"), (3 * 2**20, "step"), (11 * 2**20, "step")), (25.0, 130.0, 210.0, 450.0)),
+    # The far level reached gradually: the L2 keeps part of a thrashing footprint (DRAM share grows).
+    Hierarchy("gradual far, unified", ((128 * 2**10, ("ways", 64)), (32 * 2**20, "gradual")), (28.0, 190.0, 520.0)),
+    Hierarchy("gradual far, partitioned", ((192 * 2**10, ("ways", 64)), (20 * 2**20, ("ways", 32)),
+                                           (40 * 2**20, "gradual")), (30.0, 230.0, 380.0, 600.0)),
+    # One point 12 % off next to an edge (first point past the L1 edge, last point before the L2 edge).
+    Hierarchy("outlier past L1 edge", ((256 * 2**10, ("ways", 64)), (24 * 2**20, ("ways", 32)),
+                                       (48 * 2**20, ("ways", 32))), (30.0, 240.0, 420.0, 640.0), (0, +1, 1.12)),
+    Hierarchy("outlier before L2 edge", ((64 * 2**10, ("ways", 32)), (4 * 2**20, ("ways", 16))),
+              (20.0, 150.0, 500.0), (1, -1, 1.12)),
+]
+
+# Footprint grids a sweep may use: the probe's default (4 per octave from 1 KiB), 2 per octave, and
+# 4 per octave off the powers of two.
+GRIDS = {"default": (1024, 4), "2/octave": (1024, 2), "4/octave shifted": (1024 * 2 ** 0.37, 4)}
+
+
+def sweep(lo, per_octave, hi=4 * 2**30):
+    n = int(math.floor(math.log2(hi / lo) * per_octave + 1e-9))
+    return np.array([round(lo * 2 ** (i / per_octave) / 64) * 64 for i in range(n + 1)], float)
+
+
+def hierarchy_curve(h: Hierarchy, grid: str, noise: float, seed: int):
+    """(footprints, latencies) of hierarchy h on the named grid, with log-normal noise."""
+    x = sweep(*GRIDS[grid])
+    y = np.array([hierarchy_latency(f, h.edges, h.levels) for f in x])
+    y *= np.exp(np.random.default_rng(seed).normal(0.0, noise, len(x)))
+    if h.outlier:
+        edge, side, factor = h.outlier
+        cap = h.edges[edge][0]
+        i = int(np.argmax(x > cap)) if side > 0 else int(np.nonzero(x <= cap)[0][-1])
+        y[i] *= factor
+    return x, y

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from gpuprobe_analysis.levels import detect_knee_saturation, detect_levels, estimate_noise
-from synth import mixture, set_associative
+from synth import GRIDS, HIERARCHIES, hierarchy_curve, mixture, set_associative
 
 
 def grid(per_octave, lo=1024, hi=8 * 2**30):
@@ -121,3 +121,27 @@ def test_level_values_are_plateau_medians_not_pulled_by_transition_points():
     assert len(fit.levels) == 4, fit
     for got, want in zip(fit.levels, plateaus):
         assert got == pytest.approx(want, rel=0.005)
+
+
+# Fictional hierarchies (synth.HIERARCHIES): partitioned and unified L2s, an L2 only 8x its L1, sharp
+# steps, a far level reached gradually, an outlier beside an edge; each on three footprint grids and
+# several noise seeds. The capacity is the bytes a level holds whatever its edge shape.
+FICTION_SEEDS = (0, 1)
+
+
+@pytest.mark.parametrize("grid_name", list(GRIDS))
+@pytest.mark.parametrize("h", HIERARCHIES, ids=lambda h: h.name)
+def test_fictional_hierarchies(h, grid_name):
+    for seed in FICTION_SEEDS:
+        x, y = hierarchy_curve(h, grid_name, 0.005, seed)
+        fit = detect_levels(x, y)
+        assert fit.n_levels == len(h.levels), (seed, fit.knees, fit.shapes, fit.levels)
+        for (cap, shape), got, (below, above) in zip(h.edges, fit.knees, fit.brackets):
+            # Between two measured footprints a sharp step fits them all alike: the data place it in its
+            # bracket and no closer, which at 2 points per octave is a factor 1.41 wide.
+            if shape == "step" and grid_name == "2/octave":
+                assert below <= cap < above, (seed, fit.knees, fit.brackets)
+            else:
+                assert abs(got / cap - 1) < 0.10, (seed, fit.knees, fit.shapes, [c for c, _ in h.edges])
+        for got, want in zip(fit.levels, h.levels):
+            assert abs(got / want - 1) < 0.05, (seed, fit.levels, h.levels)

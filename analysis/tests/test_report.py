@@ -54,7 +54,13 @@ def test_device_profile_recovers_the_synthetic_device(full_report):
         assert within(levels[name]["latency_ns"], cycles / (TRUTH.clock_mhz / 1e3), 0.05), name
     assert d["granularity"]["by_level"]["L2 near partition"] == TRUTH.sector_bytes
     assert d["tlb"]["page"]["page_bytes"] == TRUTH.page_bytes
-    assert [round(r["reach_bytes"] / 2**20) for r in d["tlb"]["reach"]] == [r / 2**20 for r in TRUTH.tlb_reach]
+    # A TLB level's reach is a step between two footprints: the reach lies in its bracket, within half a
+    # step of the 4-per-octave sweep.
+    reach = d["tlb"]["reach"]
+    assert len(reach) == len(TRUTH.tlb_reach)
+    for r, want in zip(reach, TRUTH.tlb_reach):
+        below, above = r["bracket_bytes"]
+        assert below <= want < above and within(r["reach_bytes"], want, 0.10), (r, want)
     ceil = d["bandwidth"]["ceilings"]
     for name, gbps in zip(("L1", "L2", "DRAM"), TRUTH.bw_gbps):
         assert within(ceil[name]["gbps"], gbps, 0.05), name
@@ -222,3 +228,23 @@ def test_paired_entries_get_their_own_table(tmp_path):
     assert "paired.gemv" not in (prof.get("other_families") or {})
     html = open(out["html"], encoding="utf-8").read()
     assert "paired comparisons" in html and "noisy" in html
+
+
+def test_unified_l2_has_no_near_partition_text(tmp_path):
+    # One L2 level (the near "partition" is the whole L2): the table has no near partition, and the
+    # report does not explain one.
+    uni = synth.Device(name="Synthetic GPU U", l2_near_bytes=40e6, l2_bytes=40e6, lat_cycles=(30.0, 290.0, 290.0, 620.0))
+    doc = synth.synth_results(uni, noise=0.005, seed=5, families=["memory.latency"])
+    out = build_report(results.load([synth.write(str(tmp_path / "u.json"), doc)]), str(tmp_path / "rep"))
+    levels = {lv["name"] for lv in out["profile_obj"].data["hierarchy"]["levels"]}
+    assert "L2" in levels and "L2 near partition" not in levels
+    assert "near partition" not in open(out["markdown"], encoding="utf-8").read()
+
+
+def test_l2_too_small_for_a_full_capacity_plateau_is_said(tmp_path):
+    # An L2 8x its L1: no footprint is clear of both edges (> 8x L1 and <= L2 / 2); a note says so.
+    dev = synth.Device(name="Synthetic GPU S", l1_bytes=2**20, l2_near_bytes=4 * 2**20, l2_bytes=8 * 2**20,
+                       bw_caps=(2**20, 8 * 2**20))
+    doc = synth.synth_results(dev, noise=0.005, seed=6, families=["memory.latency", "memory.bandwidth"])
+    d = Profile(results.load([synth.write(str(tmp_path / "s.json"), doc)])).to_json()
+    assert any("no full-capacity L2 plateau" in n for n in d["notes"]), d["notes"]
