@@ -108,11 +108,12 @@ def grid(n: int, panel=(4.8, 3.4), ncols: Optional[int] = None, legend_width: fl
 
 def finish_panels(fig, axes, title: str, xlabel: str, ylabel: str):
     """Axis labels on the outer panels only, the title above every panel title, one legend outside."""
-    for ax in axes:
+    for i, ax in enumerate(axes):
         spec = ax.get_subplotspec()
-        ax.set_xlabel(xlabel if spec.is_last_row() or ax is axes[-1] else "")
+        bottom = i + spec.get_gridspec().ncols >= len(axes)  # no panel below it (hidden cells do not count)
+        ax.set_xlabel(xlabel if bottom else "")
         ax.set_ylabel(ylabel if spec.is_first_col() else "")
-        if spec.is_last_row() or ax is axes[-1]:
+        if bottom:
             ax.xaxis.set_tick_params(labelbottom=True)
     fig.suptitle(title)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
@@ -169,7 +170,17 @@ def _save(fig, outdir: str, fid: str) -> Dict[str, str]:
         fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight")
         files[ext] = path
     plt.close(fig)
+    _palette_png(files["png"])
     return files
+
+
+def _palette_png(path: str):
+    """Line plots use a few dozen colours: a 256-colour palette PNG looks the same at about a third of
+    the bytes, and the report embeds every PNG."""
+    from PIL import Image  # matplotlib's own dependency
+    with Image.open(path) as im:
+        pal = im.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    pal.save(path, optimize=True)
 
 
 def _bytes_axis(ax, axis="x"):

@@ -583,7 +583,12 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             lines.append(f"entries {p.get('entries')} ({p.get('count')}) · probe {', '.join(p.get('probe', []))} · "
                          f"method: {' | '.join(p.get('method', [])) or 'not recorded'} · units: {', '.join(p.get('units', []))} · "
                          f"file: {', '.join(p.get('files', []))}")
+        # The heading (the target of each figure's "Source" link) stays visible; the list, up to one
+        # line per curve, is folded.
+        probes = sorted({q for p in f.provenance if p for q in p.get("probe", [])})
+        d.begin_details(f"{len(lines)} entry groups from {', '.join(probes) or 'no probe'}")
         d.items(lines)
+        d.end_details()
 
     html_doc = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + html.escape(title) + "</title><style>"
                 + CSS + "</style></head><body>" + "\n".join(d.h) + "</body></html>")
