@@ -4,7 +4,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need=()
-for pkg in cmake g++ libbenchmark-dev libgtest-dev libpapi-dev; do
+# chromium + chromium-driver: the report's browser test (analysis/tests/test_browser.py) opens the
+# HTML in headless Chromium; a browser build downloaded by a test tool would not be reachable in CI.
+for pkg in cmake g++ libbenchmark-dev libgtest-dev libpapi-dev chromium chromium-driver; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need+=("$pkg")
 done
 if ((${#need[@]})); then

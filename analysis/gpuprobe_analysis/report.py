@@ -16,10 +16,11 @@ from .results import ResultSet
 from .roofline import (READ_DOMINATED, ceilings_from, is_default, is_reference, kernel_comparison, kernel_points, memcpy_reference,
                        optimality)
 
-# Every report has these sections, in this order (an empty one says why it is empty).
+# Every report has these sections, in this order (an empty one says why it is empty). The summary
+# comes first: it is what a reader opens the report for; the inputs follow it.
 SECTIONS = [
-    ("inputs", "Inputs and data quality"),
     ("summary", "Summary"),
+    ("inputs", "Inputs and data quality"),
     ("device", "Device"),
     ("hierarchy", "Memory hierarchy: capacities and latencies"),
     ("granularity", "Line and sector sizes"),
@@ -62,6 +63,28 @@ def fmt_bytes(v) -> str:
     return f"{v:.4g} B"
 
 
+class Link:
+    """A table cell that points to a section: an anchor in the HTML, a link in the Markdown."""
+
+    def __init__(self, text: str, target: str):
+        self.text, self.target = text, target
+
+    def __str__(self):
+        return self.text
+
+
+def _cell_html(c) -> str:
+    if isinstance(c, Link):
+        return f'<a href="#{html.escape(c.target)}">{html.escape(c.text)}</a>'
+    return html.escape(c)
+
+
+def _cell_md(c) -> str:
+    if isinstance(c, Link):
+        return f"[{c.text}](#{c.target})"
+    return c.replace("|", "\\|")
+
+
 class Doc:
     """Builds the HTML and the Markdown side by side."""
 
@@ -93,13 +116,23 @@ class Doc:
         if not rows:
             self.para("(no data)")
             return
-        cells = [[c if isinstance(c, str) else fmt(c) for c in r] for r in rows]
+        cells = [[c if isinstance(c, (str, Link)) else fmt(c) for c in r] for r in rows]
         self.h.append("<table><thead><tr>" + "".join(f"<th>{html.escape(h)}</th>" for h in headers) + "</tr></thead><tbody>"
-                      + "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in cells)
+                      + "".join("<tr>" + "".join(f"<td>{_cell_html(c)}</td>" for c in r) + "</tr>" for r in cells)
                       + "</tbody></table>")
-        esc = lambda s: s.replace("|", "\\|")  # noqa: E731
-        self.m.append("| " + " | ".join(map(esc, headers)) + " |\n|" + "---|" * len(headers) + "\n"
-                      + "\n".join("| " + " | ".join(map(esc, r)) + " |" for r in cells) + "\n")
+        self.m.append("| " + " | ".join(map(_cell_md, headers)) + " |\n|" + "---|" * len(headers) + "\n"
+                      + "\n".join("| " + " | ".join(map(_cell_md, r)) + " |" for r in cells) + "\n")
+
+    def begin_details(self, summary: str, sid: Optional[str] = None):
+        """A collapsed block: long reference tables stay one click away instead of pages of scrolling.
+        Markdown gets the same <details> element (GitHub and most renderers fold it)."""
+        ident = f' id="{sid}"' if sid else ""
+        self.h.append(f"<details{ident}><summary>{html.escape(summary)}</summary>")
+        self.m.append(f"\n<details><summary>{html.escape(summary)}</summary>\n")
+
+    def end_details(self):
+        self.h.append("</details>")
+        self.m.append("\n</details>\n")
 
     def figure(self, fig: Optional["plots.Figure"], registry: list):
         if fig is None:
@@ -119,7 +152,9 @@ class Doc:
 CSS = """body{font-family:system-ui,sans-serif;max-width:1200px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1em;font-size:0.85em}td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}
 th{background:#f0f0f0}td:first-child,th:first-child{text-align:left}figure{margin:1em 0}img{max-width:100%}
-figcaption{font-size:0.85em;color:#444}.warn{color:#a40}code{background:#f4f4f4}"""
+figcaption{font-size:0.85em;color:#444}nav.toc{line-height:1.6}details{margin:0.5em 0 1em}
+summary{cursor:pointer;color:#036}
+table{display:block;max-width:100%;overflow-x:auto}.warn{color:#a40}code{background:#f4f4f4}"""
 
 
 def tool_time(rs: ResultSet) -> Dict[str, dict]:
@@ -202,14 +237,28 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     pf = {f.id: f for f in plots.profile_figures(prof, figdir)}
     d.h.append(f"<h1>{html.escape(title)}</h1>")
     d.m.append(f"# {title}\n")
-    d.h.append("<nav><ol>" + "".join(f'<li><a href="#{sid}">{html.escape(t)}</a></li>' for sid, t in SECTIONS) + "</ol></nav>")
-    d.m.append("\n".join(f"{i + 1}. [{t}](#{sid})" for i, (sid, t) in enumerate(SECTIONS)) + "\n")
+    d.h.append('<nav class="toc">' + " · ".join(f'<a href="#{sid}">{html.escape(t)}</a>' for sid, t in SECTIONS) + "</nav>")
+    d.m.append(" · ".join(f"[{t}](#{sid})" for sid, t in SECTIONS) + "\n")
+
+    # Summary: a few sentences, then the figures users ask for first, each linking to its section.
+    issues = [i for i in data["issues"] if not i.startswith("note: ")] + data.get("notes", []) + kernel_notes
+    d.section("summary")
+    d.items(headline(data, opt, issues))
+    prem = data.get("premises") or {}
+    d.table(["figure", "value", "produced by", "% of theoretical", "premise (counters)", "details in"],
+            summary_rows(data, opt))
+    sources = theoretical_sources(data)
+    if sources:
+        d.para("Theoretical figures: " + "; ".join(f"{k} from {v}" for k, v in sources.items()) + ".")
+    if prem.get("declared"):
+        d.para("A ceiling is built only from entries whose premise held: the level it names served the bytes the "
+               "probe counted, by the counters of the same run"
+               + (" (failed entries: section Bandwidth)." if prem["failed"] else "."))
 
     # Inputs
     d.section("inputs")
     d.table(["file", "complete", "entries"], [[i["file"], "yes" if i["complete"] else f"no ({i['incomplete_reason']})",
                                                i["entries"]] for i in data["inputs"]])
-    issues = [i for i in data["issues"] if not i.startswith("note: ")] + data.get("notes", []) + kernel_notes
     notes = [i for i in data["issues"] if i.startswith("note: ")]
     if issues:
         d.para("Problems found while reading (the report uses what exists):")
@@ -220,21 +269,13 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("How the inputs were combined:")
         d.items(notes)
     if data["tool_time"]:
-        d.para("Host wall time the tool spent per probe family (`entry_wall_seconds`: setup, warm-up, samples "
-               "and, for entries taken from a counters file, their counter replays):")
+        total = sum(t["seconds"] for t in data["tool_time"].values())
+        d.begin_details(f"Host wall time the tool spent per probe family: {total:,.0f} s in all")
+        d.para("`entry_wall_seconds`: setup, warm-up, samples and, for entries taken from a counters file, their "
+               "counter replays.")
         d.table(["family", "entries", "seconds"], [[f, t["entries"], f"{t['seconds']:.1f}"]
                                                    for f, t in data["tool_time"].items()])
-
-    # Summary: the figures users ask for first, each pointing to its section.
-    d.section("summary")
-    prem = data.get("premises") or {}
-    if prem.get("declared"):
-        d.para(f"Ceilings: {prem['verdict']} ({prem['ok']} premises held, {prem['failed']} failed, "
-               f"{prem['unverified']} unchecked, of {prem['declared']} entries that declare one). A ceiling is built "
-               "only from entries whose premise held: the level it names served the bytes the probe counted, by "
-               "the counters of the same run" + (" (failed entries: section Bandwidth)." if prem["failed"] else "."))
-    d.table(["figure", "value", "produced by", "% of theoretical", "premise (counters)", "details in"],
-            summary_rows(data, opt))
+        d.end_details()
 
     # Device
     d.section("device")
@@ -376,19 +417,21 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if pl.get("throughput"):
         d.sub("Throughput peaks")
         if pl.get("method"):
-            d.para("Method: " + pl["method"] + ".")
+            d.para("Method: " + pl["method"] + ". Fraction of datasheet: the peak entry's own counter "
+                   "`fraction_of_theoretical` (its ops/clock over the datasheet's at the clock it ran at); – where "
+                   "the probe knows no datasheet rate for the op.")
         d.table(["op", "peak (ceiling)", "best single entry", "unit", "GFLOP/s", "at ILP", "at warps/SM",
                  "fraction of datasheet", "cheapest ILP, warps/SM for 95 %"],
                 [[r["op"], r["peak"], r.get("best_single_entry"), r["unit"], r.get("gflops"), r["at_ilp"],
-                  r["at_warps_per_sm"], r.get("fraction_of_theoretical"),
+                  r["at_warps_per_sm"], _fraction(r.get("fraction_of_theoretical")),
                   f"{fmt(r['smallest_ilp_reaching_95pct'])}, {fmt(r['warps_per_sm_there'])}"] for r in pl["throughput"]])
     lb = data.get("launch_barrier") or {}
     if lb.get("launch"):
         d.sub("Launch")
-        d.table(["measure", "api / mode", "grid blocks", "median", "min", "max", "unit", "entries", "method"],
-                [[r["measure"], r["mode"], r["grid_blocks"], r["value"], r["min"], r["max"], r["unit"], r["entries"],
-                  r["method"]]
-                 for r in lb["launch"]])
+        headers, rows, methods = launch_table(lb["launch"])
+        d.para("How each measure is taken (one method per measure, for every API and grid below):")
+        d.items([f"{m}: {text}" for m, text in methods.items()])
+        d.table(headers, rows)
     if lb.get("barrier"):
         d.sub("Barriers")
         d.table(["kind", "blocks", "value", "unit", "cv"], [[r["kind"], r["blocks"], r["value"], r["unit"], r["cv"]]
@@ -434,12 +477,19 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
                "achieved / bound. Excess traffic = the counters' bytes at that level / the minimal bytes (a variant "
                "that moves more bytes shows it here, not as a larger bound). vs cuBLAS = achieved / cuBLAS achieved, "
                "same shape, same run. AI (counters) places the roofline's points.")
-        d.table(["kernel", "impl", "size", "GFLOP/s", "GB/s (min. bytes)", "AI (counters, FLOP/B)", "bound (GFLOP/s)",
-                 "% of bound", "limiting", "excess traffic", "vs cuBLAS", "cuBLAS impl"],
-                [[r["kernel"], r["impl"], r["size"], r["gflops"], r["gbps"],
-                  ", ".join(f"{k} {fmt(v, 3)}" for k, v in r["intensity"].items()),
-                  r["bound_gflops"], r["pct_of_bound"], r["limiter"] or "–", r["excess_traffic"],
-                  r["vs_cublas"], r["cublas_impl"] or "–"] for r in opt])
+        headers = ["kernel", "impl", "size", "GFLOP/s", "GB/s (min. bytes)", "AI (counters, FLOP/B)", "bound (GFLOP/s)",
+                   "% of bound", "limiting", "excess traffic", "vs cuBLAS", "cuBLAS impl"]
+        row = lambda r: [r["kernel"], r["impl"], r["size"], r["gflops"], r["gbps"],  # noqa: E731
+                         ", ".join(f"{k} {fmt(v, 3)}" for k, v in r["intensity"].items()),
+                         r["bound_gflops"], r["pct_of_bound"], r["limiter"] or "–", r["excess_traffic"],
+                         r["vs_cublas"], r["cublas_impl"] or "–"]
+        main = headline_rows(opt)
+        d.para(f"Below: our default implementation and cuBLAS at every size ({len(main)} of {len(opt)} rows); every "
+               "implementation, our variants included, is in the collapsed table after it.")
+        d.table(headers, [row(r) for r in main])
+        d.begin_details(f"Every implementation and size ({len(opt)} rows)", "optimality-all")
+        d.table(headers, [row(r) for r in opt])
+        d.end_details()
     else:
         d.para("No kernels.* entries in the inputs.")
 
@@ -495,9 +545,28 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.section("other")
     other = data.get("other_families") or {}
     if other:
+        # A family a figure already shows gets a pointer to it, not its raw entries a second time.
+        shown = {}
+        for i, f in enumerate(figs, start=1):
+            for p in f.provenance:
+                for probe in (p or {}).get("probe", []):
+                    shown.setdefault(probe, (i, f))
         for fam, rows in other.items():
             d.sub(fam)
-            d.table(["entry", "value", "unit", "cv"], [[r["entry"], r["value"], r["unit"], r["cv"]] for r in rows])
+            if fam in shown:
+                i, f = shown[fam]
+                d.h.append(f'<p>{len(rows)} entries, all drawn in <a href="#fig-{f.id}">Figure {i} '
+                           f'({html.escape(f.title)})</a>; provenance under <a href="#prov-{f.id}">Figure {i}</a>.</p>')
+                d.m.append(f"{len(rows)} entries, all drawn in [Figure {i} ({f.title})](#fig-{f.id}).\n")
+                continue
+            table = lambda: d.table(["entry", "value", "unit", "cv"],  # noqa: E731
+                                    [[r["entry"], r["value"], r["unit"], r["cv"]] for r in rows])
+            if len(rows) > LONG_TABLE:
+                d.begin_details(f"{len(rows)} entries")
+                table()
+                d.end_details()
+            else:
+                table()
     else:
         d.para("Every family in the inputs has its own section above.")
 
@@ -515,7 +584,12 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             lines.append(f"entries {p.get('entries')} ({p.get('count')}) · probe {', '.join(p.get('probe', []))} · "
                          f"method: {' | '.join(p.get('method', [])) or 'not recorded'} · units: {', '.join(p.get('units', []))} · "
                          f"file: {', '.join(p.get('files', []))}")
+        # The heading (the target of each figure's "Source" link) stays visible; the list, up to one
+        # line per curve, is folded.
+        probes = sorted({q for p in f.provenance if p for q in p.get("probe", [])})
+        d.begin_details(f"{len(lines)} entry groups from {', '.join(probes) or 'no probe'}")
         d.items(lines)
+        d.end_details()
 
     html_doc = ("<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + html.escape(title) + "</title><style>"
                 + CSS + "</style></head><body>" + "\n".join(d.h) + "</body></html>")
@@ -526,6 +600,51 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     return {"html": os.path.join(outdir, "report.html"), "markdown": os.path.join(outdir, "report.md"),
             "profile": os.path.join(outdir, "device-profile.json"), "figures": [f.files for f in figs],
             "profile_obj": prof, "optimality": opt, "ceilings": ceilings}
+
+
+# Tables longer than this fold into a <details> block where they are reference material.
+LONG_TABLE = 30
+
+
+def _fraction(v) -> str:
+    return f"{100 * v:.1f} %" if isinstance(v, (int, float)) and math.isfinite(v) else "–"
+
+
+def headline_rows(opt: list) -> list:
+    """The optimality rows the report body shows: per kernel and size, our default implementation
+    and the cuBLAS references (roofline.is_default / is_reference); the variants stay in the appendix."""
+    impls: Dict[str, set] = {}
+    for r in opt:
+        impls.setdefault(r["kernel"], set()).add(r["impl"])
+    return [r for r in opt if is_reference(r["impl"]) or is_default(r["kernel"], r["impl"], impls[r["kernel"]])]
+
+
+def launch_table(launch: list):
+    """The launch rows pivoted to one row per (measure, API) and one column per grid size, and each
+    measure's method once (it is the same for every API and grid of the measure)."""
+    grids = sorted({r["grid_blocks"] for r in launch if r.get("grid_blocks") is not None})
+    units = sorted({r["unit"] for r in launch if r.get("unit")})
+    methods: Dict[str, str] = {}
+    by_row: Dict[tuple, dict] = {}
+    for r in launch:
+        m = r["measure"].replace("exec.", "")
+        methods.setdefault(m, r.get("method") or "not recorded")
+        by_row.setdefault((m, r["mode"]), {})[r.get("grid_blocks")] = r
+    unit = units[0] if len(units) == 1 else "unit per row"
+    headers = ["measure", "api / mode"] + [f"{g:g} blocks ({unit})" for g in grids]
+    rows = []
+    for (m, mode), cells in by_row.items():
+        vals = []
+        for g in grids:
+            r = cells.get(g)
+            vals.append("–" if r is None else fmt(r["value"]) + (f" {r['unit']}" if len(units) > 1 else "")
+                        + (f" ({fmt(r['min'])}–{fmt(r['max'])})" if r.get("entries", 1) > 1 else ""))
+        if None in cells and not grids:
+            vals = [fmt(cells[None]["value"])]
+        rows.append([m, mode] + vals)
+    if not grids:
+        headers.append(f"median ({unit})")
+    return headers, rows, methods
 
 
 # What produced each compute ceiling: the pipe, in words a reader checks against the datasheet.
@@ -553,26 +672,105 @@ def summary_rows(data: dict, opt: list) -> list:
         cap = f", capacity {fmt_bytes(lv['capacity_bytes'])}" if lv.get("capacity_bytes") else ""
         ns = f" ({fmt(lv['latency_ns'])} ns)" if lv.get("latency_ns") else ""
         rows.append([f"{lv['name']} latency", f"{fmt(lv['latency_cycles'])} cycles{ns}{cap}", "pointer chase", "–",
-                     "–", "memory hierarchy"])
+                     "–", Link("memory hierarchy", "hierarchy")])
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         level = c.get("level", name.split()[0])
         # L1's only recorded peak, l1tex__t_bytes.sum.peak_sustained, counts tag lookups (512 B/clk/SM on
         # GH100), not the load path: no theoretical figure to hold the load ceiling against.
         t = theo.get(level) if level not in ("L1", "shared") else None
         rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", f"{c.get('kind', '?')} ({_probe(c)})",
-                     _pct(c["gbps"], t["value"] if t else None) + (f" ({t['how']})" if t else ""),
-                     _premise_cell(c.get("premise"), c.get("premise_ratio")), "bandwidth per level"])
+                     _pct(c["gbps"], t["value"] if t else None),
+                     _premise_cell(c.get("premise"), c.get("premise_ratio")), Link("bandwidth per level", "bandwidth")])
     pipes = data.get("pipelines") or {}
     for name, c in (pipes.get("compute_ceilings") or {}).items():
         t = (pipes.get("compute_theoretical") or {}).get(name)
         rows.append([f"{name} peak", f"{fmt(c['gflops'])} GFLOP/s", PIPE.get(name, c.get("how", "")),
                      _pct(c["gflops"], t["gflops"] if t else None),
-                     _premise_cell(c.get("premise"), c.get("premise_ratio")), "pipelines"])
+                     _premise_cell(c.get("premise"), c.get("premise_ratio")), Link("pipelines", "execution")])
     t = data.get("tlb") or {}
     if t.get("page"):
-        rows.append(["page size", fmt_bytes(t["page"]["page_bytes"]), "TLB chase", "–", "–", "TLB"])
+        rows.append(["page size", fmt_bytes(t["page"]["page_bytes"]), "TLB chase", "–", "–", Link("TLB", "tlb")])
+    for f in summary_transfers(data):
+        k = f["key"]
+        rows.append([f"{k['direction'].upper()} {k['memory']} transfer",
+                     f"β {fmt(f.get('beta_gbps'))} GB/s, α {fmt(f.get('alpha_us'))} µs",
+                     f"α + size/β fit over {f['points']} sizes ({k.get('engine') or '?'})", "–", "–",
+                     Link("transfers", "transfers")])
     rows += kernel_summary_rows(opt)
     return rows
+
+
+def theoretical_sources(data: dict) -> Dict[str, str]:
+    """Where each theoretical figure of the summary comes from: said once under the table rather than
+    in every row that divides by it."""
+    out = {c["name"]: c["how"] for c in (data.get("roofline") or {}).get("ceilings", [])
+           if not c["measured"] and c["name"] != "L1"}
+    for name, t in ((data.get("pipelines") or {}).get("compute_theoretical") or {}).items():
+        out.setdefault(name, t.get("how", "?"))
+    return out
+
+
+def summary_transfers(data: dict) -> list:
+    """The transfer fits the summary shows: pinned host memory, copy engine, one per direction (what
+    an application that cares about transfer speed uses). The other memories and engines (a dozen
+    fits on a GPU that has them all) stay in the transfers section."""
+    fits = (data.get("transfers") or {}).get("fits") or []
+    out = []
+    for direction in ("h2d", "d2h"):
+        f = next((f for f in fits if f["key"].get("direction") == direction and f["key"].get("memory") == "pinned"
+                  and f["key"].get("engine") in ("ce", None)), None)
+        if f is not None:
+            out.append(f)
+    return out
+
+
+def headline(data: dict, opt: list, issues: Sequence[str]) -> List[str]:
+    """The sentences the report opens with: what the GPU is, where it stands against its datasheet,
+    whether the counters verified the ceilings, and what limits each kernel."""
+    dev = data.get("device") or {}
+    lines = []
+    what = [f"compute capability {dev['gpu_compute_capability']}" if dev.get("gpu_compute_capability") else "",
+            f"{dev['gpu_sm_count']} SMs" + (f" at up to {dev['gpu_sm_clock_max_mhz']} MHz"
+                                            if dev.get("gpu_sm_clock_max_mhz") else "") if dev.get("gpu_sm_count") else "",
+            f"{dev['gpu_bus_width_bits']}-bit memory bus" if dev.get("gpu_bus_width_bits") else "",
+            f"driver L2 {fmt_bytes(float(dev['gpu_l2_bytes']))}" if _is_number(dev.get("gpu_l2_bytes")) else "",
+            f"CUDA driver {dev['cuda_driver_version']}" if dev.get("cuda_driver_version") else ""]
+    lines.append(f"{dev.get('gpu_name', 'Unknown GPU')}: " + (", ".join(w for w in what if w) or "no device context recorded")
+                 + (f"; run of {dev['date'][:10]}" if dev.get("date") else "") + ".")
+    measured = {c["name"]: c for c in (data.get("roofline") or {}).get("ceilings", []) if c["measured"]}
+    theo = {c["name"]: c for c in (data.get("roofline") or {}).get("ceilings", []) if not c["measured"]}
+    parts = []
+    for name in ("DRAM", "L2", "L1", "FP32", "FP64"):
+        m = measured.get(name)
+        if not m:
+            continue
+        t = theo.get(name) if name != "L1" else None  # L1's peak metric counts tag lookups, not loads (summary_rows)
+        value = f"{name} {fmt(m['value'])} {m['unit']}"
+        parts.append(value + (f" = {100 * m['value'] / t['value']:.0f} % of {fmt(t['value'])}" if t else
+                              " (no theoretical figure)"))
+    if parts:
+        lines.append("Measured ceilings against the datasheet: " + "; ".join(parts) + ".")
+    prem = data.get("premises") or {}
+    if prem.get("declared"):
+        lines.append(f"Premises: {prem['verdict']} ({prem['ok']} of {prem['declared']} held by the counters of the "
+                     f"same run, {prem['failed']} failed, {prem['unverified']} unchecked).")
+    elif parts:
+        lines.append("Ceilings UNVERIFIED: no entry declares a premise the counters could check.")
+    for k in kernel_headlines(opt):
+        o = k["ours"]
+        vs = f", {fmt(o['vs_cublas'], 3)}x cuBLAS" if o.get("vs_cublas") else ", no cuBLAS figure"
+        lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {o['limiter']}-bound, "
+                     f"{fmt(o['pct_of_bound'], 3)} % of its bound{vs}; fastest there: {k['fastest']['impl']}.")
+    if issues:
+        lines.append(f"{len(issues)} problems found while reading the inputs: see Inputs and data quality.")
+    return lines
+
+
+def _is_number(v) -> bool:
+    try:
+        return math.isfinite(float(v))
+    except (TypeError, ValueError):
+        return False
 
 
 def _probe(c: dict) -> str:
@@ -584,6 +782,20 @@ def kernel_summary_rows(opt: list) -> list:
     """Per kernel, at its largest problem timed out of DRAM (else its largest): our default's % of
     its bound (minimal bytes), and the fastest implementation there."""
     rows = []
+    for k in kernel_headlines(opt):
+        kernel, ours, fastest = k["kernel"], k["ours"], k["fastest"]
+        vs = f", {fmt(ours['vs_cublas'], 3)}x cuBLAS" if ours.get("vs_cublas") else ""
+        excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
+        rows.append([f"{kernel} at {ours['size']}",
+                     f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}{excess})",
+                     f"fastest here: {fastest['impl']}", "–", "bound from minimal bytes", Link("optimality", "optimality")])
+    return rows
+
+
+def kernel_headlines(opt: list) -> List[dict]:
+    """Per kernel, at its largest problem timed out of DRAM (else its largest): our default
+    implementation's row and the fastest implementation's row there."""
+    out = []
     for kernel in sorted({r["kernel"] for r in opt}):
         ks = [r for r in opt if r["kernel"] == kernel and r.get("flops")]
         if not ks:
@@ -596,12 +808,8 @@ def kernel_summary_rows(opt: list) -> list:
         ours = next((r for r in at if is_default(kernel, r["impl"], impls) and not is_reference(r["impl"])), None)
         if ours is None or ours.get("pct_of_bound") is None:
             continue
-        vs = f", {fmt(ours['vs_cublas'], 3)}x cuBLAS" if ours.get("vs_cublas") else ""
-        excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
-        rows.append([f"{kernel} at {ours['size']}",
-                     f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}{excess})",
-                     f"fastest here: {fastest['impl']}", "–", "bound from minimal bytes", "optimality"])
-    return rows
+        out.append({"kernel": kernel, "ours": ours, "fastest": fastest})
+    return out
 
 
 def _or_range(value, rng, f) -> str:

@@ -248,3 +248,57 @@ def test_l2_too_small_for_a_full_capacity_plateau_is_said(tmp_path):
     doc = synth.synth_results(dev, noise=0.005, seed=6, families=["memory.latency", "memory.bandwidth"])
     d = Profile(results.load([synth.write(str(tmp_path / "s.json"), doc)])).to_json()
     assert any("no full-capacity L2 plateau" in n for n in d["notes"]), d["notes"]
+
+
+def _section(doc: str, sid: str) -> str:
+    start = doc.index(f'<h2 id="{sid}">')
+    nxt = doc.find("<h2 ", start + 1)
+    return doc[start:nxt if nxt > 0 else None]
+
+
+def test_summary_opens_the_report_with_headline_and_links(full_report):
+    html = open(os.path.join(full_report, "report.html"), encoding="utf-8").read()
+    h2 = re.findall(r'<h2 id="(\w+)"', html)
+    assert h2[0] == "summary" and h2.index("inputs") == 1
+    summary = _section(html, "summary")
+    # the headline: what the GPU is, the datasheet ratios, the premise verdict, each kernel's limiter
+    head = summary[:summary.index("<table")]
+    assert TRUTH.name in head and "% of" in head and "Premises:" in head
+    assert "symv (ours," in head and "DRAM-bound" in head and "sgemm (ours_tuned," in head and "FP32-bound" in head
+    # "details in" cells are anchors to sections that exist
+    targets = re.findall(r'<td><a href="#([\w-]+)">', summary)
+    assert targets and set(targets) <= {sid for sid, _ in SECTIONS}
+    md = open(os.path.join(full_report, "report.md"), encoding="utf-8").read()
+    assert "[bandwidth per level](#bandwidth)" in md
+
+
+def test_summary_shows_pinned_transfers_only(full_report):
+    html = open(os.path.join(full_report, "report.html"), encoding="utf-8").read()
+    summary = _section(html, "summary")
+    assert "H2D pinned transfer" in summary and "D2H pinned transfer" in summary
+    assert "pageable" not in summary  # the synthetic device has an h2d/pageable fit: it stays in its section
+    assert "pageable" in _section(html, "transfers")
+
+
+def test_fraction_of_datasheet_is_shown(full_report):
+    md = open(os.path.join(full_report, "report.md"), encoding="utf-8").read()
+    rows = [ln for ln in md.splitlines() if (ln.startswith("| ffma |") or ln.startswith("| dfma |")) and "ops/clk/SM" in ln]
+    assert len(rows) == 2 and all("| 100.0 % |" in r for r in rows), rows
+
+
+def test_optimality_body_has_default_and_cublas_the_rest_folded(full_report):
+    html = open(os.path.join(full_report, "report.html"), encoding="utf-8").read()
+    opt = _section(html, "optimality")
+    body, appendix = opt.split('<details id="optimality-all">')
+    body_impls = set(re.findall(r"<tr><td>\w+</td><td>(\w+)</td>", body))
+    all_impls = set(re.findall(r"<tr><td>\w+</td><td>(\w+)</td>", appendix))
+    assert body_impls and body_impls < all_impls
+    assert body_impls == {"ours", "ours_tuned", "cublas"} and "ours_v1" in all_impls, (body_impls, all_impls)
+
+
+def test_launch_table_states_each_method_once(full_report):
+    html = open(os.path.join(full_report, "report.html"), encoding="utf-8").read()
+    ex = _section(html, "execution")
+    assert ex.count("back-to-back launches") == 2  # one line per measure (rate, sync), not one per row
+    # one row per (measure, API), one column per grid size
+    assert re.search(r"<tr><td>launch_rate</td><td>graph</td><td>1,\d\d\d</td></tr>", ex)
