@@ -1,5 +1,5 @@
 // Fresh device memory is not at full speed at once. On the lent H100 (2026-11-24,
-// experiments/free_settle.cu, docs/perf/gemv.md "fresh operands") a freshly allocated and filled
+// lab/experiments/free_settle.cu, docs/perf/gemv.md "fresh operands") a freshly allocated and filled
 // buffer read up to ~20 % slower than the same buffer later (256 MiB: ~2470 GB/s for its first
 // 20-40 reads, then ~2900; some 1 GiB buffers 2570 then 3055), and in benchmark runs the first
 // entries of a problem read 13-17 % slower than the later ones on the same operands. Freeing memory

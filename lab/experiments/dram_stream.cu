@@ -5,7 +5,7 @@
 // re-implements it and sets it against access layouts, loads in flight per thread, cache hints,
 // grid sizes and the sm_90 bulk-copy engine (TMA, cp.async.bulk), each measured the same way.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/dram_stream.cu -o dram_stream
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include lab/experiments/dram_stream.cu -o dram_stream
 //   ./dram_stream        (~10 s on an H100; no arguments)
 //
 // Prints: the device, then a legend (one line per variant: what it tests), then for each size per

@@ -16,7 +16,7 @@
 // SYMV v14, v5 fed by that ring, took v5's time (docs/perf/symv.md, v14): inside a SYMV the read
 // mechanism is not what costs the remaining time.
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/triangle_read.cu -o triangle_read
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include lab/experiments/triangle_read.cu -o triangle_read
 //   ./triangle_read [n=32768]      (double, lda = n: 8.6 GB; ~15 s on an H100)
 //
 // Rows (every one reads 16-byte vectors with ld.global.cs, evict-first as SYMV v5 does, and adds

@@ -2,7 +2,7 @@
 // next timed kernel? A self-contained experiment (gpuprobe's check macro only) behind the harness's
 // flush_l2 design (docs/perf/gemv.md, "L2 flush").
 //
-//   build/experiments/l2_flush   (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/l2_flush.cu -o l2_flush)
+//   build/lab/experiments/l2_flush   (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include lab/experiments/l2_flush.cu -o l2_flush)
 //
 // Part 1: a 1 MiB random pointer chain (128-byte lines, ld.global.cg so L1 is bypassed) is warmed
 // for `laps` laps, its L2-resident latency taken, then a flush method runs, then one lap is timed

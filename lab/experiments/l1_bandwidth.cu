@@ -4,7 +4,7 @@
 // the suite's kernel next to gpu-benches-style per-block kernels, to find which difference matters
 // (sample length, address arithmetic, vector width, load path, block shape, global vs shared).
 //
-//   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/l1_bandwidth.cu -o l1_bandwidth
+//   nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include lab/experiments/l1_bandwidth.cu -o l1_bandwidth
 //
 // Variants (letters as in the table): (a) the suite's stream kernel (float4, i += step mod n, restrict
 // pointers, so LDG.E.128.CONSTANT), once with the suite's 8 GB samples and once with ~4 ms samples;

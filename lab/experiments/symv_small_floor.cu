@@ -22,7 +22,7 @@
 // events (the GPU's time per call without the host's launch cost, as the harness's launch gate
 // measures), "single" = the median of 50 launches timed one by one (host launch included).
 //
-//   build/experiments/symv_small_floor [n=2048]   (float, then double; ~2 s on an H100)
+//   build/lab/experiments/symv_small_floor [n=2048]   (float, then double; ~2 s on an H100)
 //
 // Answer on the H100 (2026-11-25, night; docs/perf/symv.md "Lower bounds", queued us, 4 runs on
 // one machine): float: gemv_T 5.76-5.81, read_sync_warp 6.48-6.53, read_sync_combine 7.04-7.10,

@@ -3,10 +3,8 @@
 // the kernel benchmarks' operand handling (microbench/probes/kernels_blas2.cu,
 // docs/perf/gemv.md "order effects").
 //
-//   build/experiments/free_settle [GiB [--skip-part1]]   (or: nvcc -O3
-//   -std=c++17 -arch=sm_90 -Icommon/include
-//                                          experiments/free_settle.cu -o
-//                                          free_settle)
+//   build/lab/experiments/free_settle [GiB [--skip-part1]]
+//   (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include lab/experiments/free_settle.cu -o free_settle)
 //
 // Why: on the H100 the same kernel on the same operands ran 10-15 % slower as
 // the first entries of a problem (right after the previous problem's buffers

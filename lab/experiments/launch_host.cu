@@ -4,8 +4,8 @@
 // GPU starts queued kernels only 1.84 us apart (exec.launch_gap): the rate is host-bound. Target:
 // <= 4 us per async launch, reliably. A self-contained experiment (gpuprobe's check macro only).
 //
-//   build: bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90   ->  $BUILD_DIR/experiments/launch_host
-//          (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include experiments/launch_host.cu -o launch_host)
+//   build: bash scripts/build.sh -DGPUPROBE_BUILD_LAB=ON ->  $BUILD_DIR/lab/experiments/launch_host
+//          (or: nvcc -O3 -std=c++17 -arch=sm_90 -Icommon/include lab/experiments/launch_host.cu -o launch_host)
 //   run:   launch_host                  all variants, device flags untouched (scheduling: auto)
 //          launch_host --spin           baseline only, cudaDeviceScheduleSpin set before the context
 //          launch_host --blocking-sync  baseline only, cudaDeviceScheduleBlockingSync likewise
@@ -31,7 +31,7 @@
 // Every batch is synchronized after its timed region, so each one starts on an empty queue. The
 // variants are interleaved rep by rep: host launch cost drifts by ~20% within one run on a VM.
 //
-// Result on the H100 machine (2026-11-23, reports/h100/logs/launch_host_experiment.log, a firecracker
+// Result on the H100 machine (2026-11-23, 4a45bf3:reports/h100/logs/launch_host_experiment.log, a firecracker
 // VM): ~3.8 us of host time per <<<>>> call, the same for every call (median single call 3.73 us);
 // stream kind, pre-built arguments and CPU pinning move it by 0.2 us at most; cuLaunchKernel called
 // directly saves 0.26-0.33 us (the probe's api=driver_cu_launch_kernel). Summary: docs/perf/launch.md.
