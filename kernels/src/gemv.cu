@@ -300,7 +300,7 @@ template <class T>
 using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
 // v11: the one-block deep N squares with 16-byte loads (the 4096 squares) in 1024 threads of 8 loads
 // (64 registers, no spills): the same 128 KB in flight per SM in 32 warps instead of 16. H100,
-// scripts/ab_build_flag.sh, 3 rounds each (docs/perf/gemv.md v11): S N 4096 26.13-26.30 us against
+// scripts/dev/ab_build_flag.sh, 3 rounds each (docs/perf/gemv.md v11): S N 4096 26.13-26.30 us against
 // 26.76-26.90, paired over cuBLAS 1.009-1.023 against 0.986-1.004; D N 4096 paired 1.038-1.040
 // against 1.012-1.016. Not taken where it did not gain: the scalar path (4097: S paired 0.963-0.971
 // against 0.966-0.971, D 1.046-1.050 against 1.054-1.058) and v3's small unsplit N (kSmallOneBlock:

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Packs the last commit into .snapshot/head.tar (git-ignored) for `gpu_run.sh OUT --committed` on a
-# machine that receives the working tree without git history. Pass `carry: [".snapshot"]`.
+# machine that receives the working tree without git history: copy .snapshot/ along with the tree.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 mkdir -p .snapshot
 rev=$(git rev-parse --short=12 HEAD)
 git archive --format=tar HEAD -o .snapshot/head.tar

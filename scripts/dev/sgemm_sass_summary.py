@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Per-kernel instruction mix of the SGEMM kernels from a `cuobjdump -sass` dump.
 
-    cuobjdump -sass build-gpu/kernels/libgpuprobe_kernels.a | python3 scripts/sgemm_sass_summary.py
+    cuobjdump -sass build-gpu/kernels/libgpuprobe_kernels.a | python3 scripts/dev/sgemm_sass_summary.py
 
 For each sgemm kernel: FFMA count, shared loads by width (LDS.128 expected in the tuned inner loop),
 cp.async (LDGSTS), global loads/stores by width, and local memory (LDL/STL: must be 0).

@@ -5,15 +5,15 @@
 # processes falls on both alike. Run it after scripts/gpu_run.sh has built the base (BUILD_DIR,
 # default build-gpu).
 #
-#   scripts/ab_build_flag.sh OUTDIR DEFINE FILTER [ROUNDS=2]
+#   scripts/dev/ab_build_flag.sh OUTDIR DEFINE FILTER [ROUNDS=2]
 #
 # AB_TESTS=GTEST_FILTER (environment): also build the GPU tests with the flag and run those first (a
 # flag that changes a kernel must keep it correct); a failure skips the timing rounds.
 #
 # Writes OUTDIR/ab_<name>.log and OUTDIR/ab_<name>.tar.gz (results_base_K.json, results_flag_K.json;
-# one file for the device tool's limit on returned files), <name> = DEFINE up to its "=".
+# the results as one archive), <name> = DEFINE up to its "=".
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${1:?usage: ab_build_flag.sh OUTDIR DEFINE FILTER [ROUNDS]}
 DEFINE=${2:?DEFINE, e.g. GPUPROBE_STREAM_L2_PREFETCH_256B=1}
 FILTER=${3:?benchmark filter}

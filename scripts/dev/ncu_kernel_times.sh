@@ -6,7 +6,7 @@
 # (--clock-control none, as in every timed figure of ours). For questions such as "of SYMV's
 # 1415 us, how much is the main kernel, how much the reduction kernel" (docs/perf/symv.md).
 #
-#   scripts/ncu_kernel_times.sh ENTRY_RE [KERNEL_RE=.] [LAUNCH_SKIP=6] [LAUNCH_COUNT=4]
+#   scripts/dev/ncu_kernel_times.sh ENTRY_RE [KERNEL_RE=.] [LAUNCH_SKIP=6] [LAUNCH_COUNT=4]
 #
 # Prints one tab-separated line per profiled launch: entry, kernel (first 80 characters), then
 # metric=value pairs. ncu serialises the launches, so a programmatic dependent (PDL) kernel's
@@ -18,7 +18,7 @@
 # and GEMV T double 2048 read 29 MB from DRAM: for L2-resident data a duration here is an upper
 # bound; compare the entry's gated time.
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 entry=${1:?usage: ncu_kernel_times.sh ENTRY_RE [KERNEL_RE] [LAUNCH_SKIP] [LAUNCH_COUNT]}
 kernel=${2:-.}
 skip=${3:-6}

@@ -3,8 +3,8 @@
 # kernels gp_latency_<op>) compiles to the intended instruction with nothing else in its timed
 # loop but loop control, so that "cycles per operation" is the latency of that instruction.
 #
-#   scripts/check_sass.sh [BINARY]       BINARY defaults to $BUILD_DIR/gpuprobe (BUILD_DIR=build-gpu)
-#   SASS_FILE=dump.sass scripts/check_sass.sh   checks an existing disassembly (cuobjdump -sass or nvdisasm)
+#   scripts/dev/check_sass.sh [BINARY]       BINARY defaults to $BUILD_DIR/gpuprobe (BUILD_DIR=build-gpu)
+#   SASS_FILE=dump.sass scripts/dev/check_sass.sh   checks an existing disassembly (cuobjdump -sass or nvdisasm)
 #
 # Needs cuobjdump (the GPU machine has it). Exit 0 when every chain passes, 1 otherwise.
 # For each kernel it finds the innermost timed loop (the backward branch whose body holds the most
@@ -13,7 +13,7 @@
 # PTX sin.approx needs; ffma_shared: LDS, the shared operand), and every other instruction is loop
 # control (branch, compare, counter increment on the uniform datapath).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 BIN=${1:-${BUILD_DIR:-build-gpu}/gpuprobe}
 if [ -n "${SASS_FILE:-}" ]; then
   sass=$SASS_FILE

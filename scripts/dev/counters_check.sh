@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# The H100 checks of the counters work (issue 5) in one call, each step under its own time limit:
+# The checks of the counters work in one command, each step under its own time limit:
 # counters GPU tests, the roofline set on the reference entries (user and kernel replay), the ncu
 # cross-check, and a 100-entry sweep with and without counters (what counters cost).
-#   scripts/counters_check.sh OUTDIR [--no-build] [--skip-ref] [--skip-ncu] [--skip-sweep]
+#   scripts/dev/counters_check.sh OUTDIR [--no-build] [--skip-ref] [--skip-ncu] [--skip-sweep]
 # (--skip-ref: no counters GPU tests and no roofline reference entries)
-# Writes at most 8 files into OUTDIR (the device tool's limit).
+# Writes its logs and results into OUTDIR.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${1:?usage: counters_check.sh OUTDIR [--no-build] [--skip-ref] [--skip-ncu] [--skip-sweep]}
 shift
 build=1 ; reference=1 ; ncu=1 ; sweep=1
@@ -62,7 +62,7 @@ fi
 
 if ((ncu)); then
   stamp "ncu cross-check"
-  timeout 170 bash scripts/ncu_crosscheck.sh "$OUT/ncu" --limit=4 2>&1 | tail -30
+  timeout 170 bash scripts/dev/ncu_crosscheck.sh "$OUT/ncu" --limit=4 2>&1 | tail -30
 fi
 if ((sweep)); then
   stamp "sweep: 100 entries, uninstrumented, roofline (application replay), roofline (user replay)"

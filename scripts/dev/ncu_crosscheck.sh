@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
 # Cross-checks gpuprobe's CUPTI counters against Nsight Compute on the same kernels.
 #
-#   scripts/ncu_crosscheck.sh OUTDIR [--filter=RE] [--metrics=LIST] [--limit=N] [--tolerance=0.02]
+#   scripts/dev/ncu_crosscheck.sh OUTDIR [--filter=RE] [--metrics=LIST] [--limit=N] [--tolerance=0.02]
 #                             [--replay=application|kernel]
 #
 # 1. gpuprobe --counters=METRICS on the entries matching RE (one CUPTI session);
 # 2. for each entry: ncu --clock-control none --metrics METRICS gpuprobe --benchmark_filter=^ENTRY$
 #    (no --counters there: under ncu CUPTI refuses, error 39), exported, then read back as CSV;
-# 3. scripts/ncu_compare.py: per entry, the sum over the entry's kernels of ncu's median per kernel
+# 3. scripts/dev/ncu_compare.py: per entry, the sum over the entry's kernels of ncu's median per kernel
 #    vs ours; exit 1 when a count differs by more than the tolerance.
 # Replay, matched on both sides: application (default) = ours in user replay (one range around the
 # entry's work, replayed by us) vs ncu --replay-mode application (the process re-run per pass):
@@ -20,7 +20,7 @@
 # Clocks: ncu locks the SM clock to base unless --clock-control none, which we pass so both run at
 # the clock the GPU chooses. Counts (bytes, instructions) do not depend on the clock; time does.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 OUT=${1:?usage: ncu_crosscheck.sh OUTDIR [--filter=RE] [--metrics=LIST] [--limit=N] [--tolerance=X]}
 shift
 filter='^(memory\.occupancy/kernel:copy/vector:16/store:default/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:ours_tuned/trans:nn/m:2048/n:2048/k:2048|kernels\.gemv/impl:ours/precision:s/trans:n/m:16384/n:16384|kernels\.symv/impl:ours_aware/precision:s/uplo:lower/n:16384)/'
@@ -69,7 +69,7 @@ for i,row in enumerate(csv.reader(sys.stdin)): w.writerow(["entry" if i==0 else 
     { if [ -s "$OUT/ncu.csv" ]; then tail -n +2; else cat; fi; } >> "$OUT/ncu.csv"
   rm -f "$rep.ncu-rep" "$OUT/ncu_$i.log"
 done
-python3 scripts/ncu_compare.py "$OUT/ncu_ours.json" "$OUT/ncu.csv" --metrics="$metrics" --tolerance="$tolerance" \
+python3 scripts/dev/ncu_compare.py "$OUT/ncu_ours.json" "$OUT/ncu.csv" --metrics="$metrics" --tolerance="$tolerance" \
   --ours-replay="$ours_replay" |
   tee "$OUT/ncu_compare.txt"
 exit "${PIPESTATUS[0]}"

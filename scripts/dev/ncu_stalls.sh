@@ -4,7 +4,7 @@
 # kernels of one gpuprobe entry. For the question "why is this compute-bound kernel at 79 % of
 # its issue slots" (docs/perf/sgemm.md) without the minutes of a full `--set full` profile.
 #
-#   scripts/ncu_stalls.sh ENTRY_RE [KERNEL_RE] [LAUNCH_SKIP]
+#   scripts/dev/ncu_stalls.sh ENTRY_RE [KERNEL_RE] [LAUNCH_SKIP]
 #
 # ENTRY_RE selects gpuprobe entries (--benchmark_filter); KERNEL_RE (default: any) the kernel; the
 # first LAUNCH_SKIP (default 5: past the settle and warm-up launches) matching launches are skipped
@@ -12,7 +12,7 @@
 # every timed figure of ours. Prints one tab-separated line per metric: entry, kernel, metric, value
 # (kernel names and ncu's numbers hold commas).
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 entry=${1:?usage: ncu_stalls.sh ENTRY_RE [KERNEL_RE] [LAUNCH_SKIP]}
 kernel=${2:-.}
 skip=${3:-5}
