@@ -24,7 +24,7 @@
 //
 //   build/lab/experiments/symv_small_floor [n=2048]   (float, then double; ~2 s on an H100)
 //
-// Answer on the H100 (2026-11-25, night; docs/perf/symv.md "Lower bounds", queued us, 4 runs on
+// Answer on the H100 (2026-11-25, night; docs/perf/symv.md "What bounds it", queued us, 4 runs on
 // one machine): float: gemv_T 5.76-5.81, read_sync_warp 6.48-6.53, read_sync_combine 7.04-7.10,
 // tile_read_sync 5.40-5.46, tile_read 3.9-5.3; double: gemv_T 8.35-8.50, read_sync_warp
 // 7.61-7.64, read_sync_combine 8.45-8.47, tile_read_sync 6.67-6.69. A one-kernel SYMV with a grid

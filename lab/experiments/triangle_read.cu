@@ -5,10 +5,10 @@
 // 16-byte read of 4 GiB reaches 3188 GB/s, and 2.0x cuBLAS's default SYMV needs ~3096 GB/s for the
 // whole call. If plain loads in SYMV v5's geometry (no arithmetic) also stop near 3050 GB/s, the gap
 // is the access pattern; if they reach the flat read's rate, it is in the SYMV kernels.
-// Answer on the H100 (2026-11-25, docs/perf/symv.md "Where the remaining time goes"): in between.
+// Answer on the H100 (2026-11-25, docs/perf/symv.md "What bounds it"): in between.
 // The triangle in address order reads at 3169 GB/s, short 2D units at 3116-3125, v5-like units at
 // 3092-3094: the layouts a SYMV can use cost 2-3 % against the flat read before any partials.
-// Later the same night (docs/perf/symv.md "Lower bounds"): tall units, whose every load batch reads
+// Later the same night (docs/perf/symv.md "What bounds it"): tall units, whose every load batch reads
 // 8-16 KB runs down 4-8 columns, read at 3097-3112 GB/s, and persistent strip walkers (a block
 // owns a strip of 2048 rows and walks its columns: the layout that keeps a SYMV's row sums in
 // registers) at 2820-2862: no SYMV layout read with 16-byte loads reaches the address-order read.
