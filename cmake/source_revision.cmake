@@ -3,7 +3,7 @@
 # gpuprobe_source_revision target:  cmake -DSOURCE_DIR=... -DOUT=... -P source_revision.cmake
 #
 #   GPUPROBE_SOURCE_REVISION  `git describe --always --dirty`, e.g. "87f0725a1b2c" or "...-dirty";
-#                             without git, the commit scripts/snapshot.sh recorded; else "unknown"
+#                             without git, the commit scripts/dev/snapshot.sh recorded; else "unknown"
 #   GPUPROBE_SOURCE_TREE      the git tree id of the files as they are (tracked and untracked, not
 #                             ignored), hashed through a private index in the build folder: equal to
 #                             `git rev-parse COMMIT^{tree}` for the commit the files match, even when

@@ -8,8 +8,8 @@
 # --sanitizer-filter: the GPU tests run under compute-sanitizer (default: the --tests-filter ones);
 # a smaller set keeps slow-under-instrumentation tests (large shapes) out of the sanitizer pass.
 #
-# Writes into OUTDIR (at most 8 files, as the device tool returns): build.log, tests.log,
-# sanitizer.log, bench.log and results.json (Google Benchmark JSON, schema in docs/).
+# Writes into OUTDIR: build.log, tests.log, sanitizer.log, bench.log and results.json (Google
+# Benchmark JSON, schema in docs/).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${1:?usage: gpu_run.sh OUTDIR [options]}
@@ -17,12 +17,12 @@ shift
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 if [ "${1:-}" = "--committed" ]; then
-  # Only from .snapshot/head.tar (scripts/snapshot.sh here, then `carry: [".snapshot"]`): the device
+  # Only from .snapshot/head.tar (scripts/dev/snapshot.sh here, then copy .snapshot/ along): a GPU
   # machine's copy of .git can be older than the working tree it receives, and `git archive HEAD`
-  # there silently built that older commit (2026-11-25: HEAD read 179846b while the tree was 8007f72).
+  # there silently builds that older commit.
   shift
   if [ ! -f .snapshot/head.tar ]; then
-    echo "gpu_run.sh: --committed needs .snapshot/head.tar (run scripts/snapshot.sh, carry .snapshot)" >&2; exit 2
+    echo "gpu_run.sh: --committed needs .snapshot/head.tar (run scripts/dev/snapshot.sh, copy .snapshot/ along)" >&2; exit 2
   fi
   head_dir=/tmp/gpuprobe-head
   rm -rf "$head_dir" && mkdir -p "$head_dir"

@@ -96,7 +96,7 @@ if [ -n "$report_only" ]; then
 fi
 
 refuse_tracked "$OUT" "OUTDIR"
-# Several --exclude (e.g. the caller's and device_session.sh's own) leave out the union.
+# Several --exclude (e.g. the caller's and scripts/dev/device_session.sh's own) leave out the union.
 if ((${#excluded[@]})); then
   joined=$(printf '|(?:%s)' "${excluded[@]}")
   exclude=("--exclude=${joined:1}")

@@ -12,11 +12,11 @@
 //             are summed by shuffles once, at the end.
 // When the units of whole rows (columns) are too few to fill the GPU, the segments' partials go to
 // the workspace and gemv_reduce_kernel sums them in segment order (deterministic).
-// That is GemvImpl::kSplitReduce (v2; the default kAuto runs it except for thin A). GemvImpl::kSinglePass (v3, namespace v3 below)
+// That is GemvImpl::kSplitReduce (kAuto runs it for the shapes no rule below claims). GemvImpl::kSinglePass (namespace v3)
 // keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
 // unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
 // for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
-// GemvImpl::kColumnBlocks (namespace cb, v7, kTrans only; kAuto's T choice at most shapes): one
+// GemvImpl::kColumnBlocks (namespace cb, kTrans only; kAuto's T choice at most shapes): one
 // 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
 
@@ -27,25 +27,27 @@ namespace gpuprobe::kernels {
 namespace {
 
 // Small N: A of at most this many bytes (L2-resident, calls of ~5-8 us) runs on whole-row blocks
-// without a split when it runs v3 (v3's plan, v7.4). 1024 x 1024 doubles, 1448 x 1448 floats.
+// without a split when it runs kSinglePass (kSinglePass's plan). 1024 x 1024 doubles, 1448 x 1448
+// floats.
 constexpr long long kSmallNoTransBytes = 8LL << 20;
-// ... and kAuto runs v3 for N up to this many bytes of A (v7.3, v8.1): 1024 x 1024 floats, 724 x 724
-// doubles. Between this and kSmallNoTransBytes v2 (two kernels) was faster in GPU time: D N 1000 /
-// 1024 (8 MB) v2 6.86 / 6.91 us against v3's unsplit 7.66 / 7.72 (launch-gated reference, tree
-// 279985b) and 6.88 / 6.91 against 7.34 / 7.42 (tree 161762e; paired v3 over v2 0.935 / 0.943x),
-// while v3 stayed ahead at 4 MiB and below (paired, tree 161762e: S N 512 / 1000 / 1024 1.184 /
-// 1.152 / 1.158x, D N 512 1.176x). docs/perf/gemv.md, v8.1.
+// ... and kAuto runs kSinglePass for N up to this many bytes of A: 1024 x 1024 floats, 724 x 724
+// doubles. Between this and kSmallNoTransBytes kSplitReduce (two kernels) was faster in GPU time: D
+// N 1000 / 1024 (8 MB) kSplitReduce 6.86 / 6.91 us against kSinglePass's unsplit 7.66 / 7.72 and
+// 6.88 / 6.91 against 7.34 / 7.42 (paired kSinglePass over kSplitReduce 0.935 / 0.943x), while
+// kSinglePass stayed ahead at 4 MiB and below (paired: S N 512 / 1000 / 1024 1.184 / 1.152 / 1.158x,
+// D N 512 1.176x). docs/perf/gemv.md.
 constexpr long long kAutoSmallNoTransBytes = 4LL << 20;
 static_assert(kAutoSmallNoTransBytes <= kSmallNoTransBytes, "what kAuto sends to v3 as small runs v3's unsplit plan");
-// kAuto runs row blocks for N (v9) when A is at most kAutoRowBlocksBytes, has at most
+// kAuto runs row blocks for N when A is at most kAutoRowBlocksBytes, has at most
 // kAutoRowBlocksMaxColumns columns and is not thin: blocks of 8 rows, i.e. kRowBlocksSector in float
 // (32-byte pieces) and kRowBlocks in double (64-byte pieces), so that a block reads at most 64 KB
-// (two 32 KB steps). H100, launch-gated, one run (tree 0a02416; docs/perf/gemv.md, v9), us against
-// the v2 / v3 that kAuto ran and cuBLAS: S N 512 4.50 / 5.51 / 4.81, 1000 5.24 / 5.77 / 9.72, 1024
+// (two 32 KB steps). Measured launch-gated, one run (docs/perf/gemv.md), us against the kSplitReduce /
+// kSinglePass that kAuto ran and cuBLAS: S N 512 4.50 / 5.51 / 4.81, 1000 5.24 / 5.77 / 9.72, 1024
 // 5.43 / 5.70 / 9.50; D N 512 4.83 / 5.63 / 5.25, 1000 6.03 / 6.96 / 6.35, 1024 6.07 / 6.88 / 6.02.
 // Where a block has more columns it lost: S N 2048 (4 steps of 64 bytes, one block per SM) 8.32 us
-// against v2's 7.88, and from 4096 (A in DRAM) 5-30 % below v3. D N 2048 (32 MiB, 256 blocks) won,
-// 9.83 against 11.12, but is left out of the rule: one case, and its float twin lost.
+// against kSplitReduce's 7.88, and from 4096 (A in DRAM) 5-30 % below kSinglePass. D N 2048 (32 MiB,
+// 256 blocks) won, 9.83 against 11.12, but is left out of the rule: one case, and its float twin
+// lost.
 constexpr long long kAutoRowBlocksBytes = 8LL << 20;
 constexpr int kAutoRowBlocksMaxColumns = 1024;
 
@@ -211,18 +213,18 @@ void launch_main(Trans trans, const Plan& plan, const T* A, int lda, Strided<con
 }
 
 // ---------------------------------------------------------------------------------------------
-// v3 (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor): one kernel per call.
+// kSinglePass (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor): one kernel per call.
 //
-// The main loops are v2's, with three block shapes for kNoTrans (NCfg below) and, for lda not a
-// multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension is
-// split, each block writes its segment's partials to the workspace and then counts itself in
+// The main loops are kSplitReduce's, with three block shapes for kNoTrans (NCfg below) and, for lda
+// not a multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension
+// is split, each block writes its segment's partials to the workspace and then counts itself in
 // (atomicAdd on a per-group counter, after a __threadfence); the last block of a group of segments
 // sums the group's partials, in segment order, and either writes y (one group) or a level-2 partial,
 // of which the unit's last group sums all in group order and writes y. Which block arrives last
 // varies; the summation order does not (deterministic). The last block resets its counter to 0.
 namespace v3 {
 
-constexpr long long kTargetBlocks = 8192;  // as v2's kTargetUnits: split when the units are fewer
+constexpr long long kTargetBlocks = 8192;  // as kSplitReduce's kTargetUnits: split when the units are fewer
 constexpr int kMinSteps = 4;               // a segment is at least 4 steps of a thread
 constexpr int kOneLevelMax = 32;           // up to this many segments, one block sums them all
 // Counter area at the start of the workspace, fixed so that calls of any shape on one buffer use
@@ -236,11 +238,11 @@ constexpr std::size_t kCounterBytes = kMaxCounters * sizeof(unsigned);
 // per-column runs dominate).
 constexpr int kTallMinUnits = 1024;
 constexpr int kTallMaxCols = 128;
-// ... and the largest squares (v7.1): from kTallLargeMinRows rows and kTallLargeMinCols columns,
-// where its 2 KB column pieces per block (against WideCfg's 512 bytes) read faster. H100, two
-// alternations in one call (docs/perf/gemv.md, v7.1): 32768 x 32768 float 3145-3147 GB/s against
-// 3095-3099, double 3125 / 3104-3105; where it lost, left out: 8192 float -4 %, 16384 float -0.8 %,
-// 262144 x 512 double -2.2 % (double 8192 / 16384 and 100000 x 1000 within +-1.2 %).
+// ... and the largest squares: from kTallLargeMinRows rows and kTallLargeMinCols columns, where its
+// 2 KB column pieces per block (against WideCfg's 512 bytes) read faster. Two alternations in
+// one call (docs/perf/gemv.md): 32768 x 32768 float 3145-3147 GB/s against 3095-3099, double 3125 /
+// 3104-3105; where it lost, left out: 8192 float -4 %, 16384 float -0.8 %, 262144 x 512 double -2.2
+// % (double 8192 / 16384 and 100000 x 1000 within +-1.2 %).
 constexpr int kTallLargeMinRows = 32768;
 constexpr int kTallLargeMinCols = 8192;
 // Register caps (__launch_bounds__ minimum blocks per SM, 256 threads each), all without spills
@@ -249,17 +251,17 @@ constexpr int kTallLargeMinCols = 8192;
 // (coalesced) N kernels <= 64 registers, 4 blocks (uncapped float takes 69: 3 blocks; 5 spills).
 constexpr int kMinBlocksPerSm = 6;
 constexpr int kMinBlocksPerSmScalarN = 4;
-// "Deep" shapes (v6): when whole rows (kNoTrans) or whole columns (kTrans) in units of 32 give about
-// one wave (kDeepMinUnits ... kDeepMaxUnits units: 1-2 per SM on the H100), there is no split and no
+// "Deep" shapes: when whole rows (kNoTrans) or whole columns (kTrans) in units of 32 give about one
+// wave (kDeepMinUnits ... kDeepMaxUnits units: 1-2 per SM on the H100), there is no split and no
 // reduction at all: one kernel, each block over whole rows / columns, 16 loads in flight per thread
 // (64 KB per block) to cover the DRAM latency with one or two blocks per SM. cuBLAS's shape at 4096
-// (ncu: 128 blocks of 128 registers, one kernel), where v2's reduction kernel cost 3.3-4.0 us.
-// kNoTrans below kDeepMinUnitsN units (one block per SM: the 4096 squares, 128 units) takes blocks
-// of 512 threads (DeepOneBlockCfg): with 256 (DeepCfg) each SM had 8 warps and 64 KB in flight, and
-// the H100 run of 2026-11-23 (tree 473e230) read S N 4096 at 2364 GB/s against v2's 2350 and D N
-// 4096 at 2458 against v2's 2666 (ncu: 28.0 / 53.8 us against cuBLAS's 25.5 / 48.6 us); with 512,
-// 2522 and 2747 (tree 1f4ca42; ncu 26.1 / 47.2 us against cuBLAS's 25.3 / 48.3 us). At 8192 (256
-// units) DeepCfg beat v2 (S N 2923 vs 2837, D N 3012 vs 2937).
+// (ncu: 128 blocks of 128 registers, one kernel), where kSplitReduce's reduction kernel cost 3.3-4.0
+// us. kNoTrans below kDeepMinUnitsN units (one block per SM: the 4096 squares, 128 units) takes
+// blocks of 512 threads (DeepOneBlockCfg): with 256 (DeepCfg) each SM had 8 warps and 64 KB in
+// flight, and one run read S N 4096 at 2364 GB/s against kSplitReduce's 2350 and
+// D N 4096 at 2458 against kSplitReduce's 2666 (ncu: 28.0 / 53.8 us against cuBLAS's 25.5 / 48.6
+// us); with 512, 2522 and 2747 (ncu 26.1 / 47.2 us against cuBLAS's 25.3 / 48.3 us). At 8192 (256
+// units) DeepCfg beat kSplitReduce (S N 2923 vs 2837, D N 3012 vs 2937).
 constexpr int kDeepRows = 32;  // outputs per unit, both shapes
 constexpr int kDeepMinUnits = 96;
 constexpr int kDeepMinUnitsN = 192;  // kNoTrans: DeepCfg from here, one block per SM below (kDeepOneBlock)
@@ -284,7 +286,7 @@ struct NCfg {
   static constexpr int kCols = kGroups * kUnroll;       // columns per step
 };
 template <class T>
-using WideCfg = NCfg<T, 32, 1, 4>;  // v2's shape: 128 (float) / 64 (double) rows, 32 columns a step
+using WideCfg = NCfg<T, 32, 1, 4>;  // kSplitReduce's shape: 128 (float) / 64 (double) rows, 32 columns a step
 template <class T>
 using NarrowCfg = NCfg<T, 16, 1, 4>;  // m <= 64 (float) / 32 (double): no idle lanes, 64 columns a step
 template <class T>
@@ -294,17 +296,17 @@ using DeepCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16>;  // 32 rows, 16 co
 static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kDeepRows, "deep N: 32 rows a unit");
 // Deep N with fewer than kDeepMinUnitsN units (the 4096 squares: 128 units, one block per SM): 512
 // threads a block, so 16 warps and 128 KB of loads in flight per SM instead of 8 and 64 KB; cuBLAS's
-// SGEMV N 4096 grid (ncu, tree 35ae024: 128 blocks of 512 threads, 128 registers, 26.08 us against
-// our 256-thread deep kernel's 27-28 us).
+// SGEMV N 4096 grid (ncu: 128 blocks of 512 threads, 128 registers, 26.08 us against our 256-thread
+// deep kernel's 27-28 us).
 template <class T>
 using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
-// v11: the one-block deep N squares with 16-byte loads (the 4096 squares) in 1024 threads of 8 loads
-// (64 registers, no spills): the same 128 KB in flight per SM in 32 warps instead of 16. H100,
-// scripts/ab_build_flag.sh, 3 rounds each (docs/perf/gemv.md v11): S N 4096 26.13-26.30 us against
-// 26.76-26.90, paired over cuBLAS 1.009-1.023 against 0.986-1.004; D N 4096 paired 1.038-1.040
-// against 1.012-1.016. Not taken where it did not gain: the scalar path (4097: S paired 0.963-0.971
-// against 0.966-0.971, D 1.046-1.050 against 1.054-1.058) and v3's small unsplit N (kSmallOneBlock:
-// S N 512 5.68-5.77 us against 5.47-5.55, D N 512 5.96-6.00 against 5.60-5.64).
+// The one-block deep N squares with 16-byte loads (the 4096 squares) in 1024 threads of 8 loads
+// (64 registers, no spills): the same 128 KB in flight per SM in 32 warps instead of 16. Measured with
+// scripts/dev/ab_build_flag.sh, 3 rounds each (docs/perf/gemv.md): S N 4096 26.13-26.30 us against
+// 26.76-26.90, paired over cuBLAS 1.009-1.023 against 0.986-1.004; D N 4096 paired 1.038-1.040 against
+// 1.012-1.016. Not taken where it did not gain: the scalar path (4097: S paired 0.963-0.971 against
+// 0.966-0.971, D 1.046-1.050 against 1.054-1.058) and kSinglePass's small unsplit N (kSmallOneBlock: S
+// N 512 5.68-5.77 us against 5.47-5.55, D N 512 5.96-6.00 against 5.60-5.64).
 template <class T>
 using DeepOneBlock1024Cfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 8, 4 * kThreads>;
 static_assert(DeepOneBlock1024Cfg<float>::kRows == DeepOneBlockCfg<float>::kRows &&
@@ -314,14 +316,14 @@ static_assert(DeepOneBlock1024Cfg<float>::kRows == DeepOneBlockCfg<float>::kRows
               "one plan for both: 32 rows a unit, 1024 columns a block step");
 // kTrans deep: 32 columns a unit as always, kDeepTRowVecs row vectors per column and step (4 x 4 loads).
 constexpr int kDeepTRowVecs = 4;
-// Row blocks (GemvImpl::kRowBlocks / kRowBlocksSector, v9, kNoTrans): the mirror of kColumnBlocks,
-// one 256-thread block per 64 (32) bytes of every column -- 16 / 8 (8 / 4) rows of float / double --
-// over all n columns: no split, no workspace, one kernel, and as many blocks as the rows allow (m = 512
-// float: 32 / 64 blocks; v3's small-N shape, DeepOneBlockCfg's 32 rows of 512 threads, gives 16, and
-// 32 at D N 1024, where v2's split with a second kernel is faster). 4 (2) lanes a column, 64 (128)
-// column groups, 8 columns (16-byte loads) in flight per thread and step: 32 KB of A per block step.
-// 4 blocks per SM (64 registers: 128 KB in flight per SM) so that A larger than the L2 still has
-// enough reads in flight.
+// Row blocks (GemvImpl::kRowBlocks / kRowBlocksSector, kNoTrans): the mirror of kColumnBlocks, one
+// 256-thread block per 64 (32) bytes of every column -- 16 / 8 (8 / 4) rows of float / double -- over
+// all n columns: no split, no workspace, one kernel, and as many blocks as the rows allow (m = 512
+// float: 32 / 64 blocks; kSinglePass's small-N shape, DeepOneBlockCfg's 32 rows of 512 threads, gives
+// 16, and 32 at D N 1024, where kSplitReduce's split with a second kernel is faster). 4 (2) lanes a
+// column, 64 (128) column groups, 8 columns (16-byte loads) in flight per thread and step: 32 KB of A
+// per block step. 4 blocks per SM (64 registers: 128 KB in flight per SM) so that A larger than the L2
+// still has enough reads in flight.
 constexpr int kRowBlockMinBlocksPerSm = 4;
 template <class T>
 using RowBlockCfg = NCfg<T, 4, 1, 8, kThreads, kRowBlockMinBlocksPerSm>;
@@ -336,7 +338,8 @@ static_assert(RowBlockCfg<float>::kGroups * RowBlockCfg<float>::kUnroll * RowBlo
               "a row block's step: 32 KB of A in flight");
 
 // kDeepOneBlock: the deep N squares of fewer than kDeepMinUnitsN units (DeepOneBlock1024Cfg with
-// 16-byte loads, else DeepOneBlockCfg); kSmallOneBlock: v3's unsplit small N (DeepOneBlockCfg).
+// 16-byte loads, else DeepOneBlockCfg); kSmallOneBlock: kSinglePass's unsplit small N
+// (DeepOneBlockCfg).
 enum class NShape : int { kWide, kNarrow, kTall, kDeep, kDeepOneBlock, kSmallOneBlock, kRowBlocks, kRowBlocksSector };
 
 // The deep shape of op(A) (m x n stored): y of length out_len, a reduced dimension of `reduced`.
@@ -368,7 +371,7 @@ struct Plan3 {
 };
 
 // impl kRowBlocks / kRowBlocksSector with kNoTrans: the row-block plan (its shape, one segment, no
-// workspace); any other impl or kTrans: v3's plan.
+// workspace); any other impl or kTrans: kSinglePass's plan.
 template <class T>
 Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePass) {
   Plan3 p;
@@ -388,10 +391,10 @@ Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePas
   }
   int unit_len = kColsPerUnit, granule = rows_per_unit<T>();
   const bool deep = deep_shape(trans, m, n);
-  // Small N (v7.4; A of at most kSmallNoTransBytes, L2-resident): whole rows per 512-thread block, no
-  // split and no counters -- one or two rounds of loads per block and one block-level sum, instead of
-  // segments whose partials the last block sums. H100, launch-gated A/B (docs/perf/gemv.md v7.4):
-  // N 512 / 1000 / 1024 1.0-2.1 us faster a call (S N 512 7.30 -> 5.31 us, D N 1024 7.97 -> 7.10).
+  // Small N (A of at most kSmallNoTransBytes, L2-resident): whole rows per 512-thread block, no split
+  // and no counters -- one or two rounds of loads per block and one block-level sum, instead of
+  // segments whose partials the last block sums. Measured launch-gated A/B (docs/perf/gemv.md): N 512 /
+  // 1000 / 1024 1.0-2.1 us faster a call (S N 512 7.30 -> 5.31 us, D N 1024 7.97 -> 7.10).
   const bool small_unsplit =
       no_trans && static_cast<long long>(m) * n * static_cast<long long>(sizeof(T)) <= kSmallNoTransBytes;
   if (no_trans) {
@@ -537,7 +540,7 @@ __device__ __forceinline__ void finish_unit(const Plan3& p, const Work3<T>& w, i
 }
 
 // Minimum blocks per SM for gemv3_n_kernel's register cap: one for the tall (4 row vectors) and the
-// 512-thread shapes, two for the deep ones (16 loads in flight), else as v2's N kernels.
+// 512-thread shapes, two for the deep ones (16 loads in flight), else as kSplitReduce's N kernels.
 template <class Cfg, bool kVector>
 constexpr int n_min_blocks_per_sm() {
   if (Cfg::kMinBlocksPerSm > 0) return Cfg::kMinBlocksPerSm;  // set by the shape (row blocks)
@@ -623,7 +626,7 @@ __global__ void __launch_bounds__(Cfg::kBlockThreads, n_min_blocks_per_sm<Cfg, k
 // kSegMajor: the grid is (segments, units) instead of (units, segments), so that the blocks resident
 // together are consecutive row segments of the same columns (long runs down each column) rather than
 // the same segment of many column units (2 KB pieces of hundreds of columns). kSinglePass's kTrans
-// grid since v5 (H100: +0.3 to +3.7 % at A >= 256 MiB; kSinglePassUnitMajor keeps the other order).
+// grid (+0.3 to +3.7 % at A >= 256 MiB; kSinglePassUnitMajor keeps the other order).
 // kRV: row vectors per column and step (1; kDeepTRowVecs for the deep shape: 4 x kUnroll loads in
 // flight per thread).
 template <class T, bool kVector, bool kStream, bool kSegMajor, int kRV>
@@ -737,11 +740,11 @@ void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda
 }  // namespace v3
 
 // ---------------------------------------------------------------------------------------------
-// GemvImpl::kColumnBlocks, kTrans (v7; kNoTrans runs v3): cuBLAS's DGEMV T design as
-// Nsight Compute shows it on the H100 at 32768 x 32768, one block of 128 threads per column of A
+// GemvImpl::kColumnBlocks, kTrans (kNoTrans runs kSinglePass): cuBLAS's DGEMV T design as
+// Nsight Compute shows it at 32768 x 32768, one block of 128 threads per column of A
 // (per element of y), no split, no workspace. The block streams its column top to bottom, so the
 // blocks resident on the GPU each read one long contiguous run (the hypothesis: better DRAM
-// row-buffer locality than v3's 512-byte pieces of 32 columns), dots it with x, sums its 128
+// row-buffer locality than kSinglePass's 512-byte pieces of 32 columns), dots it with x, sums its 128
 // threads (warp shuffles, then the 4 warps in shared memory, in a fixed order) and writes y[col].
 // Every block reads all of x, as many times as A has columns: from the L1 / L2 (x is small), as
 // many bytes as the block reads of A, hence 16-byte loads of x too when incx == 1 (kVectorX):
@@ -755,22 +758,22 @@ constexpr int kWarps = kBlockThreads / 32;
 // column per block step (1024 doubles / 2048 floats), and with 8 blocks per SM 64 KB of A in flight
 // per SM, more than the ~25 KB per SM that Little's law asks of the H100 (3.35 TB/s x ~1 us / 132
 // SMs). 8 (kDeepUnroll, for columns of kDeepFromRows rows or more): 16 KB a step, 4 blocks per SM,
-// the same 64 KB per SM in half as many blocks: H100, same run (docs/perf/gemv.md, v7): D T 32768
-// 3144 GB/s against 3129, 16384 3144 / 3117, 8192 3088 / 3059, S T 32768 3158 / 3133; on short
-// columns it lost (S T 4097 2129 / 2448, 1000 x 100000 1704 / 3107: fewer, emptier blocks).
+// the same 64 KB per SM in half as many blocks: Same run (docs/perf/gemv.md): D T 32768 3144
+// GB/s against 3129, 16384 3144 / 3117, 8192 3088 / 3059, S T 32768 3158 / 3133; on short columns it
+// lost (S T 4097 2129 / 2448, 1000 x 100000 1704 / 3107: fewer, emptier blocks).
 constexpr int kUnroll = 4;
 constexpr int kDeepUnroll = 8;
-// kAuto runs it for kTrans when a column holds more than kAutoAboveColumnBytes bytes (m sizeof(T))
-// and there are at least kAutoMinColumns columns (gemv_auto_impl). Bytes, not rows: a block's
-// start-up is paid against the bytes it reads of its column (v7.2; until v7.1 the rule was m > 512
-// rows in either precision). H100, tree fcaed7b, `reports/h100/earlier/blas2_sgemm_fcaed7b.json.gz`
-// (same run, GB/s, column blocks forced against what kAuto ran): double 512 x 512 (4 KB columns) 309
-// against 209 (v2; cuBLAS 184), double 512 x 262144 (4 KB) 3174 against 3092 (v3; cuBLAS 3091);
-// float 512 x 262144 (2 KB) 2092 against 3082 (v3): at 2 KB column blocks lose, hence "more than"
-// 2048 bytes; 64 x 1048576 (256 / 512 B columns) 250 / 641 against 3046 / 3168. Float 512 x 512
-// (2 KB) 134 against 113 (7.9 / 9.3 us) is L2-resident and launch-bound: either is fine there, the
-// large 2 KB shape decides. Every shape with more than 512 rows (1000 ... 32768 squares, 1000 x 100000,
-// 100000 x 1000, 262144 x 512) has columns of more than 2 KB in either precision: unchanged.
+// kAuto runs it for kTrans when a column holds more than kAutoAboveColumnBytes bytes (m sizeof(T)) and
+// there are at least kAutoMinColumns columns (gemv_auto_impl). Bytes, not rows: a block's start-up is
+// paid against the bytes it reads of its column (a rule of m > 512 rows in either
+// precision left double columns of 257 ... 512 rows out). One run (GB/s, column blocks
+// forced against what kAuto ran): double 512 x 512 (4 KB columns) 309 against 209 (cuBLAS 184), double
+// 512 x 262144 (4 KB) 3174 against 3092 (cuBLAS 3091); float 512 x 262144 (2 KB) 2092 against 3082: at
+// 2 KB column blocks lose, hence "more than" 2048 bytes; 64 x 1048576 (256 / 512 B columns) 250 / 641
+// against 3046 / 3168. Float 512 x 512 (2 KB) 134 against 113 (7.9 / 9.3 us) is L2-resident and
+// launch-bound: either is fine there, the large 2 KB shape decides. Every shape with more than 512 rows
+// (1000 ... 32768 squares, 1000 x 100000, 100000 x 1000, 262144 x 512) has columns of more than 2 KB in
+// either precision: unchanged.
 constexpr long long kAutoAboveColumnBytes = 2048;
 constexpr int kAutoMinColumns = 512;
 constexpr int kDeepFromRows = 8192;
@@ -896,8 +899,8 @@ bool a_exceeds_l2(GemvImpl impl, int m, int n) {
   return l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
 }
 
-// v3's kTrans grid is segment-major except for kSinglePassUnitMajor; the grid's y dimension (whose
-// limit gemv_check_args checks) follows from it.
+// kSinglePass's kTrans grid is segment-major except for kSinglePassUnitMajor; the grid's y
+// dimension (whose limit gemv_check_args checks) follows from it.
 bool seg_major_grid(GemvImpl impl, Trans trans) {
   return trans == Trans::kTrans && impl != GemvImpl::kSinglePassUnitMajor;
 }
@@ -927,42 +930,45 @@ const char* gemv_impl_name(GemvImpl impl) {
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
   // kColumnBlocks has a kernel of its own for kTrans only, row blocks for kNoTrans only; the other
-  // transposition runs its counterpart (one block per piece of y, no split: kColumnBlocks) or v3.
+  // transposition runs its counterpart (one block per piece of y, no split: kColumnBlocks) or
+  // kSinglePass.
   if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
   if (impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector)
     return trans == Trans::kNoTrans ? impl : GemvImpl::kColumnBlocks;
   if (impl != GemvImpl::kAuto) return impl;
-  // Column blocks (v7): faster than v2 / v3 at every T shape of the benchmarks but the ones with
-  // columns of 2 KB or less (64 x 1048576: 0.08 x v3; float 512 x 262144: 0.68 x; a block's
-  // start-up then outweighs its column) or fewer than 512 of them (1048576 x 64: 64 blocks on
-  // 132 SMs, 0.36 x). H100, same run (docs/perf/gemv.md, v7): D T 32768 3128 GB/s against v3's 3077,
-  // 4096 2837 / 2713, 1000 935 / 749 (v2); S T 8192 3008 / 2747; 1000 x 100000 3112 / 2822.
-  // Counted in bytes of a column (v7.2, cb::kAutoAboveColumnBytes): double columns of 257 ... 512
-  // rows too (D T 512 x 512 309 against v2's 209, 512 x 262144 3174 against v3's 3092; tree fcaed7b).
+  // Column blocks: faster than kSplitReduce / kSinglePass at every T shape of the benchmarks but the
+  // ones with columns of 2 KB or less (64 x 1048576: 0.08 x kSinglePass; float 512 x 262144: 0.68 x;
+  // a block's start-up then outweighs its column) or fewer than 512 of them (1048576 x 64: 64 blocks
+  // on 132 SMs, 0.36 x). Same run (docs/perf/gemv.md): D T 32768 3128 GB/s against
+  // kSinglePass's 3077, 4096 2837 / 2713, 1000 935 / 749; S T 8192 3008 / 2747; 1000 x 100000 3112 /
+  // 2822. Counted in bytes of a column (cb::kAutoAboveColumnBytes): double columns of 257 ... 512
+  // rows too (D T 512 x 512 309 against kSplitReduce's 209, 512 x 262144 3174 against kSinglePass's
+  // 3092).
   const long long column_bytes = static_cast<long long>(m) * static_cast<long long>(sizeof(T));
   if (trans == Trans::kTrans && column_bytes > cb::kAutoAboveColumnBytes && n >= cb::kAutoMinColumns)
     return GemvImpl::kColumnBlocks;
   const long long lo = std::min(m, n), hi = std::max(m, n);
   const bool thin = lo <= 512 && hi >= 64 * lo;
   const long long a_bytes = static_cast<long long>(m) * static_cast<long long>(n) * static_cast<long long>(sizeof(T));
-  // Row blocks for small N (v9): kAutoRowBlocksBytes above.
+  // Row blocks for small N: kAutoRowBlocksBytes above.
   if (trans == Trans::kNoTrans && !thin && n <= kAutoRowBlocksMaxColumns && a_bytes <= kAutoRowBlocksBytes)
     return sizeof(T) == 4 ? GemvImpl::kRowBlocksSector : GemvImpl::kRowBlocks;
-  // Small N (v7.3, bound v8.1) where row blocks do not apply (more than 1024 columns): A of at most
-  // kAutoSmallNoTransBytes, an L2-resident call of 5-8 us where v3's one kernel (unsplit, v7.4) beat
-  // v2's two. H100, paired entries (both impls in the same samples, alternating order; launch-gated,
-  // tree 161762e, docs/perf/gemv.md v8.1), v3 over v2 on the squares: float N 512 / 1000 / 1024 1.184
-  // / 1.152 / 1.158x, double 512 1.176x; above 4 MiB v2 was ahead (D N 1000 / 1024 0.935 / 0.943x;
-  // 2048: float 0.897x, double 0.975x).
+  // Small N where row blocks do not apply (more than 1024 columns): A of at most
+  // kAutoSmallNoTransBytes, an L2-resident call of 5-8 us where kSinglePass's one kernel (unsplit)
+  // beat kSplitReduce's two. Paired entries (both impls in the same samples, alternating order;
+  // launch-gated,, docs/perf/gemv.md), kSinglePass over kSplitReduce on the squares: float N 512 /
+  // 1000 / 1024 1.184 / 1.152 / 1.158x, double 512 1.176x; above 4 MiB kSplitReduce was ahead (D N
+  // 1000 / 1024 0.935 / 0.943x; 2048: float 0.897x, double 0.975x).
   if (trans == Trans::kNoTrans && a_bytes <= kAutoSmallNoTransBytes) return GemvImpl::kSinglePass;
-  // Thin: v2 cuts the long dimension into thousands of segments whose partials a second kernel sums
-  // with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); v3 sums them in the same kernel,
-  // in two levels. The 64 x ratio keeps square and near-square shapes on v2 (512 x 512 included
-  // for T; v2 was once 15 % faster there in float N, in separate entries, which v7.3's paired ones
-  // overturned). Large (>= 2^26 elements): v3's evict-first loads and, for T,
-  // its segment-major grid beat v2's second kernel; below that (4096 squares) v2 was faster.
-  // Deep (v6): about one wave of whole-row (N) or whole-column (T) units, where v3 runs one kernel
-  // without a split and v2 pays its reduction kernel (the 4096 squares).
+  // Thin: kSplitReduce cuts the long dimension into thousands of segments whose partials a second
+  // kernel sums with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); kSinglePass sums
+  // them in the same kernel, in two levels. The 64 x ratio keeps square and near-square shapes on
+  // kSplitReduce (512 x 512 included for T; kSplitReduce was once 15 % faster there in float N, in
+  // separate entries, which paired entries overturned). Large (>= 2^26 elements): kSinglePass's
+  // evict-first loads and, for T, its segment-major grid beat kSplitReduce's second kernel; below that
+  // (4096 squares) kSplitReduce was faster. Deep: about one wave of whole-row (N) or whole-column (T)
+  // units, where kSinglePass runs one kernel without a split and kSplitReduce pays its reduction
+  // kernel (the 4096 squares).
   const bool large = static_cast<long long>(m) * n >= (1LL << 26);
   const bool deep = v3::deep_shape(trans, m, n);
   return thin || large || deep ? GemvImpl::kSinglePass : GemvImpl::kSplitReduce;
@@ -974,7 +980,7 @@ template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
   impl = gemv_auto_impl<T>(trans, m, n, impl);
   if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
-  if (impl == GemvImpl::kSplitReduce) {  // after v3's counter area, which a v2 call must not overwrite
+  if (impl == GemvImpl::kSplitReduce) {  // after kSinglePass's counter area, which a kSplitReduce call must not overwrite
     const long long elems = make_plan<T>(trans, m, n).workspace_elems();
     return elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;
   }
@@ -989,8 +995,8 @@ Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* 
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
   impl = gemv_auto_impl<T>(trans, m, n, impl);
-  // Grid limits: the segments are the grid's y dimension; v3's counters fit their fixed area.
-  // kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
+  // Grid limits: the segments are the grid's y dimension; kSinglePass's counters fit their fixed
+  // area. kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
   if (impl == GemvImpl::kSplitReduce) {
     if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
   } else if (impl != GemvImpl::kColumnBlocks) {
@@ -1050,8 +1056,8 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the scalar path (lda not a
     // multiple of 16 bytes) of the one-block deep N kernel and of row blocks, whose lane groups
     // read only part of a sector per load: the next lane group (or load) reads the rest, and
-    // evict-first loses it (H100, tree 1f4ca42, deep N: S N 4097 1944 GB/s with the hint, 2232
-    // without; D N 4097 2645 / 2689).
+    // evict-first loses it (deep N: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097
+    // 2645 / 2689).
     const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock || plan.shape == v3::NShape::kSmallOneBlock ||
                                       plan.shape == v3::NShape::kRowBlocks ||
                                       plan.shape == v3::NShape::kRowBlocksSector;
@@ -1066,8 +1072,8 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
     return blas2::launch_status();
   }
   const Plan plan = make_plan<T>(trans, m, n);
-  // The partials after v3's counter area: kAuto switches between v2 and v3 by shape, and one
-  // workspace may serve both in turn.
+  // The partials after kSinglePass's counter area: kAuto switches between kSplitReduce and
+  // kSinglePass by shape, and one workspace may serve both in turn.
   T* part = plan.segments > 1 ? reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes)
                               : nullptr;
   if (vector)

@@ -68,7 +68,7 @@ Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const
       err = detail::launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(args, stream);
       break;
     // The best measured: k-tile 32, grouped rasterization, the next k-tile's copies after k step 0's
-    // fragment loads (docs/perf/sgemm.md, v12).
+    // fragment loads (docs/perf/sgemm.md).
     case SgemmImpl::kTuned:
     case SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments:
       err = detail::launch_sgemm_tuned_128x128x32w64x32_copies_after_fragments(args, stream);

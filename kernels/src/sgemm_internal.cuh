@@ -29,18 +29,18 @@ cudaError_t launch_sgemm_volkov_demmel(const SgemmArgs& args, cudaStream_t strea
 cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream);  // 8x8, 3
 cudaError_t launch_sgemm_tuned_128x256w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 3
 cudaError_t launch_sgemm_tuned_128x128w64x64(const SgemmArgs& args, cudaStream_t stream);  // 8x16, 4
-// 128x128w64x32 with K-contiguous operands by register staging (v4) instead of 4-byte cp.async.
+// 128x128w64x32 with K-contiguous operands by register staging instead of 4-byte cp.async.
 cudaError_t launch_sgemm_tuned_128x128w64x32_kregister(const SgemmArgs& args, cudaStream_t stream);
 // 128x128w64x32 variants with 4-byte cp.async for K-contiguous operands: k-tile 32; 4 stages.
 cudaError_t launch_sgemm_tuned_128x128x32w64x32(const SgemmArgs& args, cudaStream_t stream);
 cudaError_t launch_sgemm_tuned_128x128w64x32_4stages(const SgemmArgs& args, cudaStream_t stream);
-// The k-tile-32 tiling with grouped rasterization (16 M-tile rows per group, 1-D grid; v7).
+// The k-tile-32 tiling with grouped rasterization (16 M-tile rows per group, 1-D grid).
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_swizzle(const SgemmArgs& args, cudaStream_t stream);
-// The swizzled tiling with per-stage mbarriers instead of a block barrier per k-tile (v10); and with
+// The swizzled tiling with per-stage mbarriers instead of a block barrier per k-tile; and with
 // serpentine FFMA order too.
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_mbarrier(const SgemmArgs& args, cudaStream_t stream);
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_mbarrier_serpentine(const SgemmArgs& args, cudaStream_t stream);
-// The swizzled tiling with the copies issued after the first fragment loads, or split (v11).
+// The swizzled tiling with the copies issued after the first fragment loads, or split.
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_copies_after_fragments(const SgemmArgs& args, cudaStream_t stream);
 cudaError_t launch_sgemm_tuned_128x128x32w64x32_split_copies(const SgemmArgs& args, cudaStream_t stream);
 

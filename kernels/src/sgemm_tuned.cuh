@@ -26,7 +26,7 @@
 //   operand stored K-contiguous (A with kTrans, B with kNoTrans), ld even and 8-byte aligned
 //       -> kKRegister: register staging. 8-byte loads (LDG.64, 2 consecutive k of 4 columns per
 //       thread) for the k-tile kStages - 1 ahead are issued at the top of an iteration and stored
-//       transposed (STS.128, 4 columns x 1 k) halfway through its inner product (v4, docs/perf/sgemm.md;
+//       transposed (STS.128, 4 columns x 1 k) halfway through its inner product (docs/perf/sgemm.md;
 //       used by the 8 x 16 tilings and SgemmImpl::kTuned128x128w64x32KRegister);
 //   same, otherwise (and always where launch_tuned is asked for KContiguousPath::kCpAsyncScalar, as
 //       the default 8 x 8 tiling is) -> kKScalar: 4-byte cp.async that
@@ -41,8 +41,8 @@
 // Out-of-range elements (edge tiles, the k remainder) are zero-filled (cp.async's src-size operand,
 // or zeros in the staging registers), so the inner loop has no bounds checks and edge blocks stay correct.
 //
-// Tried and dropped (docs/perf/sgemm.md, v2, commit d9c5b88): K-contiguous operands by 16-byte
-// cp.async into a K-major shared layout read with LDS.64; NN fell from 43.0 to 36.7 TFLOP/s.
+// Tried and dropped (docs/perf/sgemm.md): K-contiguous operands by 16-byte cp.async into a K-major
+// shared layout read with LDS.64; NN fell from 43.0 to 36.7 TFLOP/s.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -138,12 +138,12 @@ constexpr int kMaxSmemPad = 8;
 // StageSync: how the threads of a block agree that a stage has landed and that it may be overwritten.
 //   kBlockBarrier  one __syncthreads per k-tile; k-tiles kt+1 .. kt+kStages-1 in flight while kt is
 //                  multiplied. Every warp waits for the block's slowest at every k-tile.
-//   kMbarrier      (v10) per stage a "full" mbarrier (each thread's cp.async arrive on it when they
+//   kMbarrier per stage a "full" mbarrier (each thread's cp.async arrive on it when they
 //                  land: cp.async.mbarrier.arrive.noinc) and an "empty" one (each warp arrives once it
 //                  has read the stage). Only k-tile kt+1 is in flight while kt is multiplied (one k-tile
 //                  is ~11000 cycles per SMSP on the H100, far above the L2/DRAM latency), which leaves
 //                  one stage of slack: a warp may run a whole k-tile ahead of the block's slowest before
-//                  it waits. ncu at NN 4096 (docs/perf/sgemm.md, v10) had the barrier version's warps
+//                  it waits. ncu at NN 4096 (docs/perf/sgemm.md) had the barrier version's warps
 //                  0.37 per issued instruction at the barrier (cuBLAS's kernel 0.10).
 enum class StageSync { kBlockBarrier, kMbarrier };
 // FfmaOrder: the order of a thread's kThreadM x kThreadN FFMAs per k step. kRowMajor: row by row,
@@ -157,8 +157,8 @@ enum class FfmaOrder { kRowMajor, kSerpentine };
 //                         asm with a memory clobber, so nothing in shared memory moves above them:
 //                         the first LDS.128 and their latency come after ~130 copy instructions);
 //   kAfterFirstFragments  after k step 0's fragment loads, so that their latency hides behind the
-//                         copy instructions (v11);
-//   kSplitOperands        op(A)'s copies there, op(B)'s halfway through the k-tile (v11): half the
+//                         copy instructions;
+//   kSplitOperands        op(A)'s copies there, op(B)'s halfway through the k-tile: half the
 //                         burst of copy instructions after the barrier.
 enum class CopyIssue { kTileStart, kAfterFirstFragments, kSplitOperands };
 
@@ -444,7 +444,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   int a_frag, b_frag;  // this thread's first row of op(A) / column of op(B) in a stage (sub-tile 0)
   // After each pipeline's prologue, so that the copies are issued first, as in the kernel before
   // the mbarrier pipeline was added (the block-barrier kernels kept their code size; their machine
-  // code differs only in register allocation: docs/perf/sgemm.md, v10).
+  // code differs only in register allocation: docs/perf/sgemm.md).
   auto start_accumulating = [&] {
     const int warp = tid / 32, lane = tid % 32;
     const int warp_m = warp % T::kWarpsM, warp_n = warp / T::kWarpsM;

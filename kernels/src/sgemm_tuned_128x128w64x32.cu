@@ -7,9 +7,9 @@ namespace gpuprobe::kernels::detail {
 using Tiling128x128w64x32 =
     TunedTiling</*block*/ 128, 128, 16, /*warps*/ 2, 4, /*thread*/ 8, 8, /*stages*/ 3, /*blocks/SM*/ 2>;
 
-// K-contiguous operands by 4-byte cp.async (v3): measured faster here than register staging (v4),
-// whose 8 staging registers squeeze this 128-register tiling (docs/perf/sgemm.md, runs 3-4). The
-// default kTuned is the k-tile-32 form of this tiling (sgemm_tuned_128x128w64x32_variants.cu).
+// K-contiguous operands by 4-byte cp.async: measured faster here than register staging, whose 8
+// staging registers squeeze this 128-register tiling (docs/perf/sgemm.md, runs 3-4). The default
+// kTuned is the k-tile-32 form of this tiling (sgemm_tuned_128x128w64x32_variants.cu).
 cudaError_t launch_sgemm_tuned_128x128w64x32(const SgemmArgs& args, cudaStream_t stream) {
   return launch_tuned<Tiling128x128w64x32, KContiguousPath::kCpAsyncScalar>(args, stream);
 }

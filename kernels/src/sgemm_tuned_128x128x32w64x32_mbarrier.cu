@@ -1,9 +1,9 @@
-// The default tiling (sgemm_tuned_128x128x32w64x32_swizzle.cu: block 128 x 128 x 32, 8 warps of
-// 64 x 32, 8 x 8 per thread, 3 stages, two blocks per SM, grouped rasterization) with the k-tile
+// The default tiling (sgemm_tuned_128x128x32w64x32_swizzle.cu: block 128 x 128 x 32, 8 warps of 64
+// x 32, 8 x 8 per thread, 3 stages, two blocks per SM, grouped rasterization) with the k-tile
 // pipeline synchronized by per-stage mbarriers instead of one __syncthreads per k-tile
-// (StageSync::kMbarrier in sgemm_tuned.cuh; docs/perf/sgemm.md, v10), and the same with the FFMAs
-// walked in serpentine order. Variants until measured; their own translation unit so that they
-// build in parallel with the default.
+// (StageSync::kMbarrier in sgemm_tuned.cuh; docs/perf/sgemm.md), and the same with the FFMAs walked
+// in serpentine order. Variants until measured; their own translation unit so that they build in
+// parallel with the default.
 #include "sgemm_tuned.cuh"
 
 namespace gpuprobe::kernels::detail {

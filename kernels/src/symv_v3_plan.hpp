@@ -1,8 +1,8 @@
-// SYMV v3 (SymvImpl::kAwareV3): the plan, i.e. which tiles a unit reads and where its partials go
-// in the workspace. Host and device code share it (sizes on the host, indexing in the kernels), and
-// so does the CPU test tests/cpu/symv_v3_plan_test.cpp, which checks on every shape that each stored
+// SYMV v3 (SymvImpl::kAwareV3): the plan, i.e. which tiles a unit reads and where its partials go in
+// the workspace. Host and device code share it (sizes on the host, indexing in the kernels), and so
+// does the CPU test tests/cpu/symv_v3_plan_test.cpp, which checks on every shape that each stored
 // tile is read by exactly one unit, that no unit loads an unstored tile, and that the reduction sums
-// exactly the partials the units write. Design and measurements: docs/perf/symv.md (v3).
+// exactly the partials the units write. Design and measurements: docs/perf/symv.md.
 //
 // Geometry. 64 x 64 tiles as in v1; N = ceil(n / 64) block rows. A unit (thread block) owns a
 // *group* of kSub consecutive block rows [r0, r0 + kSub), r0 = g kSub, and a *segment* of t
@@ -58,7 +58,7 @@ struct Plan {
                          // its y when group_fastest)
   long long slot_elems = 0;  // kNB per (group, full block column)
   long long row_elems = 0;   // kSub kNB per (group, segment)
-  bool group_fastest = false;  // the grid: (groups, segments) instead of (segments, groups) (v6)
+  bool group_fastest = false;  // the grid: (groups, segments) instead of (segments, groups)
 
   GPUPROBE_SYMV_HD long long workspace_elems() const { return slot_elems + row_elems; }
 

@@ -336,7 +336,7 @@ void flush_l2(cudaStream_t stream) {
   // held -- the previous sample's dirty lines are written back here, before the start event -- and
   // leave only clean lines, so the timed work's own misses never pay for write-backs. A memset
   // flush leaves dirty lines whose write-back lands inside the timed call: on the H100
-  // (experiments/l2_flush.cu) a 64 MiB read timed right after a 2x-L2 memset takes 33.5 us, after
+  // (lab/experiments/l2_flush.cu) a 64 MiB read timed right after a 2x-L2 memset takes 33.5 us, after
   // this read flush 25.4 us; both flushes evict an L2-resident chain (283 -> 688 cycles). Flushed
   // v2 SGEMV n = 4096 went from 36.2 to 28.8 us per call with this flush (docs/perf/gemv.md).
   static float* scratch = nullptr;  // allocated and filled once, never freed: one per process

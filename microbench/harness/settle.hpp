@@ -1,5 +1,5 @@
 // Fresh device memory is not at full speed at once. On the lent H100 (2026-11-24,
-// experiments/free_settle.cu, docs/perf/gemv.md "fresh operands") a freshly allocated and filled
+// lab/experiments/free_settle.cu, docs/perf/gemv.md "fresh operands") a freshly allocated and filled
 // buffer read up to ~20 % slower than the same buffer later (256 MiB: ~2470 GB/s for its first
 // 20-40 reads, then ~2900; some 1 GiB buffers 2570 then 3055), and in benchmark runs the first
 // entries of a problem read 13-17 % slower than the later ones on the same operands. Freeing memory
@@ -40,11 +40,11 @@ struct SettleResult {
   bool stable = false;      // false: stopped at max_seconds while still improving
 };
 
-// Fresh memory reads slowest first, so a settled rate more than kSlowedFraction below the first
-// pass means the device slowed down while settling (a disturbance, not fresh memory): on the H100
-// run of tree 4b631b9 one 256 MiB matrix read 2626 GB/s at first and 2297 after 293 passes, and the
-// rule (no recent improvement) called that settled; the GEMV entry that followed read 10 % below the
-// same kernel two entries later.
+// Fresh memory reads slowest first, so a settled rate more than kSlowedFraction below the first pass
+// means the device slowed down while settling (a disturbance, not fresh memory): on the H100 run of
+// one 256 MiB matrix read 2626 GB/s at first and 2297 after 293 passes, and the rule (no recent
+// improvement) called that settled; the GEMV entry that followed read 10 % below the same kernel two
+// entries later.
 constexpr double kSlowedFraction = 0.05;
 
 // The state an entry reports: "yes" (stable), "capped" (still improving at max_seconds) or

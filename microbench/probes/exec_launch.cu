@@ -6,7 +6,7 @@
 //   exec.launch_sync    one launch + cudaStreamSynchronize, host time per round trip
 // for <<<>>>, cudaLaunchKernelEx, cooperative launch, a ~4 KB parameter block, the driver's
 // cuLaunchKernel called directly (no runtime layer: on the H100 VM it saved 0.3-0.6 us of the ~4 us
-// host cost per launch, experiments/launch_host.cu and docs/perf/launch.md), and CUDA graphs (K kernel nodes launched as one
+// host cost per launch, lab/experiments/launch_host.cu and docs/perf/launch.md), and CUDA graphs (K kernel nodes launched as one
 // graph), at several grid sizes. docs/probes.md#launch-overhead.
 #include <memory>
 #include <string>

@@ -1,7 +1,7 @@
 // Device side of the pipeline probes: one inline-PTX step per PipeOp. Each step is a single PTX
 // instruction on the chain's register (kIAdd is x + a + b, one IADD3;
 // kFFmaShared adds its ld.shared), so a run of steps is a chain of exactly that instruction.
-// `asm volatile` keeps nvcc from moving or merging the steps; scripts/check_sass.sh checks that
+// `asm volatile` keeps nvcc from moving or merging the steps; scripts/dev/check_sass.sh checks that
 // ptxas did not either.
 #pragma once
 

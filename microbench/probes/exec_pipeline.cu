@@ -28,7 +28,7 @@ namespace gpuprobe {
 
 // ------------------------------------------------------------------------------------------------
 // Latency kernels. One warp; thread 0 reads the clocks. extern "C" names so that
-// scripts/check_sass.sh finds each chain's loop by name in `cuobjdump -sass`.
+// scripts/dev/check_sass.sh finds each chain's loop by name in `cuobjdump -sass`.
 
 namespace {
 

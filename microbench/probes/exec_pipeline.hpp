@@ -11,7 +11,7 @@
 namespace gpuprobe {
 
 // One operation: the PTX instruction a chain repeats. The SASS instruction it must compile to is
-// listed beside it (scripts/check_sass.sh re-checks it on the GPU machine).
+// listed beside it (scripts/dev/check_sass.sh re-checks it on the GPU machine).
 enum class PipeOp {
   kFAdd,        // add.rn.f32             -> FADD
   kFMul,        // mul.rn.f32             -> FMUL

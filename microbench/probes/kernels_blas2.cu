@@ -3,24 +3,21 @@
 // the stored triangle for SYMV, whatever the implementation reads), GFLOP/s beside it.
 //
 // SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 with evict-first loads since v5; the entry's
-// impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3 (v3),
+// impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3,
 // ours_aware_v3_stream (v3 with evict-first loads of A when the triangle exceeds the L2), ours_aware_v5
-// (that with 4 block rows per unit in double too),
-// ours_oblivious (reads the whole matrix), ours_atomic (aware with atomicAdd partials), cublas
-// (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics (cublasSetAtomicsMode ALLOWED).
-// GEMV impls: ours (the default, GemvImpl::kAuto: v2, v3 or, for T, column blocks by shape;
-// impl_resolved as above),
-// ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at the shapes where v2 lost to cuBLAS
-// (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its evict-first loads); for trans T,
-// ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched unit-first, v3's order
-// before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column, cuBLAS's DGEMV T
-// design; kAuto's T choice at most shapes since v7); for trans N, ours_rowblocks (kRowBlocks: one
-// 256-thread block per 64 bytes of every column, v9) and ours_rowblocks_sector (kRowBlocksSector: per
-// 32 bytes).
-// One call per sample: alpha = 1, beta = 0 (y not read), x and A random in [-1, 1).
-// Families paired.symv and paired.gemv: two impls timed in the same samples (one call of each,
-// alternating which goes first), value_* = A's speedup over B; for the short calls and near-1.0
-// ratios that separate entries cannot settle (docs/probes.md, "Paired entries").
+// (that with 4 block rows per unit in double too), ours_oblivious (reads the whole matrix), ours_atomic
+// (aware with atomicAdd partials), cublas (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics
+// (cublasSetAtomicsMode ALLOWED). GEMV impls: ours (the default, GemvImpl::kAuto: v2, v3 or, for T, column
+// blocks by shape; impl_resolved as above), ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at
+// the shapes where v2 lost to cuBLAS (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its
+// evict-first loads); for trans T, ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched
+// unit-first, v3's order before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column,
+// cuBLAS's DGEMV T design; kAuto's T choice at most shapes since v7); for trans N, ours_rowblocks
+// (kRowBlocks: one 256-thread block per 64 bytes of every column) and ours_rowblocks_sector
+// (kRowBlocksSector: per 32 bytes). One call per sample: alpha = 1, beta = 0 (y not read), x and A random
+// in [-1, 1). Families paired.symv and paired.gemv: two impls timed in the same samples (one call of each,
+// alternating which goes first), value_* = A's speedup over B; for the short calls and near-1.0 ratios that
+// separate entries cannot settle (docs/probes.md, "Paired entries").
 //
 // L2: when the minimal bytes exceed the L2 the figure is meant for DRAM, and the L2 is flushed before
 // every sample (l2=flushed); otherwise the data stays in the L2 between samples and the figure is
@@ -467,7 +464,7 @@ void register_symv_paired(const std::vector<int>& sizes) {
 // Paired GEMV entries: ours against cuBLAS where a call is short (L2-resident) or the two were
 // within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); v3 (one kernel)
 // against v2 (two kernels) for N at the resident shapes, where kAuto picks v2; and both row-block
-// variants (v9) against cuBLAS for N at the same shapes as ours.
+// variants against cuBLAS for N at the same shapes as ours.
 template <class T>
 void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
   struct Pair {

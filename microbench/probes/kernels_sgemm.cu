@@ -61,8 +61,8 @@ constexpr ImplInfo kImpls[] = {
     {Impl::kOursTunedKRegister, "ours_tuned_kregister"},
     {Impl::kOursTunedK16, "ours_tuned_128x128_w64x32"},
     {Impl::kOursTunedStages4, "ours_tuned_4stages"},
-    {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization (v6)
-    {Impl::kOursTunedMbarrier, "ours_tuned_mbarrier"},         // ours_tuned with per-stage mbarriers (v10)
+    {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization
+    {Impl::kOursTunedMbarrier, "ours_tuned_mbarrier"},         // ours_tuned with per-stage mbarriers
     {Impl::kOursTunedMbarrierSerpentine, "ours_tuned_mbarrier_serpentine"},
     {Impl::kOursTunedCopiesAtTileStart, "ours_tuned_copies_at_tile_start"},  // v8-v11's default (ours_tuned before v12)
     {Impl::kOursTunedSplitCopies, "ours_tuned_split_copies"},                      // v11

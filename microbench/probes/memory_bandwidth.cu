@@ -132,7 +132,7 @@ void launch_stream(StreamKernel k, V* a, const V* b, const V* c, const StreamArg
 // DRAM-sized working sets (memory.bandwidth): one pass in which each block moves one contiguous tile
 // of kTileLoads x kBlockThreads vectors and exits; the grid is the tile count and the hardware
 // schedules the blocks. Every thread issues its kTileLoads loads before any store. On the H100
-// (experiments/dram_stream.cu, 1-4 GiB per array) this design reached copy 0.993-0.994 x cudaMemcpy
+// (lab/experiments/dram_stream.cu, 1-4 GiB per array) this design reached copy 0.993-0.994 x cudaMemcpy
 // D2D and write 3247-3288 GB/s, where stream_kernel's sweep reached 0.93 x and 3129-3172 GB/s, and
 // persistent-block tiles (contiguous or round-robin) 0.94 x: what helps is the short-lived blocks.
 constexpr int kTileLoads = 4;
@@ -192,7 +192,7 @@ void launch_tiles(StreamKernel k, V* a, const V* b, const V* c, std::uint64_t n,
 // L1 peak (memory.l1_peak): each block reads its own kL1PeakBlockBytes array over and over (L1-resident:
 // kL1PeakBlocksPerSm x 16 KiB per SM), every load at a compile-time offset from one pointer, so the loop
 // is loads and XORs only. `zero` (0 at run time) is added to the pointer every pass so the compiler
-// cannot hoist the loop-invariant loads. experiments/l1_bandwidth.cu on the H100: 33.1-33.3 TB/s (126.6-
+// cannot hoist the loop-invariant loads. lab/experiments/l1_bandwidth.cu on the H100: 33.1-33.3 TB/s (126.6-
 // 127.5 B/clk/SM of 128) for float2/float4, where the stream kernel's sweep of a 32 KiB set reaches 32.8.
 constexpr int kL1PeakBlockBytes = 16 * 1024;
 constexpr int kL1PeakBlocksPerSm = 8;
@@ -395,7 +395,7 @@ constexpr std::uint64_t kArrayPadding = (std::uint64_t(1) << 20) + (std::uint64_
 constexpr double kMinBytesPerSample = 8e9;
 // ... and 8x that for L1-sized working sets (any GPU's L1 is below 1 MiB per SM), ~2 ms at L1 speed:
 // on the H100 a 32 KiB sweep read 31.99 TB/s with 0.25 ms samples and 32.81 with 3.9 ms ones
-// (experiments/l1_bandwidth.cu), the ramp-up of 1056 blocks being ~2.5 % of a 0.25 ms sample.
+// (lab/experiments/l1_bandwidth.cu), the ramp-up of 1056 blocks being ~2.5 % of a 0.25 ms sample.
 constexpr double kMinBytesPerL1Sample = 64e9;
 constexpr std::uint64_t kL1SizedWorkingSet = std::uint64_t(1) << 20;
 

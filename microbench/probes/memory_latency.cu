@@ -241,7 +241,7 @@ Sample timing_to_sample(const ChaseTiming& t) {
 
 // Where a small chain lies matters: the L2 is many slices at different distances from the SM, an
 // address picks its slice, and a 1 KiB chain (8 lines) samples only a few. On the H100 (32 placements
-// each, experiments/chase_placement.cu) a 1 KiB ld.global.cg chain took 256-290 cycles per load
+// each, lab/experiments/chase_placement.cu) a 1 KiB ld.global.cg chain took 256-290 cycles per load
 // depending on where it lay, mean 274.5, while 1 MiB chains took 272.8-273.9; the single 1 KiB chain
 // at the pool's start happened to sit at 263-267 and looked faster than the L2 itself. Small random
 // chains are therefore measured at several placements (kPlacementStride apart) and each sample runs

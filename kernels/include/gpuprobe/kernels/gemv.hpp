@@ -21,62 +21,55 @@
 // caller (device memory, 16-byte aligned); not to be shared by concurrent calls.
 //
 // Implementations, kept side by side for analysis (docs/perf/gemv.md):
-//   kAuto              (default) kTrans: kColumnBlocks for columns of more than 2 KB (m sizeof(T) >
-//                      2048 bytes: more than 512 float / 256 double rows) and at least 512 of them;
-//                      otherwise, and for kNoTrans, row blocks of 8 rows (kRowBlocksSector in
-//                      float, kRowBlocks in double) when A is at most 8 MiB with at most 1024
-//                      columns and not thin, kSinglePass for thin, large and "deep" shapes and for
-//                      kNoTrans with A of at most 4 MiB, kSplitReduce otherwise (gemv_auto_impl
-//                      below; docs/perf/gemv.md, v4 ... v9).
-//   kSplitReduce       (v2) the design above: when split, partials to the workspace and a
-//                      second kernel (launched as a programmatic dependent) sums them.
-//   kSinglePass        (v3) one kernel per call: the last block of a unit to finish (an arrival
-//                      counter in the workspace) sums the unit's segment partials in a fixed order,
-//                      in two levels when there are many segments (deterministic: the order does not
-//                      depend on which block arrives last). Block shapes for the thin cases: 16 row
-//                      lanes for m <= 64 (float) / 32 (double) rows, 4 row vectors per thread for tall
-//                      matrices with few columns and (v7.1) for N from 32768 x 8192; lda not a multiple of 16 bytes: each scalar load is
-//                      coalesced (consecutive lanes, consecutive elements). A is read with evict-first
-//                      loads (ld.global.cs) when the matrix is larger than the L2: it is streamed once
-//                      and so leaves the L2's other contents (and their dirty lines) in place. Deep
-//                      shape (v6): when y has 96 ... 264 units of 32 outputs (about one wave of
+//   kAuto              (default) picks one of the below by shape (gemv_auto_impl below).
+//   kSplitReduce       the design above: when split, partials to the workspace and a second kernel
+//                      (launched as a programmatic dependent) sums them.
+//   kSinglePass        one kernel per call: the last block of a unit to finish (an arrival counter in
+//                      the workspace) sums the unit's segment partials in a fixed order, in two levels
+//                      when there are many segments (deterministic: the order does not depend on which
+//                      block arrives last). Block shapes for the thin cases: 16 row lanes for m <= 64
+//                      (float) / 32 (double) rows, 4 row vectors per thread for tall matrices with few
+//                      columns and for N from 32768 x 8192; lda not a multiple of 16 bytes: each scalar
+//                      load is coalesced (consecutive lanes, consecutive elements). A is read with
+//                      evict-first loads (ld.global.cs) when the matrix is larger than the L2: it is
+//                      streamed once and so leaves the L2's other contents (and their dirty lines) in
+//                      place. Deep shape: when y has 96 ... 264 units of 32 outputs (about one wave of
 //                      one or two blocks per SM) and the reduced dimension is >= 2048, no split: each
 //                      block reads whole rows (N) / columns (T) of its 32 outputs, 16 loads in flight
 //                      per thread, and writes y (no workspace); N with 96 ... 191 units (the 4096
-//                      squares: one block per SM) in blocks of 1024 threads with 8 16-byte loads
-//                      each (v11), or, on the scalar path (lda not a multiple of 16 bytes), of 512
-//                      threads with 16 loads, read without the evict-first hint.
+//                      squares: one block per SM) in blocks of 1024 threads with 8 16-byte loads each,
+//                      or, on the scalar path (lda not a multiple of 16 bytes), of 512 threads with 16
+//                      loads, read without the evict-first hint.
 //   kSinglePassNoHint  kSinglePass with plain loads (no evict-first hint), to tell the two apart.
-//   kSinglePassUnitMajor  kSinglePass with v3's first kTrans grid order (units of 32 columns first,
-//                      then segments); kSinglePass dispatches kTrans blocks segment-first since v5, so
-//                      the blocks resident together read consecutive row segments of the same columns
-//                      (docs/perf/gemv.md, v5). kNoTrans as kSinglePass.
-//   kColumnBlocks      (v7) kTrans: cuBLAS's DGEMV T design
-//                      as Nsight Compute shows it on the H100 (32768 x 32768): one block of 128
-//                      threads per column of A (y element), no split, no workspace; the block reads
-//                      its column top to bottom (8 KB a step: 4 x 16-byte loads per thread, coalesced
-//                      scalar loads when lda is not a multiple of 16 bytes; evict-first when A is
-//                      larger than the L2, as kSinglePass), dots it with x (16-byte loads of x when
-//                      incx == 1 and x is 16-byte aligned), reduces by warp shuffles and then over
-//                      the 4 warps in a fixed order (deterministic), and writes y[col]; columns of
-//                      8192 rows or more in steps of 16 KB (8 loads per thread, 4 blocks per SM).
-//                      One column read contiguously by one block beat v3's 512-byte pieces of 32
-//                      columns at every T shape with long enough columns and enough of them (H100:
-//                      D T 32768 3128 GB/s against 3077, docs/perf/gemv.md, v7). kNoTrans runs
-//                      exactly kSinglePass (same kernels, same workspace).
-//   kRowBlocks         (v9) kNoTrans: the mirror of kColumnBlocks, one 256-thread block per 64 bytes
-//                      of every column (16 float / 8 double rows) over all n columns: no split, no
+//   kSinglePassUnitMajor  kSinglePass with its first kTrans grid order (units of 32 columns first,
+//                      then segments); kSinglePass dispatches kTrans blocks segment-first, so the
+//                      blocks resident together read consecutive row segments of the same columns.
+//                      kNoTrans as kSinglePass.
+//   kColumnBlocks      kTrans: cuBLAS's DGEMV T design as Nsight Compute shows it (32768 x 32768): one
+//                      block of 128 threads per column of A (y element), no split, no workspace; the
+//                      block reads its column top to bottom (8 KB a step: 4 x 16-byte loads per thread,
+//                      coalesced scalar loads when lda is not a multiple of 16 bytes; evict-first when
+//                      A is larger than the L2, as kSinglePass), dots it with x (16-byte loads of x
+//                      when incx == 1 and x is 16-byte aligned), reduces by warp shuffles and then over
+//                      the 4 warps in a fixed order (deterministic), and writes y[col]; columns of 8192
+//                      rows or more in steps of 16 KB (8 loads per thread, 4 blocks per SM). One column
+//                      read contiguously by one block beats kSinglePass's 512-byte pieces of 32 columns
+//                      at T shapes with long enough columns and enough of them. kNoTrans runs exactly
+//                      kSinglePass (same kernels, same workspace).
+//   kRowBlocks         kNoTrans: the mirror of kColumnBlocks, one 256-thread block per 64 bytes of
+//                      every column (16 float / 8 double rows) over all n columns: no split, no
 //                      workspace, one kernel; 4 lanes a column, 64 column groups, 8 loads of 16 bytes
 //                      in flight per thread; the groups' row sums are added in a fixed order
-//                      (deterministic). Built for the small, L2-resident squares, where v3's whole-row
-//                      blocks (32 rows each) were too few to fill the GPU. kTrans runs kColumnBlocks.
-//   kRowBlocksSector   (v9) kRowBlocks with 32-byte pieces (8 float / 4 double rows, 2 lanes a column,
-//                      128 column groups): twice the blocks, one sector per column piece.
+//                      (deterministic). Built for the small, L2-resident squares, where kSinglePass's
+//                      whole-row blocks (32 rows each) are too few to fill the GPU. kTrans runs
+//                      kColumnBlocks.
+//   kRowBlocksSector   kRowBlocks with 32-byte pieces (8 float / 4 double rows, 2 lanes a column, 128
+//                      column groups): twice the blocks, one sector per column piece.
 // The kSinglePass workspace (and kAuto's, which may run it) starts with arrival counters that must
 // be zero before its first use: call gemv_workspace_init once after allocating it (and again after a
 // failed call, or after the buffer was used for anything else); every completed call leaves them at
 // zero. kSplitReduce's partials come after that counter area, so one buffer serves in turn every impl
-// and shape it is large enough for (kAuto switches between v2 and v3 by shape).
+// and shape it is large enough for (kAuto switches between kSplitReduce and kSinglePass by shape).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -104,24 +97,18 @@ const char* gemv_impl_name(GemvImpl impl);
 
 // What gemv<T> runs for `impl` (T = float or double): `impl` itself, except kColumnBlocks with
 // kNoTrans -> kSinglePass, kRowBlocks / kRowBlocksSector with kTrans -> kColumnBlocks, and kAuto:
-// for kNoTrans with A of at most 8 MiB, at most 1024 columns and not thin (below) row blocks of 8
-// rows, kRowBlocksSector in float and kRowBlocks in double (v9: S N 512 / 1000 / 1024 4.50 / 5.24 /
-// 5.43 us against 5.51 / 5.77 / 5.70 before, D N 4.83 / 6.03 / 6.07 against 5.63 / 6.96 / 6.88;
-// H100, tree 0a02416); kColumnBlocks for kTrans with columns of more than 2048 bytes
-// (m sizeof(T) > 2048: m > 512 in float, m > 256 in double) and n >= 512 (v7: faster than v2 / v3 at
-// every such benchmark shape; with columns of 2 KB or less, or 64 of them, it was 0.08-0.7 x v3.
-// v7.2 counts bytes rather than rows: D T 512 x 512 / 512 x 262144 (4 KB columns) read 309 / 3174
-// GB/s with column blocks against 209 / 3092, S T 512 x 262144 (2 KB) 2092 against 3082; H100, tree
-// fcaed7b), else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of
-// the other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of
-// 32 gives 96 ... 264 units, with >= 2048 reduced: v3's one-kernel shapes, e.g. the 3041 ... 8448
-// squares) or small N with more than 1024 columns (A of at most 4 MiB, v7.3 / v8.1), kSplitReduce
-// otherwise. H100 runs
-// (docs/perf/gemv.md): v3 was faster at 15 of the 16 thin cases and within 0.5 % at the 16th
-// (64 x 1048576 N: +53 % float, +46 % double); with fresh operands settled and v3's segment-major T
-// grid (tree eaf0da4) it was ahead of v2 at 21 of the 24 large cases (up to +3.7 %); the deep shapes
-// read D T 4096 at 2705 GB/s against v2's 2554 (tree 473e230) and, with 512-thread blocks for N,
-// S N 4096 at 2522 against 2379 and D N 4096 at 2747 against 2670 (tree 1f4ca42).
+//   - kNoTrans with A of at most 8 MiB, at most 1024 columns and not thin (below): row blocks of 8
+//     rows, kRowBlocksSector in float and kRowBlocks in double;
+//   - kTrans with columns of more than 2048 bytes (m sizeof(T) > 2048: m > 512 in float, m > 256 in
+//     double) and n >= 512: kColumnBlocks (bytes, not rows, decide: with columns of 2 KB or less it
+//     loses to the others);
+//   - else kSinglePass when A is thin (at most 512 rows or columns and at least 64 x as many of the
+//     other), large (m n >= 2^26 elements: 256 MiB in float) or deep for this `trans` (y in units of
+//     32 gives 96 ... 264 units, with >= 2048 reduced: the one-kernel shapes, e.g. the 3041 ... 8448
+//     squares), or small N with more than 1024 columns (A of at most 4 MiB);
+//   - kSplitReduce otherwise.
+// Each rule is the faster of the measured choices at the benchmark shapes; the figures are in
+// docs/perf/gemv.md.
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kAuto);
 

@@ -21,21 +21,21 @@
 //                  tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32). K-contiguous
 //                  operands (A transposed, B not) are transposed into shared memory by 4-byte cp.async.
 //                  Blocks are walked in groups of 16 M-tile rows; the next k-tile's copies are issued
-//                  after k step 0's fragment loads (= kTuned128x128x32w64x32CopiesAfterFragments, v12).
+//                  after k step 0's fragment loads (= kTuned128x128x32w64x32CopiesAfterFragments).
 //   kTuned128x128w64x32KRegister  the same, K-contiguous operands loaded into registers a k-tile
 //                  ahead (8-byte loads) and stored transposed (STS.128); the 8 x 16 tilings use it.
 //   kTuned128x128x32w64x32Swizzle  the k-tile-32 kernel with blocks walked in groups of 16 M-tile
 //                  rows, column by column inside a group (1-D grid), so that the blocks resident at once
-//                  share fewer A and B panels' worth of DRAM traffic (docs/perf/sgemm.md, v7); the
+//                  share fewer A and B panels' worth of DRAM traffic (docs/perf/sgemm.md); the
 //                  default of v8-v11, with the next k-tile's copies issued right after the barrier.
 //   kTuned128x128x32w64x32Mbarrier  the swizzled kernel with its k-tile pipeline synchronized by
 //                  per-stage mbarriers (full: cp.async landed; empty: every warp has read the stage)
 //                  instead of one block barrier per k-tile, so that warps drift up to a k-tile apart
-//                  before one waits (docs/perf/sgemm.md, v10); ...Serpentine: FFMAs in serpentine order.
+//                  before one waits (docs/perf/sgemm.md); ...Serpentine: FFMAs in serpentine order.
 //   kTuned128x128x32w64x32CopiesAfterFragments  the swizzled kernel with the copies of the k-tile two
 //                  ahead issued after k step 0's fragment loads rather than right after the barrier, so
-//                  that the loads' latency hides behind the copy instructions (v11; the default since
-//                  v12). ...SplitCopies: op(A)'s copies there, op(B)'s halfway through the k-tile (v11).
+//                  that the loads' latency hides behind the copy instructions (the default since
+//                  v12). ...SplitCopies: op(A)'s copies there, op(B)'s halfway through the k-tile.
 //   kTuned*        other tilings of the same kernel template, kept for the tuning record.
 #pragma once
 
@@ -46,19 +46,19 @@
 namespace gpuprobe::kernels {
 
 enum class SgemmImpl {
-  kTuned,            // the default: the best measured (docs/perf/sgemm.md, v12), = kTuned128x128x32w64x32CopiesAfterFragments
+  kTuned,            // the default: the best measured (docs/perf/sgemm.md), = kTuned128x128x32w64x32CopiesAfterFragments
   kVolkovDemmel,     // SC08 baseline
   kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, k-tile 16, 3 stages
   kTuned128x256w64x64,   // 256 threads, 8 x 16 per thread, 3 stages
   kTuned128x128w64x64,   // 128 threads, 8 x 16 per thread, 4 stages
-  kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging (v4)
+  kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging
   kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA); plain raster
   kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
   kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group): v8-v11's default
-  kTuned128x128x32w64x32Mbarrier,            // as kTuned128x128x32w64x32Swizzle, stages synchronized by mbarriers (v10)
-  kTuned128x128x32w64x32MbarrierSerpentine,  // the same with the FFMAs in serpentine order (v10)
-  kTuned128x128x32w64x32CopiesAfterFragments,  // ...Swizzle, the next copies issued after k step 0's loads (v11; = kTuned)
-  kTuned128x128x32w64x32SplitCopies,           // ...Swizzle, op(A)'s copies there, op(B)'s halfway (v11)
+  kTuned128x128x32w64x32Mbarrier,            // as kTuned128x128x32w64x32Swizzle, stages synchronized by mbarriers
+  kTuned128x128x32w64x32MbarrierSerpentine,  // the same with the FFMAs in serpentine order
+  kTuned128x128x32w64x32CopiesAfterFragments,  // ...Swizzle, the next copies issued after k step 0's loads (= kTuned)
+  kTuned128x128x32w64x32SplitCopies,           // ...Swizzle, op(A)'s copies there, op(B)'s halfway
 };
 
 const char* sgemm_impl_name(SgemmImpl impl);

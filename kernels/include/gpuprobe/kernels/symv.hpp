@@ -24,21 +24,21 @@
 //               rows x a segment of block columns anchored at absolute column positions for both
 //               triangles (1 KB of each column per unit, one column-dot partial per unit and block
 //               column: 0.35-0.65 x (float) / 0.5-0.8 x (double) of kAware's workspace for n 2048 ...
-//               32768), and its own fixed-order reduction kernel (docs/perf/symv.md, v3).
+//               32768), and its own fixed-order reduction kernel (docs/perf/symv.md).
 //   kAwareV3Stream kAwareV3 reading A with evict-first loads (ld.global.cs) when the triangle is
 //               larger than the L2: A is read once and no longer pushes the partials out of the L2
-//               before the reduction reads them (docs/perf/symv.md, v5).
+//               before the reduction reads them (docs/perf/symv.md).
 //   kAwareV5    kAwareV6 with units of 4 block rows in double as well (read in two batches of
 //               2 per step: the same 16 loads in flight per thread), so half the column-dot slots
-//               and reductions; float: as kAwareV6 (docs/perf/symv.md, v5; grid walked group first
+//               and reductions; float: as kAwareV6 (docs/perf/symv.md; grid walked group first
 //               since v6; in double one block per SM, 228 registers and no spills, since v5.1).
 //   kAwareV6    kAwareV3Stream with its grid walked group first: the blocks launched together are
 //               the units of consecutive groups with the same segment, i.e. vertically adjacent
 //               pieces of the same block columns, so the columns stream top to bottom instead of 1 KB
-//               per column and unit (docs/perf/symv.md, v6; GEMV's segment-major T grid, v5, is the
+//               per column and unit (docs/perf/symv.md; GEMV's segment-major T grid, v5, is the
 //               same idea).
 //   kAuto       (default) kAwareV6, or kAwareV5 in double when v6's partials would not stay in the
-//               L2 (symv_auto_impl below; docs/perf/symv.md, v6).
+//               L2 (symv_auto_impl below; docs/perf/symv.md).
 //
 // Workspace: queried with symv_workspace_bytes, allocated once by the caller (device memory, any
 // content, 16-byte aligned), at most 1 % of the n x n matrix for n >= 1024 (every impl but
@@ -62,10 +62,10 @@ const char* symv_impl_name(SymvImpl impl);
 // unknown): `impl` itself, except kAuto -> kAwareV6, or kAwareV5 in double when kAwareV6's partials
 // (its workspace) would fill more than half the L2 (one near partition on the H100): v5's units of 4
 // block rows halve the column-dot slots, so the reduction reads them from the L2 rather than DRAM.
-// H100 (2026-11-23, tree 69b98f4, same run): DSYMV 32768 (v6 partials 37.7 MB of the 50 MB L2; ncu:
-// its reduction 26.7 us with a 36 % L2 hit rate) v5 3011 / 3016 GB/s against v6 2969 / 2961 (lower /
-// upper); 16384 (12.6 MB) v6 3037 / 3009 against 3008 / 3010; 8192 v6 +3 %, 4096 v6 +17 % (v5 spills
-// at the 128-register cap). v6 itself was faster than v5a in all 12 cases 8192-32768 (tree e2b44ce).
+// H100 (2026-11-23, same run): DSYMV 32768 (v6 partials 37.7 MB of the 50 MB L2; ncu: its reduction
+// 26.7 us with a 36 % L2 hit rate) v5 3011 / 3016 GB/s against v6 2969 / 2961 (lower / upper); 16384
+// (12.6 MB) v6 3037 / 3009 against 3008 / 3010; 8192 v6 +3 %, 4096 v6 +17 % (v5 spills at the
+// 128-register cap). v6 itself was faster than v5a in all 12 cases 8192-32768 .
 template <class T>
 SymvImpl symv_auto_impl(Uplo uplo, int n, SymvImpl impl = SymvImpl::kAuto, long long l2_bytes = -1);
 
