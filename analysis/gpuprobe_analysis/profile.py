@@ -3,7 +3,6 @@ launch/barrier costs and the transfer model. Every figure carries its provenance
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -143,7 +142,7 @@ class Profile:
                                 "incomplete_reason": f.incomplete_reason, "entries": len(f.entries)}
                                for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
-                     self._pipelines, self._compute_premises, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
+                     self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
             try:
                 step()
             except Exception as exc:  # one bad section must not lose the others
@@ -535,6 +534,7 @@ class Profile:
                             "cv": finite(np.nanmedian([e.cv for e in grp])), "source": F.provenance(grp)})
         thr = []
         compute: Dict[str, dict] = {}
+        failed_premise: Dict[str, dict] = {}
         theoretical: Dict[str, dict] = {}
         thr_entries = [e for f in F.THROUGHPUT_FAMILIES for e in self.rs.by_family(f)]
         for (op,), grp in sorted(F.group(thr_entries, ("op",)).items(), key=lambda t: str(t[0])):
@@ -557,16 +557,25 @@ class Profile:
             # The ceiling in GFLOP/s at the reference entry's own clock (the unit may be per clock).
             gflops = ref_gflops * ceiling / ref.value if ref_gflops is not None and ref.value > 0 else None
             kind = F.compute_op(op)
+            # The premise (the op's SASS instructions ran, as counted) is declared on its peak entry; a
+            # failed one keeps the op out of the compute ceilings, another op of its precision may stand.
+            peak_entry = next((e for e in grp if e.family == "exec.throughput_peak"), None)
+            premise = peak_entry.premise if peak_entry is not None else None
             if gflops is not None:
                 row["gflops"] = gflops
-                if kind[0] not in compute or gflops > compute[kind[0]]["gflops"]:
-                    compute[kind[0]] = {"gflops": gflops, "how": f"op={op}: {how}", "source": F.provenance([ref])}
+                if premise == "failed":
+                    failed_premise[op] = {"gflops": gflops, "why": peak_entry.premise_why}
+                elif kind[0] not in compute or gflops > compute[kind[0]]["gflops"]:
+                    compute[kind[0]] = {"gflops": gflops, "how": f"op={op}: {how}", "op": op, "premise": premise,
+                                        "premise_ratio": finite(peak_entry.num("premise_ratio")) if peak_entry else None,
+                                        "source": F.provenance([ref])}
             for e in grp:
                 th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
                 if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]]["gflops"]):
                     theoretical[kind[0]] = {"gflops": th, "how": f"{e.family} op={op} counter {F.THEORETICAL_COMPUTE_COUNTER}"}
             thr.append(row)
         self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute,
+                                  "compute_ceilings_failed_premise": failed_premise,
                                   "compute_theoretical": theoretical, "method": (
             "latency: median over entries per op; throughput ceiling per op: the exec.throughput_peak entry's median "
             "(the sweep's best configuration re-measured, 10 samples: an independent measurement, so not biased up "
@@ -575,28 +584,6 @@ class Profile:
             "sigma), sigma = the entries' median sample CV); the best single entry is listed beside it; the cheapest "
             "ILP x warps reaching 95 % of the ceiling; GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the "
             "reference entry's clock) when the unit is per clock")}
-
-    def _compute_premises(self):
-        """A compute ceiling stands only if the SASS counters saw its operations run: the
-        exec.throughput_peak entry of its op must not have failed its premise. Each ceiling records
-        the premise status and measured / counted ratio of that entry."""
-        pipes = self.data.get("pipelines")
-        if not pipes:
-            return
-        peaks = {F.text(e, "op"): e for e in self.rs.by_family("exec.throughput_peak")}
-        failed = {}
-        for kind, c in list(pipes["compute_ceilings"].items()):
-            found = re.search(r"\bop=(\w+)", c["how"])
-            op = found.group(1) if found else None
-            e = peaks.get(op)
-            status = e.premise if e is not None else None
-            if status == "failed":
-                failed[kind] = {"gflops": c["gflops"], "op": op, "why": e.premise_why}
-                del pipes["compute_ceilings"][kind]
-                continue
-            c["premise"] = status
-            c["premise_ratio"] = finite(e.num("premise_ratio")) if e is not None else None
-        pipes["compute_ceilings_failed_premise"] = failed
 
     def _as_gflops(self, e: Entry, op: str) -> Optional[float]:
         kind = F.compute_op(op)

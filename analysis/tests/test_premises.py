@@ -88,3 +88,15 @@ def test_usable_rejects_failed_and_nonpositive():
     assert ceilings.usable(e)
     e.counters["value_median"] = -5.0
     assert not ceilings.usable(e)
+
+
+def test_compute_ceiling_needs_its_sass_premise(tmp_path):
+    d = doc()
+    for e in d["benchmarks"]:
+        if e["name"].startswith("exec.throughput_peak/op:ffma"):
+            e["premise_ok"], e["premise_ratio"] = 0.0, 0.5  # the counters saw half the FFMAs: not an FFMA peak
+            e["label"] = e["label"].replace(";premise=ok", ";premise=failed: SASS operations 0.500x the counted")
+    pipes = profile_of(tmp_path, d)["pipelines"]
+    assert "FP32" not in pipes["compute_ceilings"]
+    assert pipes["compute_ceilings"]["FP64"]["premise"] == "ok"
+    assert "0.500x" in pipes["compute_ceilings_failed_premise"]["ffma"]["why"]
