@@ -55,6 +55,9 @@ fail() { echo "main_job: FAILED: $*" >&2; exit 1; }
 # checkout.
 refuse_tracked() {
   local d=$1 what=$2 top
+  # A path git ignores (reports/local/...) never holds committed data, even where its nearest existing
+  # folder does (reports/ on a fresh clone, before reports/local/ exists).
+  git check-ignore -q -- "$d" 2>/dev/null && return 0
   while :; do
     if [ -d "$d" ] && top=$(git -C "$d" rev-parse --show-toplevel 2>/dev/null); then
       if [ "$d" = "$1" ] || [ "$(cd "$d" && pwd -P)" != "$(cd "$top" && pwd -P)" ]; then

@@ -196,6 +196,23 @@ def test_report_only_writes_the_report_elsewhere(tmp_path):
     assert git_status("reports") == before
 
 
+def test_report_only_into_a_new_ignored_folder_under_reports(tmp_path):
+    """The README's command on a fresh clone: reports/local/ does not exist yet, and its nearest existing
+    folder, reports/, holds tracked files; an ignored path is still no committed data."""
+    import shutil
+    import uuid
+    src = tmp_path / "src"
+    src.mkdir()
+    synth.write(str(src / "results.json"), small_results("Small GPU"))
+    top = os.path.join("reports", "local", f"test-{uuid.uuid4().hex[:8]}")
+    try:
+        r = main_job("--report-only", str(src), "-o", os.path.join(top, "sub", "report"))
+        assert r.returncode == 0, r.stdout + r.stderr
+        assert os.path.exists(os.path.join(REPO, top, "sub", "report", "report.html"))
+    finally:
+        shutil.rmtree(os.path.join(REPO, top), ignore_errors=True)
+
+
 def test_report_only_on_a_foreign_file_fails(tmp_path):
     (tmp_path / "results.json").write_text(json.dumps(
         {"context": {"executable": "./bm"}, "benchmarks": [{"name": "BM_x", "run_type": "iteration",
