@@ -17,6 +17,9 @@ if ((${#need[@]})); then
     exit 1
   fi
 fi
+# NCCL (PyPI wheel, headers and library): the build finds it (cmake/FindNCCL.cmake) and builds the
+# collective probes and the multi-GPU NCCL reduction; without it those are left out.
+python3 -c "import nvidia.nccl" 2>/dev/null || python3 -m pip install -q nvidia-nccl-cu13
 if [ -f analysis/pyproject.toml ]; then
   python3 -m pip install -q -e "analysis[test]"
 fi
