@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Configures and builds everything into ./build (override with BUILD_DIR). Extra arguments go to
-# CMake's configure step, e.g. -DCMAKE_CUDA_ARCHITECTURES=native.
+# CMake's configure step, e.g. -DCMAKE_CUDA_ARCHITECTURES=90 (default: the GPUs present, else sm_90).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}

@@ -52,7 +52,7 @@ stamp() { echo "[gpu_run +$(( $(date +%s) - start ))s] $*"; }
 
 stamp "build"
 nvidia-smi --query-gpu=name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv > "$OUT/build.log" 2>&1
-if ! bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 >> "$OUT/build.log" 2>&1; then
+if ! bash scripts/build.sh >> "$OUT/build.log" 2>&1; then
   tail -40 "$OUT/build.log"; stamp "BUILD FAILED"; exit 1
 fi
 grep -E "warning|spill|stack frame" "$OUT/build.log" | sort -u | head -40
