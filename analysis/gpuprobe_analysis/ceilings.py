@@ -94,11 +94,9 @@ def l2_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[f
     ents = [e for e in rs.by_family("memory.l2_bandwidth") if usable(e) and e.premise_level == "L2"]
     best: Dict[str, List[LevelCeiling]] = {}
     fp = lambda e: F.num(e, "footprint")  # noqa: E731
-    for (kernel, walk, loads, blocks), grp in F.group(ents, ("kernel", "walk", "loads", "blocks_per_sm")).items():
+    for (kernel, walk, loads), grp in F.group(ents, ("kernel", "walk", "loads")).items():
         kind = KERNEL_KIND.get(kernel or "", kernel or "?")
         what = f"memory.l2_bandwidth kernel={kernel} walk={walk or '?'} loads={_int(loads)}"
-        if blocks is not None:
-            what += f" blocks_per_sm={_int(blocks)}"
         near = [e for e in grp if near_bytes and fp(e) <= L2_PLATEAU_SHARE * near_bytes]
         far = [e for e in grp if near_bytes and l2_bytes and near_bytes < fp(e) <= l2_bytes]
         rows: List[LevelCeiling] = []

@@ -224,33 +224,28 @@ __global__ void __launch_bounds__(kBlockThreads, kL1PeakBlocksPerSm)
 //    loads reached the L2 at 4-33 MiB on the H100, 44 % at 1 MiB (SM-sourced L2 read sectors against
 //    the count; the L1 hit rate was 0). With walk=own_slice each SM reads only its own 1/SMs of the
 //    working set: no sector is wanted by two SMs, so nothing can merge.
-// Each walk's loads per thread (loads=2, 4 or 8) is an axis: more in flight per SM, larger chunks. So is
-// walkers, the blocks per SM (own_slice only): 1, or 2 blocks of 1024 threads (64 warps, the SM's
-// maximum, as gpu-benches' gpu-l2-cache runs), each block walking its own slice.
+// Each walk's loads per thread (loads=4 or 8) is an axis: more in flight per SM, larger chunks.
 // Loads are ld.global.cg and stores st.global.cg: L1 never holds the data. Writes and copies are not
 // merged (their premise held with walk=shared: 1.00 and 0.99-1.00).
 enum class L2Walk { kShared, kOwnSlice };
 const char* l2_walk_name(L2Walk w) { return w == L2Walk::kShared ? "shared" : "own_slice"; }
 
 constexpr int kL2Threads = 1024;
-// Loads (or stores) in flight per thread and chunk: 2, 4 or 8 (a chunk of 32, 64 or 128 KiB). A thread loads
+// Loads (or stores) in flight per thread and chunk: 4 or 8 (a chunk of 64 or 128 KiB). A thread loads
 // an address again only a ring later, after its own earlier load of it completed (the XOR waits for
 // it). Yet a ring of one chunk per SM (own_slice at 8.25 MiB on the H100) had half its loads missing at
 // the L2 (premise ratio 0.50; two chunks: 1.00), so own_slice rings hold at least kL2MinOwnChunks.
 // walk=shared starts at 8 chunks, so that the SMs start at different chunks.
 constexpr std::uint64_t l2_chunk_bytes(int loads) { return std::uint64_t(kL2Threads) * loads * 16; }
-static_assert(l2_chunk_bytes(2) == 32 * 1024 && l2_chunk_bytes(4) == 64 * 1024 && l2_chunk_bytes(8) == 128 * 1024,
-              "chunk sizes as documented above");
-constexpr std::uint32_t kL2MinOwnChunks = 2;  // per walker
+static_assert(l2_chunk_bytes(4) == 64 * 1024 && l2_chunk_bytes(8) == 128 * 1024, "chunk sizes as documented above");
+constexpr std::uint32_t kL2MinOwnChunks = 2;
 constexpr std::uint32_t kL2MinSharedChunks = 8;
 
 // Block b walks chunks ring_base(b) + (start(b) + it) mod ring of `chunks`, it = 0 .. iterations-1.
 //   shared:    ring = all chunks, ring_base = 0, start = b x step (the SMs spread over the set);
 //   own_slice: ring = chunks / blocks, ring_base = b x ring, start = 0.
-// kWalkers blocks share an SM: __launch_bounds__ caps the registers so that they fit (32 per thread
-// for 2).
-template <StreamKernel kKernel, int kLoads, int kWalkers>
-__global__ void __launch_bounds__(kL2Threads, kWalkers)
+template <StreamKernel kKernel, int kLoads>
+__global__ void __launch_bounds__(kL2Threads, 1)
     l2_kernel(float4* __restrict__ a, const float4* __restrict__ b, std::uint32_t ring, std::uint32_t base_step,
               std::uint32_t start_step, std::uint32_t iterations, unsigned* __restrict__ sink, int write_sink) {
   static_assert(kKernel == StreamKernel::kReadL2Only || kKernel == StreamKernel::kWrite ||
@@ -280,50 +275,44 @@ __global__ void __launch_bounds__(kL2Threads, kWalkers)
     if (write_sink) sink[0] = acc;
 }
 
-// Dynamic shared memory that lets `walkers` l2_kernel blocks, and no more, reside on an SM.
-std::size_t l2_walker_shared_bytes(const DeviceInfo& dev, int walkers) {
-  return (dev.smem_per_sm_bytes / (walkers + 1) / 1024 + 1) * 1024;
+// Dynamic shared memory that lets one l2_kernel block, and no second one, reside on an SM.
+std::size_t l2_one_block_shared_bytes(const DeviceInfo& dev) {
+  return (dev.smem_per_sm_bytes / 2 / 1024 + 1) * 1024;
 }
 
 struct L2Launch {
   std::uint32_t ring, base_step, start_step, iterations;
 };
 
-template <StreamKernel kKernel, int kLoads, int kWalkers>
+template <StreamKernel kKernel, int kLoads>
 void launch_l2_typed(const DeviceInfo& dev, float4* a, const float4* b, const L2Launch& x, unsigned* sink,
                      cudaStream_t s) {
-  const auto kernel = l2_kernel<kKernel, kLoads, kWalkers>;
-  const auto shared = l2_walker_shared_bytes(dev, kWalkers);
+  const auto shared = l2_one_block_shared_bytes(dev);
   static bool prepared = false;  // per instantiation: raise its shared-memory limit once, and check
   if (!prepared) {
-    GP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared)));
+    GP_CUDA_CHECK(cudaFuncSetAttribute(l2_kernel<kKernel, kLoads>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                       static_cast<int>(shared)));
     int resident = 0;
-    GP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, kernel, kL2Threads, shared));
-    if (resident != kWalkers)
-      throw Error("memory.l2_bandwidth: " + std::to_string(resident) + " blocks per SM resident (its design needs " +
-                  std::to_string(kWalkers) + ")");
+    GP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, l2_kernel<kKernel, kLoads>, kL2Threads,
+                                                                shared));
+    if (resident != 1)
+      throw Error("memory.l2_bandwidth: " + std::to_string(resident) +
+                  " blocks per SM resident (needs exactly 1 for its one-walker-per-SM design)");
     prepared = true;
   }
-  kernel<<<static_cast<unsigned>(dev.sm_count * kWalkers), kL2Threads, shared, s>>>(
+  l2_kernel<kKernel, kLoads><<<static_cast<unsigned>(dev.sm_count), kL2Threads, shared, s>>>(
       a, b, x.ring, x.base_step, x.start_step, x.iterations, sink, 0);
 }
 
-// The (loads, walkers) pairs the sweep registers (register_memory_probes): reads with 8 x 1, 4 x 1,
-// 4 x 2 and 2 x 2 (8 loads of 2 walkers would need more than 32 registers), writes and copies with 8 x 1.
-void launch_l2(StreamKernel k, int loads, int walkers, const DeviceInfo& dev, float4* a, const float4* b,
-               const L2Launch& x, unsigned* sink, cudaStream_t s) {
-  using K = StreamKernel;
-  if (k == K::kReadL2Only && loads == 8 && walkers == 1)
-    return launch_l2_typed<K::kReadL2Only, 8, 1>(dev, a, b, x, sink, s);
-  if (k == K::kReadL2Only && loads == 4 && walkers == 1)
-    return launch_l2_typed<K::kReadL2Only, 4, 1>(dev, a, b, x, sink, s);
-  if (k == K::kReadL2Only && loads == 4 && walkers == 2)
-    return launch_l2_typed<K::kReadL2Only, 4, 2>(dev, a, b, x, sink, s);
-  if (k == K::kReadL2Only && loads == 2 && walkers == 2)
-    return launch_l2_typed<K::kReadL2Only, 2, 2>(dev, a, b, x, sink, s);
-  if (k == K::kWrite && loads == 8 && walkers == 1) return launch_l2_typed<K::kWrite, 8, 1>(dev, a, b, x, sink, s);
-  if (k == K::kCopy && loads == 8 && walkers == 1) return launch_l2_typed<K::kCopy, 8, 1>(dev, a, b, x, sink, s);
-  throw UsageError("memory.l2_bandwidth: no kernel for this kernel, loads and walkers");
+template <int kLoads>
+void launch_l2(StreamKernel k, const DeviceInfo& dev, float4* a, const float4* b, const L2Launch& x, unsigned* sink,
+               cudaStream_t s) {
+  switch (k) {
+    case StreamKernel::kReadL2Only: return launch_l2_typed<StreamKernel::kReadL2Only, kLoads>(dev, a, b, x, sink, s);
+    case StreamKernel::kWrite: return launch_l2_typed<StreamKernel::kWrite, kLoads>(dev, a, b, x, sink, s);
+    case StreamKernel::kCopy: return launch_l2_typed<StreamKernel::kCopy, kLoads>(dev, a, b, x, sink, s);
+    default: throw UsageError("memory.l2_bandwidth runs read_cg, write and copy");
+  }
 }
 
 // Reads one float per thread and load at index (t + j * threads) * stride, from base + offset bytes.
@@ -375,11 +364,10 @@ const ProbeDescriptor kOccupancy{
     "blocks per SM and the store cache hint (default or st.global.cs)", "", 10, 2};
 const ProbeDescriptor kL2Bandwidth{
     "memory.l2_bandwidth", Figure::kBandwidth,
-    "blocks_per_sm = walkers, 1024-thread blocks per SM (1 or 2; their shared-memory request leaves room for no more), each "
-    "walking a ring of chunks, 16-byte ld.global.cg loads or st.global.cg stores: walk=shared, every SM over "
-    "the whole working set from its own starting chunk; walk=own_slice, every block over its own slice of it "
-    "(no sector is read by two blocks, so neither L1 nor the L2's request coalescer can merge them); loads = "
-    "16-byte accesses per thread "
+    "one 1024-thread block per SM (its shared-memory request leaves room for no second one) walking a ring "
+    "of chunks, 16-byte ld.global.cg loads or st.global.cg stores: walk=shared, every SM over the whole "
+    "working set from its own starting chunk; walk=own_slice, every SM over its own 1/SMs of it (no sector is "
+    "read by two SMs, so the L2's request coalescer cannot merge them); loads = 16-byte accesses per thread "
     "per chunk (a chunk is 1024 x loads x 16 B); working sets up to the L2 size; CUDA events; bytes = "
     "accesses x 16",
     "", 10, 2};
@@ -499,28 +487,25 @@ void l1_peak_entry(benchmark::State& state) {
   });
 }
 
-// The smallest working set of a walk (over all arrays): kL2MinOwnChunks chunks per walker for
-// own_slice, or kL2MinSharedChunks chunks shared by all.
-std::uint64_t l2_min_footprint(L2Walk walk, int loads, int walkers, const StreamKernelInfo& kernel, int sms) {
+// The smallest working set of a walk (over all arrays): kL2MinOwnChunks chunks per SM for own_slice,
+// or kL2MinSharedChunks chunks shared by all.
+std::uint64_t l2_min_footprint(L2Walk walk, int loads, const StreamKernelInfo& kernel, int sms) {
   const std::uint64_t chunk = l2_chunk_bytes(loads) * kernel.arrays;
-  return walk == L2Walk::kOwnSlice ? chunk * kL2MinOwnChunks * std::uint64_t(sms) * walkers
-                                   : chunk * kL2MinSharedChunks;
+  return walk == L2Walk::kOwnSlice ? chunk * kL2MinOwnChunks * std::uint64_t(sms) : chunk * kL2MinSharedChunks;
 }
 
-void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, L2Walk walk, int loads, int walkers,
+void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, L2Walk walk, int loads,
               std::uint64_t footprint) {
   const DeviceInfo& dev = context().device;
-  const auto sms = static_cast<std::uint32_t>(dev.sm_count) * walkers;  // blocks: one walker each
+  const auto sms = static_cast<std::uint32_t>(dev.sm_count);
   const std::uint64_t chunk_bytes = l2_chunk_bytes(loads);
   const std::uint64_t array_bytes = footprint / kernel.arrays;
   const auto chunks = static_cast<std::uint32_t>(array_bytes / chunk_bytes);
-  if ((loads != 2 && loads != 4 && loads != 8) || (walkers != 1 && walkers != 2) ||
-      (walkers != 1 && walk != L2Walk::kOwnSlice) ||
-      footprint < l2_min_footprint(walk, loads, walkers, kernel, dev.sm_count))
+  if ((loads != 4 && loads != 8) || footprint < l2_min_footprint(walk, loads, kernel, dev.sm_count))
     throw UsageError("memory.l2_bandwidth: working set below its walk's smallest size");
   L2Launch x{};
   if (walk == L2Walk::kOwnSlice) {
-    x.ring = chunks / sms;  // each walker's slice; the remainder of chunks is not touched (and not counted)
+    x.ring = chunks / sms;  // each SM's slice; the remainder of chunks is not touched (and not counted)
     x.base_step = x.ring;
     x.start_step = 0;
   } else {
@@ -542,14 +527,17 @@ void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, L2Walk wa
   const double touched = walk == L2Walk::kOwnSlice ? double(x.ring) * sms * chunk_bytes : double(chunks) * chunk_bytes;
   m.param("footprint_bytes", touched * kernel.arrays);
   m.param("vector_bytes", 16);
-  m.param("blocks_per_sm", walkers);
+  m.param("blocks_per_sm", 1);
   m.param("loads_per_thread", loads);
   m.param("threads", double(sms) * kL2Threads);
   m.tag("kernel", kernel.name);
   m.tag("walk", l2_walk_name(walk));
   unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
-    launch_l2(kernel.kernel, loads, walkers, dev, a, b, x, sink, s);
+    if (loads == 8)
+      launch_l2<8>(kernel.kernel, dev, a, b, x, sink, s);
+    else
+      launch_l2<4>(kernel.kernel, dev, a, b, x, sink, s);
   });
 }
 
@@ -630,21 +618,18 @@ void register_memory_bandwidth_probes() {
       continue;
     struct Walk {
       L2Walk walk;
-      int loads, walkers;
+      int loads;
     };
-    for (Walk w : {Walk{L2Walk::kShared, 8, 1}, Walk{L2Walk::kOwnSlice, 4, 1}, Walk{L2Walk::kOwnSlice, 8, 1},
-                   Walk{L2Walk::kOwnSlice, 4, 2}, Walk{L2Walk::kOwnSlice, 2, 2}}) {
+    for (Walk w : {Walk{L2Walk::kShared, 8}, Walk{L2Walk::kOwnSlice, 4}, Walk{L2Walk::kOwnSlice, 8}}) {
       if (w.walk == L2Walk::kOwnSlice && k.kernel != StreamKernel::kReadL2Only) continue;
-      const std::uint64_t granule = l2_chunk_bytes(w.loads) * k.arrays *
-                                    (w.walk == L2Walk::kOwnSlice ? std::uint64_t(ctx.device.sm_count) * w.walkers : 1);
-      const std::uint64_t lo = l2_min_footprint(w.walk, w.loads, w.walkers, k, ctx.device.sm_count);
+      const std::uint64_t granule =
+          l2_chunk_bytes(w.loads) * k.arrays * (w.walk == L2Walk::kOwnSlice ? std::uint64_t(ctx.device.sm_count) : 1);
+      const std::uint64_t lo = l2_min_footprint(w.walk, w.loads, k, ctx.device.sm_count);
       for (std::uint64_t ws : log_sweep(lo, ctx.device.l2_bytes, quick ? 1 : 4, granule))
         register_entry(entry_name(kL2Bandwidth.family, {{"kernel", k.name}, {"walk", l2_walk_name(w.walk)},
-                                                        {"blocks_per_sm", std::to_string(w.walkers)},
                                                         {"loads", std::to_string(w.loads)},
                                                         {"footprint", std::to_string(ws)}}),
-                       kL2Bandwidth,
-                       [k, w, ws](benchmark::State& st) { l2_entry(st, k, w.walk, w.loads, w.walkers, ws); });
+                       kL2Bandwidth, [k, w, ws](benchmark::State& st) { l2_entry(st, k, w.walk, w.loads, ws); });
     }
   }
 
