@@ -68,12 +68,14 @@ if [ -f .peer/gpu-benches/gpu-l2-cache/main.cu ]; then
   [ -x /tmp/gpu-l2-cache ] || (cd .peer/gpu-benches && nvcc -std=c++17 -O3 -arch=sm_90 -include iostream -o /tmp/gpu-l2-cache gpu-l2-cache/main.cu) \
     > "$OUT/peer_l2.txt" 2>&1 && timeout 100 /tmp/gpu-l2-cache >> "$OUT/peer_l2.txt" 2>&1
   echo "peer exit $?" >> "$OUT/peer_l2.txt"
-  if [ -n "${PEER_NCU_SKIP:-}" ]; then
-    # The peer's own kernel under ncu: the bytes its loads brought from the L2, against its count.
-    timeout 150 ncu --clock-control none -k regex:sumKernel --launch-skip "$PEER_NCU_SKIP" --launch-count 1 \
-      --metrics gpu__time_duration.sum,l1tex__t_bytes.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,launch__grid_size \
-      /tmp/gpu-l2-cache 2>&1 | grep -vE '^==PROF==' | grep -E "sumKernel|gpu__|l1tex__|lts__|lrc__|launch__|kB" | head -30 > "$OUT/peer_ncu.txt"
-  fi
+  # The peer's own kernel under ncu at each launch-skip in PEER_NCU_SKIP (315: its 4 MB point, 672:
+  # 15 MB): the bytes its loads brought from the L2 against its count, and the L2-to-crossbar busy.
+  for skip in ${PEER_NCU_SKIP:-}; do
+    echo "== peer sumKernel, launch-skip $skip"
+    timeout 150 ncu --clock-control none -k regex:sumKernel --launch-skip "$skip" --launch-count 1 \
+      --metrics gpu__time_duration.sum,l1tex__t_bytes.sum,l1tex__t_sector_hit_rate.pct,lts__t_sectors_srcunit_tex_op_read.sum,lrc__request_sectors_op_read_coalescing_achieved_type_hardware.sum,lrc__xbar2gpc_sectors_op_read.sum,lts__lts2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed,lrc__lrc2xbar_cycles_active.avg.pct_of_peak_sustained_elapsed,launch__grid_size \
+      /tmp/gpu-l2-cache 2>&1 | grep -E "sumKernel|gpu__|l1tex__|lts__|lrc__|launch__"
+  done > "$OUT/peer_ncu.txt" 2>&1
 fi
 
 if [ -z "${ONLY_L2:-}" ]; then
