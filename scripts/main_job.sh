@@ -82,7 +82,9 @@ if [ -n "$report_only" ]; then
   report_dir=${report_dir:-reports/local/report-of-$(basename "$(cd "$report_only" && pwd)")}
   refuse_tracked "$report_dir" "-o"
   inputs=()
-  for base in premises results counters; do  # premises first: the later file's entry is used
+  # The counter runs first: the last file's entry is used (results.json's timing), completed by the
+  # counters and premise tags only the earlier files have.
+  for base in premises counters results; do
     for f in "$report_only/$base.json" "$report_only/$base.json.gz" "$report_only/$base.json.partial"; do
       if [ -f "$f" ]; then
         # The analysis reads FILE.partial for FILE and marks the report incomplete.
@@ -183,16 +185,18 @@ if ((counters)); then
   counter_run premises "ceiling probes' premises with hardware counters (application replay)" \
     --counters=premise,replay=application --samples=1 \
     --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput'
+  # One timed sample each: the figures come from results.json, the counters from untimed replays.
   counter_run counters "kernel benchmarks with roofline counters (untimed replays)" \
-    --counters=roofline --benchmark_filter='^(kernels|baseline)\.'
+    --counters=roofline --samples=1 --benchmark_filter='^(kernels|baseline)\.'
 fi
 
 step "report -> $OUT/report"
-# premises.json first: its entries only complete results.json's (the later file's entry is used).
+# results.json last: the last file's entry is used (the timing run's figures), completed by the
+# counters and premise tags of the counter runs.
 inputs=()
 [ -f "$OUT/premises.json" ] && inputs+=("$OUT/premises.json")
-inputs+=("$OUT/results.json")
 [ -f "$OUT/counters.json" ] && inputs+=("$OUT/counters.json")
+inputs+=("$OUT/results.json")
 if ! python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$OUT/report" 2>&1 | tee "$OUT/report.log"; then
   status=1 ; failed="${failed:+$failed; }report (log: $OUT/report.log)"
 fi

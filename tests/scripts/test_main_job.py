@@ -191,7 +191,7 @@ def test_report_only_writes_the_report_elsewhere(tmp_path):
     r = main_job("--report-only", "reports/h200", "-o", str(tmp_path / "h200"))
     assert r.returncode == 0, r.stdout + r.stderr
     assert (tmp_path / "h200" / "report.html").exists()
-    assert last_line(r.stdout) == (f"main_job: report of reports/h200/results.json.gz reports/h200/counters.json.gz: "
+    assert last_line(r.stdout) == (f"main_job: report of reports/h200/counters.json.gz reports/h200/results.json.gz: "
                                    f"open {tmp_path}/h200/report.html")
     assert git_status("reports") == before
 
