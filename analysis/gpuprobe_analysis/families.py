@@ -40,6 +40,7 @@ TEXT = {
     "direction": ("direction", "dir"),
     "memory": ("memory", "mem"),
     "engine": ("engine",),
+    "form": ("form",),
     "impl": ("impl",),
     "precision": ("precision", "dtype", "type"),
     "uplo": ("uplo",),
@@ -73,6 +74,8 @@ FAMILY = {
     "transfer.host": dict(group=("direction", "memory", "engine"), x="size", title="Host-device transfers"),
     "transfer.memcpy_baseline": dict(group=("direction",), x="size", title="Blocking cudaMemcpy baseline"),
 }
+# Peer-to-peer families: their own module and report section (p2p.py), never the generic table.
+P2P_FAMILIES = ("transfer.p2p", "transfer.p2p_latency", "transfer.p2p_chase")
 KERNEL_PREFIX = "kernels."
 # Paired comparisons (paired.symv, paired.gemv): A and B timed in the same samples, value = B time / A time.
 PAIRED_PREFIX = "paired."

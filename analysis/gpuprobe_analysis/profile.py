@@ -695,7 +695,8 @@ class Profile:
             self.data["paired"] = rows
 
     def _generic(self):
-        known = set(F.FAMILY)
+        # Peer-to-peer families have their own section (p2p.py): never also as raw rows here.
+        known = set(F.FAMILY) | set(F.P2P_FAMILIES)
         gen = {}
         for fam in self.rs.families():
             if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):

@@ -10,6 +10,7 @@ import os
 from typing import Dict, List, Optional, Sequence
 
 from . import families as F
+from . import p2p
 from . import plots
 from .profile import Profile
 from .results import ResultSet
@@ -93,8 +94,9 @@ class Doc:
         self.m: List[str] = []
         self.outdir = outdir
 
-    def section(self, sid: str):
-        title = dict(SECTIONS)[sid]
+    def section(self, sid: str, title: Optional[str] = None):
+        """A section heading; `title` for a section outside SECTIONS (one that only some inputs have)."""
+        title = title or dict(SECTIONS)[sid]
         self.h.append(f'<h2 id="{sid}">{html.escape(title)}</h2>')
         self.m.append(f"\n## {title}\n")
 
@@ -227,6 +229,11 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     data["unsettled_operands"] = unsettled
     gate = launch_gate_summary(rs)
     data["launch_gate"] = gate
+    # Multi-GPU results only: a one-GPU result set has no such section (not even an empty one).
+    peer = p2p.analyze(rs)
+    if peer is not None:
+        data["p2p"] = p2p.to_json(peer)
+    sections = SECTIONS if peer is None else _insert_after(SECTIONS, "transfers", p2p.SECTION)
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -237,8 +244,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     pf = {f.id: f for f in plots.profile_figures(prof, figdir)}
     d.h.append(f"<h1>{html.escape(title)}</h1>")
     d.m.append(f"# {title}\n")
-    d.h.append('<nav class="toc">' + " · ".join(f'<a href="#{sid}">{html.escape(t)}</a>' for sid, t in SECTIONS) + "</nav>")
-    d.m.append(" · ".join(f"[{t}](#{sid})" for sid, t in SECTIONS) + "\n")
+    d.h.append('<nav class="toc">' + " · ".join(f'<a href="#{sid}">{html.escape(t)}</a>' for sid, t in sections) + "</nav>")
+    d.m.append(" · ".join(f"[{t}](#{sid})" for sid, t in sections) + "\n")
 
     # Summary: a few sentences, then the figures users ask for first, each linking to its section.
     issues = [i for i in data["issues"] if not i.startswith("note: ")] + data.get("notes", []) + kernel_notes
@@ -246,7 +253,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.items(headline(data, opt, issues))
     prem = data.get("premises") or {}
     d.table(["figure", "value", "produced by", "% of theoretical", "premise (counters)", "details in"],
-            summary_rows(data, opt))
+            summary_rows(data, opt) + [[r["figure"], r["value"], r["how"], "–", "–", Link("peer-to-peer", p2p.SECTION[0])]
+                                       for r in p2p.summary(peer)])
     sources = theoretical_sources(data)
     if sources:
         d.para("Theoretical figures: " + "; ".join(f"{k} from {v}" for k, v in sources.items()) + ".")
@@ -462,6 +470,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No transfer.host entries in the inputs.")
     d.figure(pf.get("transfers"), figs)
 
+    p2p.write_section(d, peer, figdir, figs)
+
     d.section("roofline")
     d.table(["ceiling", "value", "unit", "kind", "how"],
             [[c["name"], c["value"], c["unit"], "measured" if c["measured"] else "theoretical (dashed)", c["how"]]
@@ -604,6 +614,11 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
 
 # Tables longer than this fold into a <details> block where they are reference material.
 LONG_TABLE = 30
+
+
+def _insert_after(sections: list, after: str, section: tuple) -> list:
+    i = [sid for sid, _ in sections].index(after)
+    return sections[:i + 1] + [section] + sections[i + 1:]
 
 
 def _fraction(v) -> str:
@@ -761,6 +776,13 @@ def headline(data: dict, opt: list, issues: Sequence[str]) -> List[str]:
         vs = f", {fmt(o['vs_cublas'], 3)}x cuBLAS" if o.get("vs_cublas") else ", no cuBLAS figure"
         lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {o['limiter']}-bound, "
                      f"{fmt(o['pct_of_bound'], 3)} % of its bound{vs}; fastest there: {k['fastest']['impl']}.")
+    peer = data.get("p2p") or {}
+    weak = [(m, c) for m in peer.get("bandwidth", []) for c in m.get("weak", [])]
+    if peer.get("bandwidth"):
+        lines.append(f"Peer-to-peer over {len(peer['devices'])} GPUs: "
+                     + (f"{len(weak)} pair results below {peer['weak_fraction']:.0%} of the best pair of their matrix "
+                        "(section Multi-GPU: peer-to-peer)." if weak else
+                        f"every pair within {peer['weak_fraction']:.0%} of the best pair of its matrix."))
     if issues:
         lines.append(f"{len(issues)} problems found while reading the inputs: see Inputs and data quality.")
     return lines

@@ -38,6 +38,14 @@ class Device:
     banks: int = 32
     transfer: Dict[str, tuple] = field(default_factory=lambda: {  # (alpha s, beta B/s)
         "h2d/pinned": (8e-6, 25e9), "d2h/pinned": (9e-6, 26e9), "h2d/pageable": (15e-6, 10e9)})
+    # Peer-to-peer: GPUs in the machine (1: the probe registers nothing), GB/s per (engine, direction)
+    # (both ways: the two copies together), and ordered pairs whose link runs at a fraction of that.
+    gpus: int = 1
+    p2p_gbps: Dict[tuple, float] = field(default_factory=lambda: {
+        ("ce", "uni"): 380.0, ("ce", "bidir"): 745.0, ("sm", "uni"): 360.0, ("sm", "bidir"): 700.0})
+    p2p_slow_pairs: Dict[tuple, float] = field(default_factory=dict)  # (src, dst) -> fraction
+    p2p_chase_ns: float = 850.0
+    p2p_copy_ns: float = 2400.0
 
 
 def mixture(f, caps, levels, model):
@@ -267,6 +275,8 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                   "blocking cudaMemcpy", 24.0, {"size_bytes": 2**28}, {"memory": "pinned", "direction": direction})
     if want("kernels"):
         _kernels(b, dev, counters)
+    if want("transfer.p2p") and dev.gpus > 1:
+        _p2p(b, dev)
     doc = {"context": context(dev), "benchmarks": b.entries}
     return doc
 
@@ -302,6 +312,35 @@ def _kernels(b: Builder, dev: Device, counters: bool):
                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": n**3})
             b.add("kernels.sgemm", {"impl": impl, "m": str(n), "n": str(n), "k": str(n)}, "GFLOP/s", "one SGEMM, events",
                   flops / secs / 1e9, c, {"impl": impl, "precision": "fp32"}, seconds=secs)
+
+
+def _p2p(b: Builder, dev: Device):
+    """Entries as transfer_p2p.cu names and labels them: every ordered pair, engine, form, direction."""
+    size = 2**28
+    for src in range(dev.gpus):
+        for dst in range(dev.gpus):
+            if src == dst:
+                continue
+            pair = {"src": str(src), "dst": str(dst)}
+            devs = {"src_device": src, "dst_device": dst}
+            for engine in ("ce", "sm"):
+                for form in ("write", "read"):
+                    for direction in ("uni", "bidir"):
+                        slow = dev.p2p_slow_pairs.get((src, dst), 1.0)
+                        if direction == "bidir":  # both links of the pair carry a copy
+                            slow = min(slow, dev.p2p_slow_pairs.get((dst, src), 1.0))
+                        gbps = dev.p2p_gbps[(engine, direction)] * slow
+                        copies = 2 if direction == "bidir" else 1
+                        tags = {"engine": engine, "form": form, "direction": direction}
+                        b.add("transfer.p2p", dict(pair, **tags), "GB/s", "copies of size_bytes, CUDA events", gbps,
+                              dict(devs, size_bytes=size, copies=copies, bytes_per_sample=copies * size),
+                              tags, seconds=copies * size / (gbps * 1e9))
+            slow = dev.p2p_slow_pairs.get((src, dst), 1.0)
+            b.add("transfer.p2p_latency", pair, "ns", "100 back-to-back 4-byte copies, CUDA events / 100",
+                  dev.p2p_copy_ns / slow, dict(devs, ops_per_sample=100), {"engine": "ce", "form": "write"})
+            b.add("transfer.p2p_chase", pair, "ns", "dependent loads, CUDA events / hops", dev.p2p_chase_ns / slow,
+                  dict(devs, ops_per_sample=8192, cycles_per_op=dev.p2p_chase_ns / slow * dev.clock_mhz / 1e3),
+                  {"load": "volatile"})
 
 
 def context(dev: Device) -> dict:

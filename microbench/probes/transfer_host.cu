@@ -139,7 +139,13 @@ __global__ void sm_copy_kernel(const unsigned char* __restrict__ src, unsigned c
 
 void transfer_sm_copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream) {
   constexpr int kThreads = 512;
-  const int sms = context().device.sm_count;
+  // The SMs of the device that runs the copy (a peer-to-peer copy may run on a GPU other than the
+  // probed one), read once per device: the call sits inside timed host-transfer samples.
+  static std::map<int, int> sm_counts;
+  int device = 0;
+  GP_CUDA_CHECK(cudaGetDevice(&device));
+  int& sms = sm_counts[device];
+  if (sms == 0) GP_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
   const std::size_t needed = (bytes / 16 + kThreads - 1) / kThreads;
   const int blocks = static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(needed, std::size_t(4) * sms)));
   sm_copy_kernel<<<blocks, kThreads, 0, stream>>>(static_cast<const unsigned char*>(src),

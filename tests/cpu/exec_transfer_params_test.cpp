@@ -7,6 +7,7 @@
 #include "gpuprobe/check.hpp"
 #include "probes/exec_barrier.hpp"
 #include "probes/exec_pipeline.hpp"
+#include "probes/transfer_p2p.hpp"
 #include "probes/transfer_plan.hpp"
 
 namespace gpuprobe {
@@ -112,6 +113,38 @@ TEST(TransferPlan, PairsNeedPeerAccessBothWays) {
   const P2pPlan none = plan_p2p(2, [](int, int) { return false; });
   EXPECT_TRUE(none.pairs.empty());
   EXPECT_FALSE(none.skip_reason.empty());
+}
+
+TEST(P2pAxes, TheWriteFormIsIssuedByTheSourceAndTheReadFormByTheDestination) {
+  EXPECT_EQ(p2p_issuer(P2pForm::kWrite, 2, 5), 2);
+  EXPECT_EQ(p2p_issuer(P2pForm::kRead, 2, 5), 5);
+  // The names the entries and the analysis use (analysis/gpuprobe_analysis/p2p.py).
+  EXPECT_STREQ(p2p_engine_name(P2pEngine::kCopyEngine), "ce");
+  EXPECT_STREQ(p2p_engine_name(P2pEngine::kSm), "sm");
+  EXPECT_STREQ(p2p_form_name(P2pForm::kWrite), "write");
+  EXPECT_STREQ(p2p_form_name(P2pForm::kRead), "read");
+  EXPECT_STREQ(p2p_direction_name(P2pDirection::kOneWay), "uni");
+  EXPECT_STREQ(p2p_direction_name(P2pDirection::kBoth), "bidir");
+}
+
+TEST(P2pAxes, ChainAddressesMapBackToTheirElements) {
+  P2pChain chain;
+  chain.memory = reinterpret_cast<std::uint64_t*>(std::uintptr_t(1) << 40);  // never dereferenced here
+  chain.elements = 1000;
+  chain.spacing = 128;
+  chain.seed = 9;
+  std::set<std::uint64_t> lap;
+  for (std::uint64_t hops = 0; hops < chain.elements; ++hops) {
+    const std::uint64_t e = chain.element_after(hops);
+    EXPECT_EQ(chain.element_at(chain.address_of(e)), e);
+    lap.insert(e);
+  }
+  EXPECT_EQ(lap.size(), chain.elements);  // one lap visits every element once
+  EXPECT_EQ(chain.element_after(chain.elements + 3), chain.element_after(3));
+  EXPECT_EQ(chain.element_at(chain.start()), chain.element_after(0));
+  EXPECT_EQ(chain.element_at(chain.address_of(0) + 8), chain.elements);  // between two elements
+  EXPECT_EQ(chain.element_at(chain.address_of(chain.elements)), chain.elements);  // past the end
+  EXPECT_EQ(chain.element_at(chain.address_of(0) - 128), chain.elements);  // before the start
 }
 
 }  // namespace
