@@ -1,0 +1,62 @@
+#!/usr/bin/env bash
+# Multi-GPU figures and checks on a GPU machine with 2 or more GPUs (our routine, not the user's path):
+#   1. build (skipped when up to date); 2. topology; 3. the multi-GPU GPU tests; 4. the P2P matrix,
+#   the NCCL collectives and the multi-GPU SYMV/GEMV entries; 5. PyTorch's all-reduce as the peer of
+#   the collectives; 6. a report of those results.
+#   scripts/dev/multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with=FILE]...
+# Writes OUTDIR/multigpu.json.gz, tests.txt, torch_allreduce.json, topo.txt, report.tgz and logs.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${1:?usage: multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with=FILE]...}
+shift
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+tests=1
+filter='^(transfer\.(p2p|p2p_latency|p2p_chase|collective)|kernels\.(symv|gemv)_mgpu)/'
+report_with=()
+for a in "$@"; do
+  case "$a" in
+    --no-tests) tests=0 ;;
+    --filter=*) filter=${a#*=} ;;
+    --report-with=*) report_with+=("${a#*=}") ;;
+    *) echo "multigpu_run: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+# NVLink multicast stays off on the lent machines (and in every child process).
+export BUILD_DIR=${BUILD_DIR:-build} PYTHONUNBUFFERED=1 NCCL_NVLS_ENABLE=0
+export PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
+start=$(date +%s)
+stamp() { echo "[multigpu_run +$(( $(date +%s) - start ))s] $*"; }
+
+stamp build
+bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
+nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >> "$OUT/topo.txt" 2>&1
+
+if ((tests)); then
+  stamp "multi-GPU GPU tests"
+  timeout 300 "$BUILD_DIR/tests/gpuprobe_gpu_tests" --gtest_filter="${GPU_TEST_FILTER:-P2p*:TransferSmCopy*:Collective*:*Mgpu*:*MultiGpu*}" \
+    > "$OUT/tests.txt" 2>&1
+  echo "gpu tests exit $?" >> "$OUT/tests.txt"
+  tail -5 "$OUT/tests.txt"
+fi
+
+stamp "gpuprobe $filter"
+timeout 420 "$BUILD_DIR/gpuprobe" --benchmark_filter="$filter" --benchmark_out="$OUT/multigpu.json" \
+  --benchmark_out_format=json > "$OUT/multigpu.log" 2>&1
+echo "gpuprobe exit $?" | tee -a "$OUT/multigpu.log"
+grep '^gpuprobe:' "$OUT/multigpu.log" | head -20
+
+if [ -f scripts/dev/torch_allreduce.py ]; then
+  stamp "peer: PyTorch all-reduce"
+  timeout 180 python3 scripts/dev/torch_allreduce.py > "$OUT/torch_allreduce.json" 2> "$OUT/torch_allreduce.log"
+  echo "torch exit $?" >> "$OUT/torch_allreduce.log"
+fi
+
+stamp report
+inputs=("${report_with[@]}")
+[ -f "$OUT/multigpu.json" ] && inputs+=("$OUT/multigpu.json")
+python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$OUT/report" > "$OUT/report.log" 2>&1
+echo "report exit $?" >> "$OUT/report.log"
+[ -d "$OUT/report" ] && tar czf "$OUT/report.tgz" -C "$OUT" report && rm -rf "$OUT/report"
+[ -f "$OUT/multigpu.json" ] && gzip -f "$OUT/multigpu.json"
+stamp done
