@@ -73,6 +73,7 @@ FAMILY = {
     "exec.barrier": dict(group=("kind",), x="blocks", title="Barrier cost"),
     "transfer.host": dict(group=("direction", "memory", "engine"), x="size", title="Host-device transfers"),
     "transfer.memcpy_baseline": dict(group=("direction",), x="size", title="Blocking cudaMemcpy baseline"),
+    "transfer.collective": dict(group=("op", "ranks"), x="size", title="NCCL collectives"),  # collectives.py
 }
 # Peer-to-peer families: their own module and report section (p2p.py), never the generic table.
 P2P_FAMILIES = ("transfer.p2p", "transfer.p2p_latency", "transfer.p2p_chase")

@@ -55,7 +55,7 @@ def fit_alpha_beta(size_bytes: Sequence[float], seconds: Sequence[float]) -> Alp
         if not scale > 0:
             break
         u = np.abs(rel) / (HUBER_K * scale)
-        w = np.sqrt(np.where(u <= 1.0, 1.0, 1.0 / u))
+        w = np.sqrt(1.0 / np.maximum(u, 1.0))  # Huber: 1 inside k robust sigmas, k sigma / residual beyond
     alpha, gamma = float(coef[0]), float(coef[1])
     rel = (a @ coef) - 1.0
     scale = 1.4826 * float(np.median(np.abs(rel - np.median(rel))))

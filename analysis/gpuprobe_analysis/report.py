@@ -9,6 +9,7 @@ import math
 import os
 from typing import Dict, List, Optional, Sequence
 
+from . import collectives
 from . import families as F
 from . import p2p
 from . import plots
@@ -234,6 +235,10 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if peer is not None:
         data["p2p"] = p2p.to_json(peer)
     sections = SECTIONS if peer is None else _insert_after(SECTIONS, "transfers", p2p.SECTION)
+    coll = collectives.analyze(rs)  # NCCL collectives: likewise only with their entries
+    if coll is not None:
+        data["collectives"] = collectives.to_json(coll)
+        sections = _insert_after(sections, p2p.SECTION[0] if peer is not None else "transfers", collectives.SECTION)
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -471,6 +476,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     d.figure(pf.get("transfers"), figs)
 
     p2p.write_section(d, peer, figdir, figs)
+    collectives.write_section(d, coll, figdir, figs)
 
     d.section("roofline")
     d.table(["ceiling", "value", "unit", "kind", "how"],

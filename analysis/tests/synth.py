@@ -46,6 +46,12 @@ class Device:
     p2p_slow_pairs: Dict[tuple, float] = field(default_factory=dict)  # (src, dst) -> fraction
     p2p_chase_ns: float = 850.0
     p2p_copy_ns: float = 2400.0
+    # NCCL collectives per (op, G) (only with gpus > 1): (alpha s, beta B/s of algorithm bandwidth),
+    # time = alpha + size / beta.
+    collectives: Dict[tuple, tuple] = field(default_factory=lambda: {
+        ("allreduce", 2): (12e-6, 150e9), ("reduce", 2): (10e-6, 300e9), ("reducescatter", 2): (9e-6, 320e9),
+        ("allgather", 2): (9e-6, 330e9), ("broadcast", 2): (8e-6, 310e9),
+        ("allreduce", 4): (18e-6, 110e9), ("allgather", 4): (14e-6, 200e9)})
 
 
 def mixture(f, caps, levels, model):
@@ -273,12 +279,46 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
         for direction in ("h2d", "d2h"):
             b.add("transfer.memcpy_baseline", {"direction": direction, "size": str(2**28)}, "GB/s",
                   "blocking cudaMemcpy", 24.0, {"size_bytes": 2**28}, {"memory": "pinned", "direction": direction})
+    if want("transfer.collective") and dev.gpus > 1:
+        collective_entries(b, dev)
     if want("kernels"):
         _kernels(b, dev, counters)
     if want("transfer.p2p") and dev.gpus > 1:
         _p2p(b, dev)
     doc = {"context": context(dev), "benchmarks": b.entries}
     return doc
+
+
+def collective_factor(op: str, g: int) -> float:
+    """nccl-tests' bus-bandwidth factors, written out independently of the package."""
+    return {"allreduce": 2.0 * (g - 1) / g, "reducescatter": (g - 1) / g, "allgather": (g - 1) / g}.get(op, 1.0)
+
+
+def collective_entries(b: Builder, dev: Device, sizes=None, busbw_counter: bool = True):
+    """transfer.collective entries as the probe writes them: value = algbw (GB/s), time_median_s, and the
+    busbw fields (busbw_counter=False: a file without them)."""
+    method = "one NCCL collective of floats, CUDA events, first start to last end"
+    for (op, g), (alpha, beta) in dev.collectives.items():
+        if g > dev.gpus:
+            continue
+        for size in sizes or [8 * 2**i for i in range(28)]:  # 8 B .. 1 GiB
+            if op in ("reducescatter", "allgather") and size < 4 * g:
+                continue
+            t = b.jitter(alpha + size / beta)
+            algbw = size / t / 1e9
+            c = {"ranks": g, "size_bytes": size, "count": size // 4 // (g if op in ("reducescatter", "allgather") else 1),
+                 "bytes_per_sample": size, "gbps": algbw, "ops_per_sample": 1, "ns_per_op": t * 1e9,
+                 "launch_gated": 1, "launch_gate_timeouts": 0}
+            if busbw_counter:
+                f = collective_factor(op, g)
+                c.update({"busbw_factor": f, "busbw_gbps": algbw * f, "busbw_gbps_min": 0.99 * algbw * f,
+                          "busbw_gbps_max": 1.01 * algbw * f})
+            tags = {"op": op, "dtype": "float", "nccl_version": "2.30.7", "nccl_env": "NCCL_NVLS_ENABLE=0"}
+            e = b.add("transfer.collective", {"op": op, "ranks": str(g), "size": str(size)}, "GB/s", method, algbw, c,
+                      tags, seconds=t)
+            # value_median is the jittered algbw, time_median_s its time: keep the two consistent.
+            e["value_median"] = e["value_mean"] = algbw
+            e["value_min"], e["value_max"] = 0.99 * algbw, 1.01 * algbw
 
 
 def _kernels(b: Builder, dev: Device, counters: bool):

@@ -214,7 +214,7 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
   }
   finish(samples, clocks);
 
-  if (ctx.counters && replay) {
+  if (ctx.counters && replay && descriptor_.counter_replay) {
     if (ctx.counters->application_replay()) {
       ++ctx.timed_replays;  // its range comes in the counter passes
       if (premise_.declared()) ctx.premises[current_entry()] = {premise_, premise_counted(premise_, work_)};
@@ -250,7 +250,7 @@ void Measurement::replay_in_counter_pass(const std::function<Sample()>& sample, 
   // before its replay; the iterations only satisfy Google Benchmark (this pass's report is dropped).
   for (int i = 0; i < std::max(1, descriptor_.warmup); ++i) sample();
   for (auto _ : state_) state_.SetIterationTime(1e-9);
-  if (!ctx.counters || !replay) return;
+  if (!ctx.counters || !replay || !descriptor_.counter_replay) return;  // no range: none in the timed run either
   ctx.pass_ranges.push_back(current_entry());
   ctx.pass_values.push_back(ctx.counters->collect(current_entry(), replay));
 }

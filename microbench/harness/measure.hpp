@@ -62,6 +62,10 @@ struct ProbeDescriptor {
   // Which level must serve what the entries count, checked against the counters whenever they run
   // (premise.hpp). Entries whose premise depends on their parameters set it with Measurement::premise.
   Premise premise;
+  // false: the work is never handed to the counter backend (--counters, --papi-events), whose kernel
+  // replay would run one kernel alone -- a collective's kernel on one GPU then waits for its peers
+  // forever (transfer.collective). Such entries are timed as usual and carry no counters.
+  bool counter_replay = true;
 };
 constexpr int kMaxWarmupSamples = 1000;
 

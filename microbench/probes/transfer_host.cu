@@ -11,6 +11,7 @@
 #include <sched.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -23,6 +24,7 @@
 #include "harness/measure.hpp"
 #include "harness/nvml.hpp"
 #include "probes/registry.hpp"
+#include "probes/transfer_collective_plan.hpp"
 #include "probes/transfer_copy.hpp"
 #include "probes/transfer_fit.hpp"
 #include "probes/transfer_plan.hpp"
@@ -30,6 +32,9 @@
 namespace gpuprobe {
 
 void register_p2p_probes();  // transfer_p2p.cu
+#ifdef GPUPROBE_HAVE_NCCL
+void register_collective_probes();  // transfer_collective.cu, built only with NCCL
+#endif
 
 namespace {
 
@@ -331,6 +336,11 @@ void register_transfer_probes() {
                      kHost, [mode, bytes, last](benchmark::State& st) { host_entry(st, mode, bytes, last); });
     }
   register_p2p_probes();
+#ifdef GPUPROBE_HAVE_NCCL
+  register_collective_probes();
+#else
+  std::fprintf(stderr, "gpuprobe: %s\n", collective_skip_reason(false, 0).c_str());
+#endif
 }
 
 }  // namespace gpuprobe

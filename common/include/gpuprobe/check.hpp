@@ -1,8 +1,8 @@
 // The project's error types and its one error-check macro per API.
 //
 // Every CUDA runtime call goes through GP_CUDA_CHECK, every cuBLAS call through GP_CUBLAS_CHECK
-// (check_cublas.hpp), every driver call through GP_CU_CHECK (driver_api.hpp); CUPTI has
-// GP_CUPTI_CHECK in profilers/. A failed call throws: the harness
+// (check_cublas.hpp), every driver call through GP_CU_CHECK (driver_api.hpp), every NCCL call through
+// GP_NCCL_CHECK (check_nccl.hpp); CUPTI has GP_CUPTI_CHECK in profilers/. A failed call throws: the harness
 // turns the exception into one line on stderr and a non-zero exit, so no probe prints or exits.
 #pragma once
 
