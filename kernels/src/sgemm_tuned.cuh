@@ -27,7 +27,7 @@
 //       -> kKRegister: register staging. 8-byte loads (LDG.64, 2 consecutive k of 4 columns per
 //       thread) for the k-tile kStages - 1 ahead are issued at the top of an iteration and stored
 //       transposed (STS.128, 4 columns x 1 k) halfway through its inner product (docs/perf/sgemm.md;
-//       used by the 8 x 16 tilings and SgemmImpl::kTuned128x128w64x32KRegister);
+//       used by the 8 x 16 tilings of lab/sgemm_variants and its ours_tuned_kregister);
 //   same, otherwise (and always where launch_tuned is asked for KContiguousPath::kCpAsyncScalar, as
 //       the default 8 x 8 tiling is) -> kKScalar: 4-byte cp.async that
 //       transposes on the way: a warp reads 4 columns x 8 consecutive k (four full 32-byte sectors)
@@ -535,7 +535,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
         cp_async_commit();  // one group per iteration, empty or not: the wait above counts them
       };
       if constexpr (T::kCopyIssue == CopyIssue::kTileStart) {
-        if (has_next) {  // one branch for both operands, as before v11 (two changed the machine code)
+        if (has_next) {  // one branch for both operands: two changed the machine code
           copy_a.fetch(as_next, next * T::kBlockK, tid, staging_a);
           copy_b.fetch(bs_next, next * T::kBlockK, tid, staging_b);
         }

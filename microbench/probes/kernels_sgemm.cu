@@ -1,5 +1,6 @@
-// SGEMM benchmarks: our kernels (Volkov-Demmel baseline, tuned sm_90 tilings) against cuBLAS, same
-// run, same inputs. Family kernels.sgemm; GFLOP/s on 2mnk (value_*), GB/s on minimal bytes beside it.
+// SGEMM benchmarks: our implementations (every kernels::kSgemmImpls record: the tuned sm_90 kernel and
+// the Volkov-Demmel baseline) against cuBLAS, same run, same inputs, at every shape. Family
+// kernels.sgemm; GFLOP/s on 2mnk (value_*), GB/s on minimal bytes beside it.
 //
 // cuBLAS is timed in two math modes, recorded in the math_mode tag: CUBLAS_PEDANTIC_MATH (plain FP32,
 // no TF32, the like-for-like baseline of our FFMA kernels) and CUBLAS_DEFAULT_MATH (cublasSgemm
@@ -32,59 +33,21 @@ const ProbeDescriptor kSgemmDescriptor{
     "CUDA events; flops = 2mnk; bytes = minimal (A and B read once, C written once)",
     "", 10, 2};
 
-enum class Impl {
-  kOursVd,
-  kOursTuned,
-  kOursTuned128x256,
-  kOursTuned128x128w64x64,
-  kOursTunedKRegister,
-  kOursTunedK16,
-  kOursTunedStages4,
-  kOursTunedPlainRaster,
-  kOursTunedMbarrier,
-  kOursTunedMbarrierSerpentine,
-  kOursTunedCopiesAtTileStart,
-  kOursTunedSplitCopies,
-  kCublasPedantic,
-  kCublasDefault
+// What an entry times: one of our implementations (a kernels::kSgemmImpls record, entry impl
+// "ours_<name>") or cuBLAS SGEMM in one math mode.
+struct BenchImpl {
+  std::string name;                                // the entry's impl component
+  const kernels::SgemmImplRecord* ours = nullptr;  // null for cuBLAS
+  bool cublas_pedantic = false;
 };
 
-struct ImplInfo {
-  Impl impl;
-  const char* name;
-};
-constexpr ImplInfo kImpls[] = {
-    {Impl::kOursVd, "ours_vd"},
-    {Impl::kOursTuned, "ours_tuned"},
-    {Impl::kOursTuned128x256, "ours_tuned_128x256_w64x64"},
-    {Impl::kOursTuned128x128w64x64, "ours_tuned_128x128_w64x64"},
-    {Impl::kOursTunedKRegister, "ours_tuned_kregister"},
-    {Impl::kOursTunedK16, "ours_tuned_128x128_w64x32"},
-    {Impl::kOursTunedStages4, "ours_tuned_4stages"},
-    {Impl::kOursTunedPlainRaster, "ours_tuned_plain_raster"},  // ours_tuned without grouped rasterization
-    {Impl::kOursTunedMbarrier, "ours_tuned_mbarrier"},         // ours_tuned with per-stage mbarriers
-    {Impl::kOursTunedMbarrierSerpentine, "ours_tuned_mbarrier_serpentine"},
-    {Impl::kOursTunedCopiesAtTileStart, "ours_tuned_copies_at_tile_start"},  // v8-v11's default (ours_tuned before v12)
-    {Impl::kOursTunedSplitCopies, "ours_tuned_split_copies"},                      // v11
-    {Impl::kCublasPedantic, "cublas_pedantic"},
-    {Impl::kCublasDefault, "cublas_default"},
-};
-
-SgemmImpl our_impl(Impl impl) {
-  switch (impl) {
-    case Impl::kOursVd: return SgemmImpl::kVolkovDemmel;
-    case Impl::kOursTuned128x256: return SgemmImpl::kTuned128x256w64x64;
-    case Impl::kOursTuned128x128w64x64: return SgemmImpl::kTuned128x128w64x64;
-    case Impl::kOursTunedKRegister: return SgemmImpl::kTuned128x128w64x32KRegister;
-    case Impl::kOursTunedK16: return SgemmImpl::kTuned128x128w64x32;
-    case Impl::kOursTunedStages4: return SgemmImpl::kTuned128x128w64x32Stages4;
-    case Impl::kOursTunedPlainRaster: return SgemmImpl::kTuned128x128x32w64x32;
-    case Impl::kOursTunedMbarrier: return SgemmImpl::kTuned128x128x32w64x32Mbarrier;
-    case Impl::kOursTunedMbarrierSerpentine: return SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine;
-    case Impl::kOursTunedCopiesAtTileStart: return SgemmImpl::kTuned128x128x32w64x32Swizzle;
-    case Impl::kOursTunedSplitCopies: return SgemmImpl::kTuned128x128x32w64x32SplitCopies;
-    default: return SgemmImpl::kTuned;
-  }
+std::vector<BenchImpl> bench_impls() {
+  std::vector<BenchImpl> impls;
+  for (const kernels::SgemmImplRecord& record : kernels::kSgemmImpls)
+    impls.push_back({std::string("ours_") + record.name, &record, false});
+  impls.push_back({"cublas_pedantic", nullptr, true});
+  impls.push_back({"cublas_default", nullptr, false});
+  return impls;
 }
 
 cublasOperation_t to_cublas(Trans t) { return t == Trans::kNoTrans ? CUBLAS_OP_N : CUBLAS_OP_T; }
@@ -98,7 +61,7 @@ struct Shape {
   Trans ta = Trans::kNoTrans, tb = Trans::kNoTrans;
 };
 
-void sgemm_entry(benchmark::State& state, Impl impl, const char* impl_name, const Shape& s) {
+void sgemm_entry(benchmark::State& state, const BenchImpl& impl, const Shape& s) {
   const int lda = s.ta == Trans::kNoTrans ? s.m : s.k;
   const int ldb = s.tb == Trans::kNoTrans ? s.k : s.n;
   const int ldc = s.m;
@@ -117,13 +80,13 @@ void sgemm_entry(benchmark::State& state, Impl impl, const char* impl_name, cons
   meas.param("m", s.m);
   meas.param("n", s.n);
   meas.param("k", s.k);
-  meas.tag("impl", impl_name);
+  meas.tag("impl", impl.name);
   meas.tag("trans", trans_name(s.ta, s.tb));
   meas.tag("l2", "not flushed (compute-bound)");
 
-  if (impl == Impl::kCublasPedantic || impl == Impl::kCublasDefault) {
+  if (impl.ours == nullptr) {
     CublasHandle handle;
-    const bool pedantic = impl == Impl::kCublasPedantic;
+    const bool pedantic = impl.cublas_pedantic;
     GP_CUBLAS_CHECK(cublasSetMathMode(handle.get(), pedantic ? CUBLAS_PEDANTIC_MATH : CUBLAS_DEFAULT_MATH));
     meas.tag("math_mode", pedantic ? "CUBLAS_PEDANTIC_MATH" : "CUBLAS_DEFAULT_MATH");
     const char* tf32_override = std::getenv("NVIDIA_TF32_OVERRIDE");
@@ -137,8 +100,8 @@ void sgemm_entry(benchmark::State& state, Impl impl, const char* impl_name, cons
                                   lda, B.data(), ldb, &beta, C.data(), ldc));
     });
   } else {
-    const SgemmImpl ours = our_impl(impl);
-    meas.tag("kernel", kernels::sgemm_impl_name(ours));
+    const SgemmImpl ours = impl.ours->impl;
+    meas.tag("kernel", impl.ours->name);
     meas.tag("math_mode", "fp32_ffma");
     meas.time_events([&](cudaStream_t stream) {
       const kernels::Status st = kernels::sgemm(s.ta, s.tb, s.m, s.n, s.k, alpha, A.data(), lda, B.data(), ldb, beta,
@@ -154,7 +117,6 @@ void sgemm_entry(benchmark::State& state, Impl impl, const char* impl_name, cons
 void register_sgemm_benchmarks() {
   const Context& ctx = context();
   std::vector<Shape> shapes;
-  std::vector<Shape> tuning_shapes;  // where the alternative tilings are timed too
   if (ctx.options.quick) {
     shapes = {{512, 512, 512}, {1000, 1000, 1000}};
   } else {
@@ -167,33 +129,21 @@ void register_sgemm_benchmarks() {
     for (int size : {4096, 8192, 16384}) shapes.push_back({size, size, size, Trans::kNoTrans, Trans::kTrans});
     shapes.push_back({4096, 4096, 4096, Trans::kTrans, Trans::kNoTrans});
     shapes.push_back({4096, 4096, 4096, Trans::kTrans, Trans::kTrans});
-    tuning_shapes = {{4096, 4096, 4096}, {8192, 8192, 8192}, {16384, 16384, 16384}};
   }
   auto footprint = [](const Shape& s) {
     return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   };
-  auto add = [&](const Shape& s, const ImplInfo& info) {
-    if (!kernel_footprint_fits(footprint(s))) return;
-    const std::string name = entry_name(kSgemmDescriptor.family, {{"impl", info.name},
-                                                                   {"trans", trans_name(s.ta, s.tb)},
-                                                                   {"m", std::to_string(s.m)},
-                                                                   {"n", std::to_string(s.n)},
-                                                                   {"k", std::to_string(s.k)}});
-    register_entry(name, kSgemmDescriptor,
-                   [info, s](benchmark::State& st) { sgemm_entry(st, info.impl, info.name, s); });
-  };
-  // Every shape runs the V&D baseline, the default and cuBLAS; the other tilings and variants of the
-  // tuned kernel (the tuning record) run at the tuning shapes only.
-  auto tuning_only = [](Impl impl) {
-    return impl != Impl::kOursVd && impl != Impl::kOursTuned && impl != Impl::kCublasPedantic &&
-           impl != Impl::kCublasDefault;
-  };
+  const std::vector<BenchImpl> impls = bench_impls();
   for (const Shape& s : shapes)
-    for (const ImplInfo& info : kImpls)
-      if (!tuning_only(info.impl)) add(s, info);
-  for (const Shape& s : tuning_shapes)
-    for (const ImplInfo& info : kImpls)
-      if (tuning_only(info.impl)) add(s, info);
+    for (const BenchImpl& impl : impls) {
+      if (!kernel_footprint_fits(footprint(s))) continue;
+      const std::string name = entry_name(kSgemmDescriptor.family, {{"impl", impl.name},
+                                                                     {"trans", trans_name(s.ta, s.tb)},
+                                                                     {"m", std::to_string(s.m)},
+                                                                     {"n", std::to_string(s.n)},
+                                                                     {"k", std::to_string(s.k)}});
+      register_entry(name, kSgemmDescriptor, [impl, s](benchmark::State& st) { sgemm_entry(st, impl, s); });
+    }
 }
 
 }  // namespace gpuprobe

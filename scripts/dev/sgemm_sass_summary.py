@@ -2,6 +2,7 @@
 """Per-kernel instruction mix of the SGEMM kernels from a `cuobjdump -sass` dump.
 
     cuobjdump -sass build-gpu/kernels/libgpuprobe_kernels.a | python3 scripts/dev/sgemm_sass_summary.py
+    cuobjdump -sass build-gpu/lab/sgemm_variants/sgemm_variants | python3 scripts/dev/sgemm_sass_summary.py  # variants
 
 For each sgemm kernel: FFMA count, shared loads by width (LDS.128 expected in the tuned inner loop),
 cp.async (LDGSTS), global loads/stores by width, and local memory (LDL/STL: must be 0).

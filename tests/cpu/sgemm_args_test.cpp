@@ -65,6 +65,9 @@ TEST(SgemmArgs, EmptyProblemsReturnWithoutLaunching) {
 TEST(SgemmArgs, UnknownImplementationIsInvalid) {
   EXPECT_EQ(call(kN, kN, 4, 4, 4, 4, 4, 4, kFakeA, kFakeB, kFakeC, static_cast<SgemmImpl>(99)),
             Status::kInvalidValue);
+  EXPECT_EQ(call(kN, kN, 4, 4, 4, 4, 4, 4, kFakeA, kFakeB, kFakeC, SgemmImpl::kEnd), Status::kInvalidValue);
+  // Reported before anything else, even where the call would otherwise return at once.
+  EXPECT_EQ(call(kN, kN, 0, 4, 4, 1, 4, 1, nullptr, nullptr, nullptr, SgemmImpl::kEnd), Status::kInvalidValue);
 }
 
 }  // namespace

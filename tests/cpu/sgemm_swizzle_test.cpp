@@ -1,6 +1,6 @@
 // Grouped rasterization of the tuned SGEMM (kernels/src/sgemm_swizzle.cuh), checked on the host:
 // every tile exactly once for any grid (short last group included), the walk order inside a group,
-// and the per-wave panel counts that sgemm_swizzle.cuh and docs/perf/sgemm.md (v7) quote.
+// and the per-wave panel counts that sgemm_swizzle.cuh and docs/perf/sgemm.md quote.
 #include <gtest/gtest.h>
 
 #include <set>
@@ -15,7 +15,7 @@ namespace {
 using kernels::detail::grouped_tile;
 using kernels::detail::TileCoord;
 
-constexpr int kGroupM = 16;  // as the launcher kTuned128x128x32w64x32Swizzle
+constexpr int kGroupM = 16;  // as SgemmImpl::kTuned (kernels/src/sgemm_tuned.cu)
 
 template <int kG>
 void expect_bijection(int m_tiles, int n_tiles) {

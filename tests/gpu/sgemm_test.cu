@@ -40,13 +40,12 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr Trans kN = Trans::kNoTrans;
 constexpr Trans kT = Trans::kTrans;
 
-const SgemmImpl kAllImpls[] = {SgemmImpl::kTuned, SgemmImpl::kVolkovDemmel, SgemmImpl::kTuned128x256w64x64,
-                               SgemmImpl::kTuned128x128w64x64, SgemmImpl::kTuned128x128w64x32KRegister,
-                               SgemmImpl::kTuned128x128w64x32, SgemmImpl::kTuned128x128w64x32Stages4,
-                               SgemmImpl::kTuned128x128x32w64x32Swizzle, SgemmImpl::kTuned128x128x32w64x32Mbarrier,
-                               SgemmImpl::kTuned128x128x32w64x32MbarrierSerpentine,
-                               SgemmImpl::kTuned128x128x32w64x32CopiesAfterFragments,
-                               SgemmImpl::kTuned128x128x32w64x32SplitCopies};
+// Every implementation of the library, from its one table (kernels::kSgemmImpls).
+std::vector<SgemmImpl> all_impls() {
+  std::vector<SgemmImpl> impls;
+  for (const kernels::SgemmImplRecord& record : kernels::kSgemmImpls) impls.push_back(record.impl);
+  return impls;
+}
 const Trans kTransPairs[4][2] = {{kN, kN}, {kN, kT}, {kT, kN}, {kT, kT}};
 
 struct GemmCase {
@@ -259,7 +258,7 @@ std::string impl_param_name(const ::testing::TestParamInfo<SgemmImpl>& info) {
   return s;
 }
 
-INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmSmall, ::testing::ValuesIn(kAllImpls), impl_param_name);
+INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmSmall, ::testing::ValuesIn(all_impls()), impl_param_name);
 
 class SgemmLarge : public ::testing::TestWithParam<SgemmImpl> {};
 
@@ -269,7 +268,7 @@ TEST_P(SgemmLarge, MatchesCublasDgemmReference) {
       {1000, 777, 1029, 3, 0, 5, -0.5f, 1.25f},
       {1024, 1024, 1024, 4, 4, 4, 1.f, 0.f},   // aligned: the 16-byte copy paths at size
       {2049, 515, 333, 1, 2, 3, 1.f, 0.5f},
-      // More than one group of 16 M-tile rows for the grouped rasterization (kTuned128x128x32w64x32Swizzle):
+      // More than one group of 16 M-tile rows for kTuned's grouped rasterization:
       // 40 M tiles = groups of 16, 16 and 8; 33 M tiles = 16, 16 and a one-row group, edge tiles both ways.
       {5000, 300, 64, 0, 0, 0, 1.f, 0.f},
       {4200, 260, 47, 1, 3, 2, 1.f, 0.5f},
@@ -278,12 +277,12 @@ TEST_P(SgemmLarge, MatchesCublasDgemmReference) {
     for (const auto& t : kTransPairs) check_case(c, t[0], t[1], GetParam(), fresh_seed(), true);
 }
 
-INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmLarge, ::testing::ValuesIn(kAllImpls), impl_param_name);
+INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmLarge, ::testing::ValuesIn(all_impls()), impl_param_name);
 
 // The same inputs twice give bit-identical C: no race, no dependence on scheduling.
 TEST(SgemmLargeDeterminism, RepeatedCallsAreBitIdentical) {
   const GemmCase c{1500, 1300, 1100, 0, 0, 0, 1.f, 0.f};
-  for (SgemmImpl impl : kAllImpls) {
+  for (SgemmImpl impl : all_impls()) {
     SCOPED_TRACE(kernels::sgemm_impl_name(impl));
     std::mt19937_64 rng(fresh_seed());
     const HostMatrix A(c.m, c.k, 0, rng), B(c.k, c.n, 0, rng), C0(c.m, c.n, 0, rng);

@@ -11,64 +11,104 @@
 // nothing runs. A, B and C must be non-null whenever m > 0 and n > 0 (even if they would not be
 // read), so that a caller's missing allocation is reported, not hidden.
 //
-// Implementations (kept side by side for analysis, docs/perf/sgemm.md):
-//   kVolkovDemmel  V. Volkov & J. Demmel, "Benchmarking GPUs to tune dense linear algebra", SC08:
-//                  64 x 16 blocks of C, 64 threads, each thread a 1 x 16 strip of C in registers,
-//                  op(A) streamed from global memory into registers, a 16 x 16 tile of op(B) in shared
-//                  memory read as broadcasts.
-//   kTuned         the sm_90 variant: 128 x 128 x 32 block tiles, warp tiling (64 x 32 per warp,
-//                  8 x 8 per thread), a 3-stage cp.async pipeline, padded (bank-conflict-free) shared
-//                  tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32). K-contiguous
+// Implementations: one record each in kSgemmImpls below, from which the name, the dispatch of
+// sgemm(), the benchmark entries (impl:ours_<name>) and the GPU tests that loop over implementations
+// all derive (docs/perf/sgemm.md):
+//   kTuned         the sm_90 kernel and the default: 128 x 128 x 32 block tiles, warp tiling (64 x 32
+//                  per warp, 8 x 8 per thread), a 3-stage cp.async pipeline, padded (bank-conflict-free)
+//                  shared tiles, 128-bit shared-memory loads, FP32 FFMA only (no TF32). K-contiguous
 //                  operands (A transposed, B not) are transposed into shared memory by 4-byte cp.async.
-//                  Blocks are walked in groups of 16 M-tile rows; the next k-tile's copies are issued
-//                  after k step 0's fragment loads (= kTuned128x128x32w64x32CopiesAfterFragments).
-//   kTuned128x128w64x32KRegister  the same, K-contiguous operands loaded into registers a k-tile
-//                  ahead (8-byte loads) and stored transposed (STS.128); the 8 x 16 tilings use it.
-//   kTuned128x128x32w64x32Swizzle  the k-tile-32 kernel with blocks walked in groups of 16 M-tile
-//                  rows, column by column inside a group (1-D grid), so that the blocks resident at once
-//                  share fewer A and B panels' worth of DRAM traffic (docs/perf/sgemm.md); the
-//                  default of v8-v11, with the next k-tile's copies issued right after the barrier.
-//   kTuned128x128x32w64x32Mbarrier  the swizzled kernel with its k-tile pipeline synchronized by
-//                  per-stage mbarriers (full: cp.async landed; empty: every warp has read the stage)
-//                  instead of one block barrier per k-tile, so that warps drift up to a k-tile apart
-//                  before one waits (docs/perf/sgemm.md); ...Serpentine: FFMAs in serpentine order.
-//   kTuned128x128x32w64x32CopiesAfterFragments  the swizzled kernel with the copies of the k-tile two
-//                  ahead issued after k step 0's fragment loads rather than right after the barrier, so
-//                  that the loads' latency hides behind the copy instructions (the default since
-//                  v12). ...SplitCopies: op(A)'s copies there, op(B)'s halfway through the k-tile.
-//   kTuned*        other tilings of the same kernel template, kept for the tuning record.
+//                  Blocks are walked in groups of 16 M-tile rows (sgemm_swizzle.cuh); the copies of the
+//                  k-tile two ahead are issued after k step 0's fragment loads.
+//   kVolkovDemmel  V. Volkov & J. Demmel, "Benchmarking GPUs to tune dense linear algebra", SC08, kept
+//                  as the reference design: 64 x 16 blocks of C, 64 threads, each thread a 1 x 16 strip
+//                  of C in registers, op(A) streamed from global memory into registers, a 16 x 16 tile
+//                  of op(B) in shared memory read as broadcasts.
+// Variants of the tuned kernel studied on the way (other tilings, pipelines, rasterizations) live in
+// lab/sgemm_variants/, outside the library.
 #pragma once
 
 #include <cuda_runtime.h>
+
+#include <cstddef>
 
 #include "gpuprobe/kernels/blas_types.hpp"
 
 namespace gpuprobe::kernels {
 
+// A new implementation: an enumerator here (before kEnd) and its record in kSgemmImpls, same order.
 enum class SgemmImpl {
-  kTuned,            // the default: the best measured (docs/perf/sgemm.md), = kTuned128x128x32w64x32CopiesAfterFragments
-  kVolkovDemmel,     // SC08 baseline
-  kTuned128x128w64x32,   // 256 threads, 8 x 8 per thread, k-tile 16, 3 stages
-  kTuned128x256w64x64,   // 256 threads, 8 x 16 per thread, 3 stages
-  kTuned128x128w64x64,   // 128 threads, 8 x 16 per thread, 4 stages
-  kTuned128x128w64x32KRegister,  // as kTuned128x128w64x32, K-contiguous operands by register staging
-  kTuned128x128x32w64x32,        // as kTuned128x128w64x32 with k-tiles of 32 (half the barriers per FFMA); plain raster
-  kTuned128x128w64x32Stages4,    // as kTuned128x128w64x32 with 4 stages
-  kTuned128x128x32w64x32Swizzle, // as kTuned128x128x32w64x32 with grouped rasterization (16 M-tile rows per group): v8-v11's default
-  kTuned128x128x32w64x32Mbarrier,            // as kTuned128x128x32w64x32Swizzle, stages synchronized by mbarriers
-  kTuned128x128x32w64x32MbarrierSerpentine,  // the same with the FFMAs in serpentine order
-  kTuned128x128x32w64x32CopiesAfterFragments,  // ...Swizzle, the next copies issued after k step 0's loads (= kTuned)
-  kTuned128x128x32w64x32SplitCopies,           // ...Swizzle, op(A)'s copies there, op(B)'s halfway
+  kTuned,         // the default
+  kVolkovDemmel,  // the SC08 baseline
+  kEnd,           // not an implementation: one past the last (the table's checks count on it)
 };
 
+namespace detail {
+struct SgemmArgs;  // validated arguments (kernels/src/sgemm_internal.cuh)
+// Enqueues one SGEMM whose arguments sgemm() validated (m, n > 0; k = 0 when alpha == 0) and returns
+// the launch's cudaGetLastError().
+using SgemmLauncher = cudaError_t (*)(const SgemmArgs& args, cudaStream_t stream);
+cudaError_t launch_sgemm_tuned(const SgemmArgs& args, cudaStream_t stream);          // sgemm_tuned.cu
+cudaError_t launch_sgemm_volkov_demmel(const SgemmArgs& args, cudaStream_t stream);  // sgemm_volkov_demmel.cu
+}  // namespace detail
+
+struct SgemmImplRecord {
+  SgemmImpl impl;
+  const char* name;  // unique; sgemm_impl_name(), benchmark entries impl:ours_<name>, GPU test names
+  detail::SgemmLauncher launch;
+  const char* description;  // one line: what the implementation is
+};
+
+inline constexpr SgemmImplRecord kSgemmImpls[] = {
+    {SgemmImpl::kTuned, "tuned", &detail::launch_sgemm_tuned,
+     "sm_90 FFMA kernel: 128x128x32 blocks, 8 warps of 64x32, 8x8 per thread, 3-stage cp.async, "
+     "grouped rasterization (16 M-tile rows), next copies after k step 0's fragment loads"},
+    {SgemmImpl::kVolkovDemmel, "vd", &detail::launch_sgemm_volkov_demmel,
+     "Volkov & Demmel (SC08): 64x16 blocks of C, 64 threads, op(A) from global memory into registers, "
+     "op(B) 16x16 tiles in shared memory read as broadcasts"},
+};
+inline constexpr std::size_t kSgemmImplCount = sizeof(kSgemmImpls) / sizeof(kSgemmImpls[0]);
+
+namespace detail {
+constexpr bool same_text(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+// Record i is enumerator i, every enumerator before kEnd has its record, and each record is complete
+// with a name of its own. A template over the table so that a test can show it rejects bad ones.
+template <std::size_t kCount>
+constexpr bool sgemm_impl_table_is_consistent(const SgemmImplRecord (&table)[kCount]) {
+  if (kCount != static_cast<std::size_t>(SgemmImpl::kEnd)) return false;
+  for (std::size_t i = 0; i < kCount; ++i) {
+    const SgemmImplRecord& r = table[i];
+    if (static_cast<std::size_t>(r.impl) != i || r.launch == nullptr || r.name == nullptr || r.name[0] == '\0' ||
+        r.description == nullptr || r.description[0] == '\0')
+      return false;
+    for (std::size_t j = 0; j < i; ++j)
+      if (same_text(table[j].name, r.name)) return false;
+  }
+  return true;
+}
+}  // namespace detail
+static_assert(detail::sgemm_impl_table_is_consistent(kSgemmImpls),
+              "kSgemmImpls: one record per SgemmImpl enumerator, in enumerator order, with unique names");
+
+// The record of `impl`; nullptr for a value that names no implementation.
+constexpr const SgemmImplRecord* sgemm_impl_record(SgemmImpl impl) {
+  const auto i = static_cast<std::size_t>(impl);
+  return i < kSgemmImplCount ? &kSgemmImpls[i] : nullptr;
+}
+
+// The record's name; "unknown" for a value that names no implementation.
 const char* sgemm_impl_name(SgemmImpl impl);
 
 // Checks the arguments only (no CUDA call): kSuccess, kInvalidValue or kNullPointer.
 Status sgemm_check_args(Trans transa, Trans transb, int m, int n, int k, const float* A, int lda,
                         const float* B, int ldb, const float* C, int ldc);
 
-// Enqueues C = alpha op(A) op(B) + beta C on `stream`. Returns kLaunchFailed if the launch itself
-// failed (asynchronous faults surface at the caller's next synchronizing call).
+// Enqueues C = alpha op(A) op(B) + beta C on `stream`. Returns kInvalidValue for an `impl` that names
+// no implementation, kLaunchFailed if the launch itself failed (asynchronous faults surface at the
+// caller's next synchronizing call).
 Status sgemm(Trans transa, Trans transb, int m, int n, int k, float alpha, const float* A, int lda,
              const float* B, int ldb, float beta, float* C, int ldc, cudaStream_t stream,
              SgemmImpl impl = SgemmImpl::kTuned);
