@@ -350,9 +350,15 @@ void enqueue_part(mgpu::Exec& ex, int q, Uplo uplo, int n, int offset, T alpha, 
   const bool alone = ex.gpus() == 1;
   const Strided<T> out = alone ? ys : Strided<T>{buf.partial, 1};
   const dim3 grid((n + kReduceElems - 1) / kReduceElems);
-  ex.check(blas2::launch_dependent(symv_mgpu_reduce_kernel<T>, grid, dim3(kThreads), s, plan,
-                                   static_cast<const T*>(buf.slots), static_cast<const T*>(buf.row_parts),
-                                   alone ? alpha : T(1), alone ? beta : T(0), out));
+  const T a = alone ? alpha : T(1), b = alone ? beta : T(0);
+  const T *slots = buf.slots, *row_parts = buf.row_parts;
+  // A programmatic dependent of the units' kernel only: without it the kernel before this one in
+  // the stream may be anything (the previous call's reduction reading this partial).
+  if (launched_units)
+    ex.check(blas2::launch_dependent(symv_mgpu_reduce_kernel<T>, grid, dim3(kThreads), s, plan, slots, row_parts, a,
+                                     b, out));
+  else
+    symv_mgpu_reduce_kernel<T><<<grid, kThreads, 0, s>>>(plan, slots, row_parts, a, b, out);
 }
 
 }  // namespace
