@@ -10,6 +10,7 @@ import os
 from typing import Dict, List, Optional, Sequence
 
 from . import families as F
+from . import mgpu
 from . import p2p
 from . import plots
 from .profile import Profile
@@ -234,6 +235,11 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if peer is not None:
         data["p2p"] = p2p.to_json(peer)
     sections = SECTIONS if peer is None else _insert_after(SECTIONS, "transfers", p2p.SECTION)
+    # The multi-GPU kernels against their bound (the DRAM / L2 read ceilings of the profile above).
+    multi = mgpu.analyze(rs, data)
+    if multi is not None:
+        data["mgpu"] = multi
+        sections = _insert_after(sections, "kernels", mgpu.SECTION)
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -551,6 +557,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No kernels.* entries in the inputs.")
     for f in kf:
         d.figure(f, figs)
+
+    mgpu.write_section(d, multi)
 
     d.section("other")
     other = data.get("other_families") or {}

@@ -463,11 +463,16 @@ template <class T>
 void sytrd_entry(benchmark::State& state, int gpus, int n, Uplo uplo, const std::string& reduction) {
   Operands<T>* o = operands_or_skip<T>(state, gpus, n);
   if (!o) return;
-  double total_bytes = 0, max_local_sum = 0, flops = 0, reduction_sum = 0;
+  // The largest GPU shares summed apart for the calls whose share exceeds the L2 (read from DRAM)
+  // and the others (their trailing matrix can stay in the L2 from the call before).
+  const double l2 = static_cast<double>(context().device.l2_bytes);
+  double total_bytes = 0, max_local_sum = 0, max_local_dram = 0, flops = 0, reduction_sum = 0;
   for (int offset = 1; offset < n; ++offset) {
     const std::vector<double> local = symv_local_bytes<T>(o->layout, uplo, n - offset, offset);
     total_bytes += sum(local);
-    max_local_sum += *std::max_element(local.begin(), local.end());
+    const double largest = *std::max_element(local.begin(), local.end());
+    max_local_sum += largest;
+    if (largest > l2) max_local_dram += largest;
     flops += kernels::symv_flops(n - offset);
     reduction_sum += kernels::symv_mgpu_reduction_bytes(gpus, n - offset, sizeof(T));
   }
@@ -480,6 +485,8 @@ void sytrd_entry(benchmark::State& state, int gpus, int n, Uplo uplo, const std:
   m.param("size_first", n - 1);
   m.param("size_last", 1);
   m.param("seq_local_min_bytes_max_sum", max_local_sum);
+  m.param("seq_local_min_bytes_max_sum_dram", max_local_dram);
+  m.param("seq_local_min_bytes_max_sum_l2", max_local_sum - max_local_dram);
   m.param("seq_reduction_bytes_sum", reduction_sum);
   const MgpuContext& ctx = context_for(gpus, reduction_of(reduction));
   GP_CUDA_CHECK(cudaSetDevice(probed_device()));
