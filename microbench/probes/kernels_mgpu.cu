@@ -331,7 +331,11 @@ Operands<T>& operands(int gpus, int n) {
   for (int q = 0; q < gpus; ++q) {
     DeviceScope scope(o.devices[q]);
     GP_CUDA_CHECK(cudaDeviceSynchronize());
-    o.settle.push_back(settle_reads(o.local[q]->data(), o.local[q]->bytes()));
+    // The rule's 0.3 s cap allows too few passes over tens of GB to call the rate stable (16 at least):
+    // allow 20 passes at ~2 TB/s.
+    SettleRule rule;
+    rule.max_seconds = std::max(rule.max_seconds, 20.0 * static_cast<double>(o.local[q]->bytes()) / 2e12);
+    o.settle.push_back(settle_reads(o.local[q]->data(), o.local[q]->bytes(), rule));
   }
   return o;
 }
@@ -367,8 +371,13 @@ void tag_l2(Measurement& m, int gpus, double max_local_bytes) {
   }
 }
 
+// 50 samples for L2-resident calls (short, launch-bound), 5 for calls of more than kLargeBytes per GPU
+// (several milliseconds each, steady), the descriptor's 10 otherwise.
+constexpr double kLargeBytes = 4e9;
+constexpr int kLargeSamples = 5;
 int samples_for(double max_local_bytes) {
-  return max_local_bytes <= static_cast<double>(context().device.l2_bytes) ? kResidentSamples : 0;
+  if (max_local_bytes <= static_cast<double>(context().device.l2_bytes)) return kResidentSamples;
+  return max_local_bytes > kLargeBytes ? kLargeSamples : 0;
 }
 
 MgpuReduction reduction_of(const std::string& name) {

@@ -1,8 +1,9 @@
 // Multi-GPU SYMV and GEMV (symv_mgpu.hpp) against a CPU long double reference (blas2_test_util.hpp
 // states the bound), float and double, on every device list this machine allows:
-//   {0}, {0, 0} and {0, 0, 0} (two and three "GPUs" on one device: the layout, the P2P reduction and
-//   the cross-stream events run for real on one GPU), {0, 1} with two GPUs (skipped with one);
-//   NCCL on {0} and {0, 1} (skipped without NCCL in the build or a second GPU).
+//   *Mgpu suites: {0}, {0, 0} and {0, 0, 0} (two and three "GPUs" on one device: the layout, the P2P
+//   reduction and the cross-stream events run for real on one GPU);
+//   *MgpuTwoGpus: {0, 1} with peer reads (skipped with one GPU);
+//   *MgpuNccl: NCCL on {0}; *MgpuNcclTwoGpus: on {0, 1} (skipped without NCCL or a second GPU).
 // Every element of A that the call may not read is NaN: the unstored triangle, everything outside the
 // submatrix (rows and columns), the padding rows (ldl > rows); y is NaN where beta == 0 (not read),
 // the gap elements of a strided y hold a sentinel, the workspaces start as NaN. Sizes 1 ... 4097,
@@ -111,19 +112,29 @@ const MgpuContext& context_for(const Config& c) {
   return *slot;
 }
 
-// The device lists this machine runs: P2P on one, two and three "GPUs" of device 0 and on two real
-// GPUs; NCCL on device 0 and on two GPUs, where built with NCCL.
-std::vector<Config> configs() {
-  std::vector<Config> out = {{{0}, MgpuReduction::kP2P}, {{0, 0}, MgpuReduction::kP2P}, {{0, 0, 0}, MgpuReduction::kP2P}};
-  int peer = 0;
-  if (gpu_count() >= 2 && cudaDeviceCanAccessPeer(&peer, 0, 1) == cudaSuccess && peer)
-    out.push_back({{0, 1}, MgpuReduction::kP2P});
-  if (kernels::mgpu_nccl_available()) {
-    out.push_back({{0}, MgpuReduction::kNccl});
-    if (gpu_count() >= 2) out.push_back({{0, 1}, MgpuReduction::kNccl});
-  }
-  return out;
+// The device lists. One device: one, two and three "GPUs" of device 0 (P2P: the peer reads are
+// plain reads). Two GPUs: devices 0 and 1 with peer access (skipped otherwise). NCCL: on device 0 and
+// on devices 0 and 1 (skipped in a build without NCCL). Each suite says why it skips.
+std::vector<Config> one_device() {
+  return {{{0}, MgpuReduction::kP2P}, {{0, 0}, MgpuReduction::kP2P}, {{0, 0, 0}, MgpuReduction::kP2P}};
 }
+// Why the two-GPU P2P configuration cannot run here ("" when it can).
+std::string two_gpus_missing() {
+  if (gpu_count() < 2) return "one GPU visible: the two-GPU layout needs two";
+  int peer = 0;
+  GP_CUDA_CHECK(cudaDeviceCanAccessPeer(&peer, 0, 1));
+  return peer ? "" : "no peer access between devices 0 and 1";
+}
+std::string nccl_missing(int gpus) {
+  if (!kernels::mgpu_nccl_available()) return "built without NCCL";
+  if (gpu_count() < gpus) return "one GPU visible: NCCL on two GPUs needs two";
+  return "";
+}
+#define GP_SKIP_UNLESS(why)               \
+  do {                                    \
+    const std::string gp_why_ = (why);    \
+    if (!gp_why_.empty()) GTEST_SKIP() << gp_why_; \
+  } while (0)
 
 // The global matrix, distributed: local[q] is GPU q's ldl x local_cols(q) array.
 template <class T>
@@ -284,52 +295,89 @@ void run_symv_case(const SymvCase& c, Uplo uplo, const SymvProblem<T>& p, const 
 }
 
 template <class T>
-void check_symv(const SymvCase& c) {
+void check_symv(const SymvCase& c, const std::vector<Config>& configs) {
   const char* type = std::is_same_v<T, float> ? "float" : "double";
   for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
     SCOPED_TRACE(describe(c, uplo, type));
     std::mt19937_64 rng(fresh_seed());
     const SymvProblem<T> p(c, uplo, rng);
-    for (const Config& config : configs()) run_symv_case(c, uplo, p, config);
+    for (const Config& config : configs) run_symv_case(c, uplo, p, config);
   }
 }
 
+const SymvCase kSymvSmall[] = {
+    {1, 64, 0, 0, 1, 1.0, 0.0},
+    {63, 16, 64, 0, 63, 1.0, 0.0},             // 16-byte loads (float and double)
+    {63, 16, 67, 1, 62, -1.5, 0.5},            // scalar loads, offset 1
+    {63, 16, 63, 15, 48, 1.0, 0.0},            // offset b - 1
+    {65, 64, 68, 63, 2, 1.0, 0.0},             // offset b - 1 = tile - 1
+    {65, 64, 0, 64, 1, 0.75, -1.0},            // offset b, one element
+    {65, 1, 66, 3, 60, 1.0, 0.0},              // b = 1: every column on the next GPU
+    {200, 48, 204, 47, 153, 1.0, 0.0},         // b does not divide n, offset b - 1
+    {200, 48, 203, 48, 152, 1.0, 1.0, 2, -3},  // offset b, strided x and y
+    {200, 48, 204, 77, 100, 1.25, 0.0},        // an inner submatrix: rows and columns beyond it are NaN
+    {300, 7, 300, 130, 170, -0.5, 0.0, -1, 2},
+};
+const SymvCase kSymvLarge[] = {
+    {1000, 100, 1004, 0, 1000, 1.0, 0.0},
+    {1000, 100, 1001, 333, 667, -1.0, 0.25},
+    {4097, 256, 4100, 0, 4097, 1.0, 0.0},
+    {4097, 64, 4100, 130, 3900, 1.0, 0.0},            // inner, b = the tile
+    {4097, 200, 4099, 1000, 3097, 1.0, -0.5, -1, 1},  // trailing, scalar loads, negative incx
+};
+
 template <class T>
 class SymvMgpu : public ::testing::Test {};
+template <class T>
+class SymvMgpuTwoGpus : public ::testing::Test {};
+template <class T>
+class SymvMgpuNccl : public ::testing::Test {};
+template <class T>
+class SymvMgpuNcclTwoGpus : public ::testing::Test {};
 using Types = ::testing::Types<float, double>;
 TYPED_TEST_SUITE(SymvMgpu, Types);
+TYPED_TEST_SUITE(SymvMgpuTwoGpus, Types);
+TYPED_TEST_SUITE(SymvMgpuNccl, Types);
+TYPED_TEST_SUITE(SymvMgpuNcclTwoGpus, Types);
 
-TYPED_TEST(SymvMgpu, SmallLayoutsMatchCpuReference) {
-  const SymvCase cases[] = {
-      {1, 64, 0, 0, 1, 1.0, 0.0},
-      {63, 16, 64, 0, 63, 1.0, 0.0},           // 16-byte loads (float and double)
-      {63, 16, 67, 1, 62, -1.5, 0.5},          // scalar loads, offset 1
-      {63, 16, 63, 15, 48, 1.0, 0.0},          // offset b - 1
-      {65, 64, 68, 63, 2, 1.0, 0.0},           // offset b - 1 = tile - 1
-      {65, 64, 0, 64, 1, 0.75, -1.0},          // offset b, one element
-      {65, 1, 66, 3, 60, 1.0, 0.0},            // b = 1: every column on the next GPU
-      {200, 48, 204, 47, 153, 1.0, 0.0},       // b does not divide n, offset b - 1
-      {200, 48, 203, 48, 152, 1.0, 1.0, 2, -3},  // offset b, strided x and y
-      {200, 48, 204, 77, 100, 1.25, 0.0},      // an inner submatrix: rows and columns beyond it are NaN
-      {300, 7, 300, 130, 170, -0.5, 0.0, -1, 2},
-  };
-  for (const SymvCase& c : cases) check_symv<TypeParam>(c);
+TYPED_TEST(SymvMgpu, SmallLayoutsOnOneDevice) {
+  for (const SymvCase& c : kSymvSmall) check_symv<TypeParam>(c, one_device());
 }
 
-TYPED_TEST(SymvMgpu, LargeLayoutsMatchCpuReference) {
-  const SymvCase cases[] = {
-      {1000, 100, 1004, 0, 1000, 1.0, 0.0},
-      {1000, 100, 1001, 333, 667, -1.0, 0.25},
-      {4097, 256, 4100, 0, 4097, 1.0, 0.0},
-      {4097, 64, 4100, 130, 3900, 1.0, 0.0},          // inner, b = the tile
-      {4097, 200, 4099, 1000, 3097, 1.0, -0.5, -1, 1},  // trailing, scalar loads, negative incx
-  };
-  for (const SymvCase& c : cases) check_symv<TypeParam>(c);
+TYPED_TEST(SymvMgpu, LargeLayoutsOnOneDevice) {
+  for (const SymvCase& c : kSymvLarge) check_symv<TypeParam>(c, one_device());
 }
 
 TYPED_TEST(SymvMgpu, AlphaZeroReadsNeitherAnorX) {
-  check_symv<TypeParam>({130, 32, 132, 5, 100, 0.0, 2.0});
-  check_symv<TypeParam>({130, 32, 132, 5, 100, 0.0, 0.0});  // y = 0, y poisoned
+  check_symv<TypeParam>({130, 32, 132, 5, 100, 0.0, 2.0}, one_device());
+  check_symv<TypeParam>({130, 32, 132, 5, 100, 0.0, 0.0}, one_device());  // y = 0, y poisoned
+}
+
+TYPED_TEST(SymvMgpuTwoGpus, MatchesCpuReferenceWithPeerReads) {
+  GP_SKIP_UNLESS(two_gpus_missing());
+  const std::vector<Config> two = {{{0, 1}, MgpuReduction::kP2P}};
+  for (const SymvCase& c : kSymvSmall) check_symv<TypeParam>(c, two);
+  for (const SymvCase& c : kSymvLarge) check_symv<TypeParam>(c, two);
+}
+
+TYPED_TEST(SymvMgpuNccl, MatchesCpuReferenceOnOneGpu) {
+  GP_SKIP_UNLESS(nccl_missing(1));
+  const std::vector<Config> one = {{{0}, MgpuReduction::kNccl}};
+  for (const SymvCase& c : kSymvSmall) check_symv<TypeParam>(c, one);
+}
+
+TYPED_TEST(SymvMgpuNcclTwoGpus, MatchesCpuReference) {
+  GP_SKIP_UNLESS(nccl_missing(2));
+  const std::vector<Config> two = {{{0, 1}, MgpuReduction::kNccl}};
+  for (const SymvCase& c : kSymvSmall) check_symv<TypeParam>(c, two);
+  for (const SymvCase& c : kSymvLarge) check_symv<TypeParam>(c, two);
+}
+
+// Every P2P configuration this machine has (the sequence and determinism tests).
+std::vector<Config> p2p_configs() {
+  std::vector<Config> c = one_device();
+  if (two_gpus_missing().empty()) c.push_back({{0, 1}, MgpuReduction::kP2P});
+  return c;
 }
 
 // The SYTRD's sequence: trailing submatrices of one matrix at decreasing sizes with one workspace,
@@ -337,7 +385,7 @@ TYPED_TEST(SymvMgpu, AlphaZeroReadsNeitherAnorX) {
 TEST(SymvMgpuSequence, TrailingCallsShareOneWorkspace) {
   using T = double;
   const int N = 300, block = 32;
-  for (const Config& config : configs()) {
+  for (const Config& config : p2p_configs()) {
     SCOPED_TRACE(config.name());
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper}) {
       std::mt19937_64 rng(fresh_seed());
@@ -383,7 +431,9 @@ TEST(SymvMgpuSequence, TrailingCallsShareOneWorkspace) {
 TEST(SymvMgpuDeterminism, RepeatedCallsAreBitIdentical) {
   using T = float;
   const SymvCase c{2000, 96, 2000, 17, 1983, 1.0, 0.0};
-  for (const Config& config : configs()) {
+  std::vector<Config> configs = p2p_configs();
+  if (nccl_missing(2).empty()) configs.push_back({{0, 1}, MgpuReduction::kNccl});
+  for (const Config& config : configs) {
     SCOPED_TRACE(config.name());
     std::mt19937_64 rng(fresh_seed());
     const SymvProblem<T> p(c, Uplo::kLower, rng);
@@ -445,7 +495,7 @@ std::string describe(const GemvCase& c, Trans t, const char* type) {
 }
 
 template <class T>
-void check_gemv(const GemvCase& c) {
+void check_gemv(const GemvCase& c, const std::vector<Config>& configs) {
   const char* type = std::is_same_v<T, float> ? "float" : "double";
   for (Trans t : {Trans::kNoTrans, Trans::kTrans}) {
     SCOPED_TRACE(describe(c, t, type));
@@ -477,7 +527,7 @@ void check_gemv(const GemvCase& c) {
       ref.value[e] = static_cast<double>(c.alpha * sum + c.beta * static_cast<long double>(y));
       ref.scale[e] = static_cast<double>(std::fabs(c.alpha) * abs_sum + std::fabs(c.beta * y));
     }
-    for (const Config& config : configs()) {
+    for (const Config& config : configs) {
       SCOPED_TRACE(config.name());
       const Distributed<T> dA(A, c.M, c.N, c.block, c.ldl ? c.ldl : c.M, config.devices);
       const Replicated<T> dx(x.data, config.devices);
@@ -496,23 +546,59 @@ void check_gemv(const GemvCase& c) {
   }
 }
 
+const GemvCase kGemvSmall[] = {
+    {1, 1, 64, 0, 0, 0, 1, 1, 1.0, 0.0},
+    {65, 63, 16, 68, 0, 0, 65, 63, 1.0, 0.0},
+    {65, 63, 16, 67, 1, 15, 60, 48, -1.5, 0.5},        // offsets, scalar loads
+    {300, 1000, 100, 300, 20, 333, 280, 600, 1.0, 0.0},
+    {1000, 300, 48, 1001, 0, 47, 1000, 253, 1.0, 1.0, 2, -1},
+    {200, 10, 16, 200, 0, 0, 200, 10, 1.0, 0.0},       // fewer columns than one block per GPU
+    {130, 130, 32, 132, 2, 3, 100, 120, 0.0, 2.0},     // alpha = 0: A and x NaN
+};
+const GemvCase kGemvLarge[] = {
+    {4097, 4097, 256, 4100, 0, 0, 4097, 4097, 1.0, 0.0},
+    {2000, 4097, 64, 2000, 7, 1000, 1993, 3097, 1.0, 0.5},
+};
+
 template <class T>
 class GemvMgpu : public ::testing::Test {};
+template <class T>
+class GemvMgpuTwoGpus : public ::testing::Test {};
+template <class T>
+class GemvMgpuNccl : public ::testing::Test {};
+template <class T>
+class GemvMgpuNcclTwoGpus : public ::testing::Test {};
 TYPED_TEST_SUITE(GemvMgpu, Types);
+TYPED_TEST_SUITE(GemvMgpuTwoGpus, Types);
+TYPED_TEST_SUITE(GemvMgpuNccl, Types);
+TYPED_TEST_SUITE(GemvMgpuNcclTwoGpus, Types);
 
-TYPED_TEST(GemvMgpu, MatchesCpuReference) {
-  const GemvCase cases[] = {
-      {1, 1, 64, 0, 0, 0, 1, 1, 1.0, 0.0},
-      {65, 63, 16, 68, 0, 0, 65, 63, 1.0, 0.0},
-      {65, 63, 16, 67, 1, 15, 60, 48, -1.5, 0.5},        // offsets, scalar loads
-      {300, 1000, 100, 300, 20, 333, 280, 600, 1.0, 0.0},
-      {1000, 300, 48, 1001, 0, 47, 1000, 253, 1.0, 1.0, 2, -1},
-      {200, 10, 16, 200, 0, 0, 200, 10, 1.0, 0.0},       // fewer columns than one block per GPU
-      {4097, 4097, 256, 4100, 0, 0, 4097, 4097, 1.0, 0.0},
-      {2000, 4097, 64, 2000, 7, 1000, 1993, 3097, 1.0, 0.5},
-      {130, 130, 32, 132, 2, 3, 100, 120, 0.0, 2.0},     // alpha = 0: A and x NaN
-  };
-  for (const GemvCase& c : cases) check_gemv<TypeParam>(c);
+TYPED_TEST(GemvMgpu, SmallOnOneDevice) {
+  for (const GemvCase& c : kGemvSmall) check_gemv<TypeParam>(c, one_device());
+}
+
+TYPED_TEST(GemvMgpu, LargeOnOneDevice) {
+  for (const GemvCase& c : kGemvLarge) check_gemv<TypeParam>(c, one_device());
+}
+
+TYPED_TEST(GemvMgpuTwoGpus, MatchesCpuReferenceWithPeerReads) {
+  GP_SKIP_UNLESS(two_gpus_missing());
+  const std::vector<Config> two = {{{0, 1}, MgpuReduction::kP2P}};
+  for (const GemvCase& c : kGemvSmall) check_gemv<TypeParam>(c, two);
+  for (const GemvCase& c : kGemvLarge) check_gemv<TypeParam>(c, two);
+}
+
+TYPED_TEST(GemvMgpuNccl, MatchesCpuReferenceOnOneGpu) {
+  GP_SKIP_UNLESS(nccl_missing(1));
+  const std::vector<Config> one = {{{0}, MgpuReduction::kNccl}};
+  for (const GemvCase& c : kGemvSmall) check_gemv<TypeParam>(c, one);
+}
+
+TYPED_TEST(GemvMgpuNcclTwoGpus, MatchesCpuReference) {
+  GP_SKIP_UNLESS(nccl_missing(2));
+  const std::vector<Config> two = {{{0, 1}, MgpuReduction::kNccl}};
+  for (const GemvCase& c : kGemvSmall) check_gemv<TypeParam>(c, two);
+  for (const GemvCase& c : kGemvLarge) check_gemv<TypeParam>(c, two);
 }
 
 }  // namespace
