@@ -1,5 +1,6 @@
-"""Multi-GPU SYMV and GEMV (families mgpu.symv, mgpu.gemv, mgpu.symv_sytrd, mgpu.symv_trailing):
-each entry against its bound, the scaling from one GPU to G, and the SYTRD sequence.
+"""Multi-GPU SYMV and GEMV (families kernels.symv_mgpu, kernels.gemv_mgpu, kernels.symv_mgpu_sytrd,
+kernels.symv_mgpu_trailing): each entry against its bound, the scaling from one GPU to G, and the SYTRD
+sequence.
 
 The bound of a call on G GPUs (docs/perf/symv_mgpu.md):
     bound = max over the GPUs of (the GPU's minimal bytes / the read ceiling of the level serving them)
@@ -12,7 +13,7 @@ Every GPU of the run is taken to have the probed GPU's ceilings (one model of GP
 
 reduction_time is a callable (op, G, nbytes) -> seconds: the NCCL collectives' α-β fits when the
 caller passes them (collectives.reduction_time with its fits bound); otherwise the P2P α-β from the
-same inputs' transfer.p2p (SM engine, one direction) and transfer.p2p_latency entries, as the P2P
+same inputs' transfer.p2p (SM engine reading from the peer, one direction) and transfer.p2p_latency entries, as the P2P
 reduction moves data: each GPU reads the G - 1 peers' partials (allreduce: (G - 1) nbytes) or the
 peers' pieces (allgather: (G - 1) / G nbytes) over its link; without either, no reduction term
 (bound = the local bytes only). The model used is named in the output.
@@ -35,7 +36,7 @@ from .results import Entry, ResultSet, finite
 
 ReductionTime = Callable[[str, int, float], float]
 
-FAMILIES = ("mgpu.symv", "mgpu.gemv", "mgpu.symv_sytrd", "mgpu.symv_trailing")
+FAMILIES = F.MGPU_FAMILIES
 # The report section: only for inputs with multi-GPU kernel entries (as p2p.SECTION).
 SECTION = ("mgpu", "Multi-GPU: SYMV and GEMV")
 
@@ -72,8 +73,10 @@ def p2p_alpha_beta(rs: ResultSet) -> Optional[Tuple[float, float, str]]:
           and (F.text(e, "direction") or "uni") == "uni"]
     if not lat or not bw:
         return None
+    # As the P2P reduction moves data: a kernel on the reading GPU (engine sm, form read) where measured.
     sm = [e for e in bw if F.text(e, "engine") == "sm"]
-    best = max(sm or bw, key=lambda e: e.value)
+    sm_read = [e for e in sm if F.text(e, "form") == "read"]
+    best = max(sm_read or sm or bw, key=lambda e: e.value)
     alpha = float(np.median(lat)) * 1e-9
     beta = best.value * 1e9
     how = (f"P2P α-β: α = {alpha * 1e6:.3g} µs (median of {len(lat)} transfer.p2p_latency), β = {best.value:.4g} GB/s "
@@ -105,7 +108,8 @@ def reduction_model(rs: ResultSet, reduction_time: Optional[ReductionTime]) -> T
 
 # ------------------------------------------------------------------------------------------ rows
 def _kernel(e: Entry) -> str:
-    return e.family[len(F.MGPU_PREFIX):]
+    """symv / gemv (kernels.symv_mgpu..., kernels.gemv_mgpu)."""
+    return e.family[len(F.KERNEL_PREFIX):].split("_")[0]
 
 
 def _shape(e: Entry) -> str:
@@ -179,13 +183,13 @@ def analyze(rs: ResultSet, profile_data: Optional[dict] = None,
         return None
     ceil = read_ceilings(rs, profile_data)
     rtime, model = reduction_model(rs, reduction_time)
-    calls = [entry_row(e, ceil, rtime) for fam in ("mgpu.symv", "mgpu.gemv") for e in rs.by_family(fam)]
+    calls = [entry_row(e, ceil, rtime) for fam in ("kernels.symv_mgpu", "kernels.gemv_mgpu") for e in rs.by_family(fam)]
     add_scaling(calls)
-    trailing = [entry_row(e, ceil, rtime) for e in rs.by_family("mgpu.symv_trailing")]
-    for r, e in zip(trailing, rs.by_family("mgpu.symv_trailing")):
+    trailing = [entry_row(e, ceil, rtime) for e in rs.by_family("kernels.symv_mgpu_trailing")]
+    for r, e in zip(trailing, rs.by_family("kernels.symv_mgpu_trailing")):
         r["size"] = int(e.num("size", default=0))
     add_scaling(trailing)
-    sytrd = [sytrd_row(e, ceil, rtime) for e in rs.by_family("mgpu.symv_sytrd")]
+    sytrd = [sytrd_row(e, ceil, rtime) for e in rs.by_family("kernels.symv_mgpu_sytrd")]
     one = {r["shape"]: r["total_s"] for r in sytrd if r["gpus"] == 1 and r["total_s"]}
     for r in sytrd:
         t1 = one.get(r["shape"])
@@ -222,14 +226,14 @@ def write_section(d, res: Optional[dict]) -> None:
         d.para("Note: " + note + ".")
     from .report import fmt  # noqa: E402 (the report module imports this one)
     if res["calls"]:
-        d.sub("One call (mgpu.symv, mgpu.gemv)")
+        d.sub("One call (kernels.symv_mgpu, kernels.gemv_mgpu)")
         d.table(["kernel", "problem", "GPUs", "reduction", "L2", "µs", "GB/s (min. bytes, all GPUs)",
                  "bound µs (local + reduction)", "% of bound", "scaling efficiency"],
                 [[r["kernel"], r["shape"], r["gpus"], r["reduction"], r["l2"] or "–", _us(r["time_s"]), r["value"],
                   f"{fmt(_us(r['bound_s']))} ({fmt(_us(r['local_time_s']))} + {fmt(_us(r['reduction_time_s']))})",
                   r["pct_of_bound"], r["scaling_efficiency"]] for r in res["calls"]])
     if res["sytrd"]:
-        d.sub("The SYTRD sequence (mgpu.symv_sytrd)")
+        d.sub("The SYTRD sequence (kernels.symv_mgpu_sytrd)")
         d.para("One sample = one call on each trailing submatrix A(k:n, k:n), k = 1 ... n-1, back to back; its bound "
                "sums the calls' bounds (shares above the L2 at the DRAM ceiling, the others at the L2's).")
         d.table(["problem", "GPUs", "reduction", "calls", "total s", "bound s (local + reduction)", "% of bound",
@@ -238,7 +242,7 @@ def write_section(d, res: Optional[dict]) -> None:
                   f"{fmt(r['bound_s'])} ({fmt(r['local_time_s'])} + {fmt(r['reduction_time_s'])})",
                   r["pct_of_bound"], r["scaling_efficiency"]] for r in res["sytrd"]])
     if res["trailing"]:
-        d.sub("Single calls along the sequence (mgpu.symv_trailing)")
+        d.sub("Single calls along the sequence (kernels.symv_mgpu_trailing)")
         d.table(["size", "GPUs", "reduction", "L2", "µs per call", "bound µs", "% of bound", "scaling efficiency"],
                 [[r["size"], r["gpus"], r["reduction"], r["l2"] or "–", _us(r["time_s"]), _us(r["bound_s"]),
                   r["pct_of_bound"], r["scaling_efficiency"]] for r in res["trailing"]])

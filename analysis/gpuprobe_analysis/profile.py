@@ -699,8 +699,7 @@ class Profile:
         known = set(F.FAMILY) | set(F.P2P_FAMILIES)
         gen = {}
         for fam in self.rs.families():
-            if (fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX)
-                    or fam.startswith(F.MGPU_PREFIX)):
+            if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):
                 continue
             gen[fam] = [{"entry": e.name, "value": e.value, "unit": e.unit, "cv": finite(e.cv),
                          "tags": e.tags} for e in self.rs.by_family(fam)]

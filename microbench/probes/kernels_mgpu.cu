@@ -1,12 +1,12 @@
 // Multi-GPU SYMV and GEMV benchmarks (kernels/include/gpuprobe/kernels/symv_mgpu.hpp): the matrix in
 // the 1D block-column cyclic layout over G GPUs (b = 64, ldl = n), x replicated, y landing on every
 // GPU. Families (docs/probes.md, "Multi-GPU kernels"):
-//   mgpu.symv           one call on the whole n x n matrix; GB/s on the minimal bytes summed over the
+//   kernels.symv_mgpu           one call on the whole n x n matrix; GB/s on the minimal bytes summed over the
 //                       GPUs (each GPU's share of the stored triangle + x + y)
-//   mgpu.gemv           one call, A general n x n, trans n / t; GB/s on minimal bytes as above
-//   mgpu.symv_sytrd     the SYTRD's SYMV sequence: the trailing submatrices A(k:n, k:n), k = 1 ... n-1,
+//   kernels.gemv_mgpu           one call, A general n x n, trans n / t; GB/s on minimal bytes as above
+//   kernels.symv_mgpu_sytrd     the SYTRD's SYMV sequence: the trailing submatrices A(k:n, k:n), k = 1 ... n-1,
 //                       back to back; one sample = the sequence; value = its total seconds
-//   mgpu.symv_trailing  one call on a trailing submatrix, at sizes spaced along that sequence; ns
+//   kernels.symv_mgpu_trailing  one call on a trailing submatrix, at sizes spaced along that sequence; ns
 // Axes: gpus (1 and every power of two up to the device count), precision, uplo / trans, reduction
 // (none for one GPU; p2p, and nccl when built with NCCL), n (4096 up to the largest that fits in the
 // GPUs' memory, plus 131072 in double on two GPUs when each has the 68.7 GB it needs).
@@ -60,29 +60,29 @@ const std::string kTiming =
     "(cross-device event waits): first start to last end over the GPUs";
 
 const ProbeDescriptor kSymvDescriptor{
-    "mgpu.symv", Figure::kBandwidth,
+    "kernels.symv_mgpu", Figure::kBandwidth,
     "one y = alpha A x + beta y on G GPUs per sample (A symmetric n x n, one triangle stored, 1D block-column cyclic "
     "with b = 64, ldl = n; x replicated, y lands on every GPU; alpha = 1, beta = 0), " + kTiming +
         "; bytes = minimal summed over the GPUs (each GPU's stored elements + x + y); flops = 2n^2",
     "", 10, 2, kMinWarmupSeconds};
 const ProbeDescriptor kGemvDescriptor{
-    "mgpu.gemv", Figure::kBandwidth,
+    "kernels.gemv_mgpu", Figure::kBandwidth,
     "one y = alpha op(A) x + beta y on G GPUs per sample (A n x n, 1D block-column cyclic with b = 64, ldl = n; x "
     "replicated, y lands on every GPU; alpha = 1, beta = 0), " + kTiming +
         "; bytes = minimal summed over the GPUs (each GPU's columns + its x + y); flops = 2n^2",
     "", 10, 2, kMinWarmupSeconds};
 // Not gated: submitting thousands of dependent calls is part of what the sequence costs.
 const ProbeDescriptor kSytrdDescriptor{
-    "mgpu.symv_sytrd", Figure::kValue,
+    "kernels.symv_mgpu_sytrd", Figure::kValue,
     "the SYTRD's SYMV sequence per sample: one call on each trailing submatrix A(k:n, k:n), k = 1 ... n-1 (sizes "
-    "n-1 down to 1) of one n x n matrix, as mgpu.symv otherwise, enqueued back to back on GPU 0's stream; CUDA events "
+    "n-1 down to 1) of one n x n matrix, as kernels.symv_mgpu otherwise, enqueued back to back on GPU 0's stream; CUDA events "
     "around the whole sequence, not behind a launch gate (the host's submission is part of it); value = the "
     "sequence's seconds",
     "s", 3, 1, 0, /*launch_gate=*/false};
 const ProbeDescriptor kTrailingDescriptor{
-    "mgpu.symv_trailing", Figure::kTimePerOp,
+    "kernels.symv_mgpu_trailing", Figure::kTimePerOp,
     "one y = alpha A(o:n, o:n) x + beta y per sample on a trailing submatrix of size n - o of the n x n matrix of "
-    "mgpu.symv_sytrd (as mgpu.symv otherwise), " + kTiming + "; value = ns per call; bytes = minimal summed over the "
+    "kernels.symv_mgpu_sytrd (as kernels.symv_mgpu otherwise), " + kTiming + "; value = ns per call; bytes = minimal summed over the "
     "GPUs",
     "", 10, 2, kMinWarmupSeconds};
 
