@@ -94,16 +94,47 @@ def p2p_reduction_time(alpha_s: float, beta_bps: float) -> ReductionTime:
     return time
 
 
-def reduction_model(rs: ResultSet, reduction_time: Optional[ReductionTime]) -> Tuple[ReductionTime, str]:
-    """The reduction model and what it is: the caller's (the collectives' fits), else the P2P α-β of the
-    inputs, else none (0 s)."""
-    if reduction_time is not None:
-        return reduction_time, "NCCL collectives' α-β fits (collectives.reduction_time)"
-    ab = p2p_alpha_beta(rs)
-    if ab:
-        return p2p_reduction_time(ab[0], ab[1]), ab[2] + " (no collective fits given)"
-    return (lambda op, gpus, nbytes: 0.0), ("none: neither collective fits nor transfer.p2p entries in the inputs; "
-                                            "the bound holds the local bytes only")
+class ReductionModel:
+    """The reduction's time per (op, G, nbytes): the caller's collective fits where they cover the op and G,
+    else the P2P α-β of the inputs, else 0 s (the bound then holds the local bytes only). Which one served
+    each call is counted, so that the report can say it."""
+
+    def __init__(self, rs: ResultSet, reduction_time: Optional[ReductionTime]):
+        self.collective = reduction_time
+        ab = p2p_alpha_beta(rs)
+        self.p2p = p2p_reduction_time(ab[0], ab[1]) if ab else None
+        self.p2p_how = ab[2] if ab else ""
+        self.used: Dict[str, int] = {}
+        self.uncovered: set = set()  # (op, G) the collective fits lack
+
+    def __call__(self, op: str, gpus: int, nbytes: float) -> float:
+        if gpus <= 1 or op == "none" or not nbytes > 0:
+            return 0.0
+        if self.collective is not None and (op, gpus) not in self.uncovered:
+            try:
+                t = float(self.collective(op, gpus, nbytes))
+                self.used["collectives"] = self.used.get("collectives", 0) + 1
+                return t
+            except (LookupError, ValueError):  # collectives.reduction_time: that op and G were not measured
+                self.uncovered.add((op, gpus))
+        source = "p2p" if self.p2p else "none"
+        self.used[source] = self.used.get(source, 0) + 1
+        return self.p2p(op, gpus, nbytes) if self.p2p else 0.0
+
+    def description(self) -> str:
+        parts = []
+        if self.collective is not None:
+            parts.append("NCCL collectives' α-β fits (collectives.reduction_time)"
+                         + (" for " + ", ".join(f"{op} over {g} GPUs" for op, g in sorted(self.uncovered))
+                            + " not measured there" if self.uncovered else ""))
+        if self.p2p and (self.collective is None or self.uncovered):
+            parts.append(self.p2p_how + (" (no collective fits given)" if self.collective is None else
+                                         " for the reductions the fits lack"))
+        if not self.p2p and (self.collective is None or self.uncovered):
+            parts.append("none where no collective fit applies: no transfer.p2p entries in the inputs (the bound "
+                         "holds the local bytes only)")
+        used = ", ".join(f"{k} {v}" for k, v in sorted(self.used.items()))
+        return "; ".join(parts) + (f" [reductions modelled: {used}]" if used else "")
 
 
 # ------------------------------------------------------------------------------------------ rows
@@ -135,7 +166,7 @@ def entry_row(e: Entry, ceil: Dict[str, dict], rtime: ReductionTime) -> dict:
     level, gbps = _level(e, ceil)
     op = F.text(e, "reduction_op") or "none"
     nbytes = finite(e.num("reduction_bytes")) or 0.0
-    red = rtime(op, gpus, nbytes) if gpus > 1 and op != "none" else 0.0
+    red = rtime(op, gpus, nbytes)
     local_s = local / (gbps * 1e9) if local and gbps else None
     bound = local_s + red if local_s is not None else None
     secs = finite(e.num("time_median_s"))
@@ -182,7 +213,7 @@ def analyze(rs: ResultSet, profile_data: Optional[dict] = None,
     if not any(rs.by_family(fam) for fam in FAMILIES):
         return None
     ceil = read_ceilings(rs, profile_data)
-    rtime, model = reduction_model(rs, reduction_time)
+    rtime = ReductionModel(rs, reduction_time)
     calls = [entry_row(e, ceil, rtime) for fam in ("kernels.symv_mgpu", "kernels.gemv_mgpu") for e in rs.by_family(fam)]
     add_scaling(calls)
     trailing = [entry_row(e, ceil, rtime) for e in rs.by_family("kernels.symv_mgpu_trailing")]
@@ -201,7 +232,7 @@ def analyze(rs: ResultSet, profile_data: Optional[dict] = None,
         notes.append("bound on the theoretical DRAM rate: no memory.bandwidth entries with a DRAM premise in the inputs")
     entries = [e for fam in FAMILIES for e in rs.by_family(fam)]
     return {"calls": calls, "trailing": sorted(trailing, key=lambda r: (r["gpus"], r["reduction"], r["size"])),
-            "sytrd": sytrd, "ceilings": ceil, "reduction_model": model, "notes": notes,
+            "sytrd": sytrd, "ceilings": ceil, "reduction_model": rtime.description(), "notes": notes,
             "source": F.provenance(entries) if entries else None}
 
 

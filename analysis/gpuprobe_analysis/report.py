@@ -235,7 +235,9 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if peer is not None:
         data["p2p"] = p2p.to_json(peer)
     sections = SECTIONS if peer is None else _insert_after(SECTIONS, "transfers", p2p.SECTION)
-    # The multi-GPU kernels against their bound (the DRAM / L2 read ceilings of the profile above).
+    # The multi-GPU kernels against their bound (the DRAM / L2 read ceilings of the profile above). The
+    # reduction's time: the NCCL collectives' fits when passed as reduction_time(op, G, nbytes), e.g.
+    # functools.partial(collectives.reduction_time, fits); else the P2P α-β of the inputs.
     multi = mgpu.analyze(rs, data)
     if multi is not None:
         data["mgpu"] = multi

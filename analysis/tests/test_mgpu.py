@@ -102,6 +102,7 @@ def test_without_any_reduction_model_the_bound_is_the_local_bytes(tmp_path):
     res = mgpu.analyze(rs, PROFILE)
     assert res["calls"][0]["bound_s"] == pytest.approx(25e-6)
     assert res["reduction_model"].startswith("none")
+    assert res["calls"][0]["reduction_time_s"] == 0.0
 
 
 def test_l2_resident_entries_use_the_l2_ceiling(tmp_path):
@@ -177,3 +178,21 @@ def test_one_gpu_inputs_have_no_such_section(tmp_path):
     out = build_report(rs, str(tmp_path / "report"))
     md = open(out["markdown"], encoding="utf-8").read()
     assert "SYMV and GEMV" not in md and "mgpu" not in json.load(open(out["profile"]))
+
+
+def test_collective_fits_missing_an_op_fall_back_to_p2p(tmp_path):
+    def entries(b):
+        call(b, "kernels.symv_mgpu", 2, 8192, 40e-6, 50e6, red_bytes=65536.0)
+        call(b, "kernels.gemv_mgpu", 2, 8192, 40e-6, 50e6, op="allgather", red_bytes=65536.0, trans="t")
+
+    def reduction_time(op, gpus, nbytes):  # as collectives.reduction_time for an op that was not measured
+        if op != "allreduce":
+            raise LookupError(f"no {op} over {gpus} GPUs")
+        return 2e-6
+
+    res = mgpu.analyze(load(tmp_path, entries), PROFILE, reduction_time)
+    rows = {r["kernel"]: r for r in res["calls"]}
+    assert rows["symv"]["reduction_time_s"] == pytest.approx(2e-6)
+    assert rows["gemv"]["reduction_time_s"] == pytest.approx(10e-6 + 0.5 * 65536 / 80e9)
+    assert "allgather over 2 GPUs not measured" in res["reduction_model"]
+    assert "collectives 1" in res["reduction_model"] and "p2p 1" in res["reduction_model"]
