@@ -78,6 +78,9 @@ FAMILY = {
 # Peer-to-peer families: their own module and report section (p2p.py), never the generic table.
 P2P_FAMILIES = ("transfer.p2p", "transfer.p2p_latency", "transfer.p2p_chase")
 KERNEL_PREFIX = "kernels."
+# Multi-GPU kernels: their own module and report section (mgpu.py); not in the roofline or the optimality
+# tables, whose bounds are one GPU's (their bytes are summed over the GPUs).
+MGPU_FAMILIES = ("kernels.symv_mgpu", "kernels.gemv_mgpu", "kernels.symv_mgpu_sytrd", "kernels.symv_mgpu_trailing")
 # Paired comparisons (paired.symv, paired.gemv): A and B timed in the same samples, value = B time / A time.
 PAIRED_PREFIX = "paired."
 # A paired entry whose per-sample speedups spread more than this (CV) is marked: something slowed one

@@ -6,11 +6,13 @@ import base64
 import html
 import json
 import math
+import functools
 import os
 from typing import Dict, List, Optional, Sequence
 
 from . import collectives
 from . import families as F
+from . import mgpu
 from . import p2p
 from . import plots
 from .profile import Profile
@@ -239,6 +241,13 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     if coll is not None:
         data["collectives"] = collectives.to_json(coll)
         sections = _insert_after(sections, p2p.SECTION[0] if peer is not None else "transfers", collectives.SECTION)
+    # The multi-GPU kernels against their bound (the DRAM / L2 read ceilings of the profile above); the
+    # reduction's time from the NCCL collectives' fits where they cover its op and G, else the P2P α-β.
+    reduction_time = functools.partial(collectives.reduction_time, coll) if coll is not None else None
+    multi = mgpu.analyze(rs, data, reduction_time)
+    if multi is not None:
+        data["mgpu"] = multi
+        sections = _insert_after(sections, "kernels", mgpu.SECTION)
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -557,6 +566,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         d.para("No kernels.* entries in the inputs.")
     for f in kf:
         d.figure(f, figs)
+
+    mgpu.write_section(d, multi)
 
     d.section("other")
     other = data.get("other_families") or {}

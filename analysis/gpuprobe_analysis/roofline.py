@@ -125,7 +125,7 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
     pts: List[KernelPoint] = []
     notes: List[str] = []
     for e in rs.entries:
-        if not e.family.startswith(F.KERNEL_PREFIX):
+        if not e.family.startswith(F.KERNEL_PREFIX) or e.family in F.MGPU_FAMILIES:  # multi-GPU: mgpu.py
             continue
         flops = e.num("flops_per_sample")
         secs = e.num("time_median_s")

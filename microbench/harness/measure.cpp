@@ -106,6 +106,7 @@ void Measurement::time_events(const std::function<void(cudaStream_t)>& enqueue,
   EventTimer timer(launch_gated());
   auto one_sample = [&]() {
     if (flush_l2_) flush_l2(timer.stream());
+    if (prepare_) prepare_(timer.stream());
     Sample s;
     s.seconds = timer.seconds(enqueue);
     if (annotate) annotate(s);
@@ -120,6 +121,7 @@ void Measurement::time_events_paired(const std::function<void(cudaStream_t)>& en
   EventTimer timer(launch_gated());
   auto one = [&](const std::function<void(cudaStream_t)>& enqueue) {
     if (flush_l2_) flush_l2(timer.stream());
+    if (prepare_) prepare_(timer.stream());
     return timer.seconds(enqueue);
   };
   auto pair = [&](bool a_first) {

@@ -137,6 +137,10 @@ class Measurement {
   // Reads 2x the L2 of unrelated data before every sample, so each sample starts with a cold L2
   // holding only clean lines (see flush_l2).
   void flush_l2_before_each_sample(bool on) { flush_l2_ = on; }
+  // Work enqueued on the timer's stream before every event-timed sample (warm-up included), after
+  // the flush if any and outside the timed interval: e.g. flushing the L2 of the other GPUs of a
+  // multi-GPU entry (forked from and joined back into that stream).
+  void before_each_sample(std::function<void(cudaStream_t)> prepare) { prepare_ = std::move(prepare); }
 
   // Times `enqueue` with CUDA events on a private stream; the same callable is the counter replay.
   // Behind a launch gate unless the descriptor or --launch-gate=off says otherwise (launch_gate.hpp);
@@ -191,6 +195,7 @@ class Measurement {
   Work work_;
   std::string label_;
   bool flush_l2_ = false;
+  std::function<void(cudaStream_t)> prepare_;
   Premise premise_;
 };
 

@@ -11,6 +11,7 @@ void register_transfer_probes();   // probes/transfer_*.cu: host<->device, peer-
 void register_kernel_benchmarks(); // probes/kernels_registry.cpp: the two below
 void register_blas2_benchmarks();  // probes/kernels_blas2.cu: SYMV, GEMV vs cuBLAS
 void register_sgemm_benchmarks();  // probes/kernels_sgemm.cu: SGEMM vs cuBLAS
+void register_mgpu_benchmarks();   // probes/kernels_mgpu.cu: multi-GPU SYMV, GEMV, the SYTRD sequence
 
 inline void register_all_probes() {
   register_baseline_probes();

@@ -11,7 +11,7 @@ OUT=${1:?usage: multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with
 shift
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
 tests=1
-filter='^(transfer\.(p2p|p2p_latency|p2p_chase|collective)|kernels\.(symv|gemv)_mgpu)/'
+filter='^(transfer\.(p2p|p2p_latency|p2p_chase|collective)|kernels\.(symv|gemv)_mgpu(_sytrd|_trailing)?)/'
 report_with=()
 for a in "$@"; do
   case "$a" in

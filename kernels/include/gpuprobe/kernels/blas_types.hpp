@@ -13,6 +13,8 @@ enum class Status {
   kNullPointer,       // a required pointer is null
   kWorkspaceTooSmall, // caller's workspace is smaller than the queried size
   kLaunchFailed,      // the CUDA launch itself failed (cudaGetLastError)
+  kNotSupported,      // not in this build or not on these devices (multi-GPU: NCCL, peer access)
+  kDeviceError,       // a CUDA or NCCL call other than a launch failed (multi-GPU context set-up)
 };
 
 inline const char* status_text(Status s) {
@@ -22,6 +24,8 @@ inline const char* status_text(Status s) {
     case Status::kNullPointer: return "null pointer";
     case Status::kWorkspaceTooSmall: return "workspace too small";
     case Status::kLaunchFailed: return "launch failed";
+    case Status::kNotSupported: return "not supported";
+    case Status::kDeviceError: return "device error";
   }
   return "unknown status";
 }

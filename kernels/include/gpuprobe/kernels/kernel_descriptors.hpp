@@ -11,6 +11,7 @@
 #include <cstddef>
 
 #include "gpuprobe/kernels/blas_types.hpp"
+#include "gpuprobe/kernels/block_cyclic.hpp"
 #include "gpuprobe/kernels/sgemm_descriptor.hpp"  // sgemm_flops, sgemm_min_bytes (one definition)
 
 namespace gpuprobe::kernels {
@@ -34,6 +35,53 @@ inline double gemv_min_bytes(Trans trans, int m, int n, std::size_t element_byte
   const double x_len = trans == Trans::kNoTrans ? n : m;
   const double y_len = trans == Trans::kNoTrans ? m : n;
   return (static_cast<double>(m) * n + x_len + y_len * (beta_nonzero ? 2 : 1)) * static_cast<double>(element_bytes);
+}
+
+// ---- Multi-GPU SYMV and GEMV (symv_mgpu.hpp): per GPU, what it must move itself; the vector the
+// GPUs reduce; the flops are the single-GPU kernels' (symv_flops, gemv_flops of the submatrix). ----
+
+// Stored elements of A(o:o+n, o:o+n) in GPU q's columns: over q's global columns c in [o, o+n), lower
+// o + n - c (rows c .. o+n-1), upper c - o + 1 (rows o .. c). Summed over the GPUs: n(n+1)/2.
+inline long long symv_mgpu_local_stored(const BlockCyclicLayout& layout, int q, Uplo uplo, int n, int offset) {
+  if (n <= 0) return 0;
+  const long long cols = layout.local_cols_before(q, offset + n) - layout.local_cols_before(q, offset);
+  const long long index_sum = layout.global_index_sum_before(q, offset + n) - layout.global_index_sum_before(q, offset);
+  return uplo == Uplo::kLower ? cols * (static_cast<long long>(offset) + n) - index_sum
+                              : index_sum - cols * (static_cast<long long>(offset) - 1);
+}
+
+// Minimal bytes of GPU q: its stored elements, x (n: the column dots need x at every row), y (n
+// written on every GPU: the result lands on all, and read once more when beta != 0).
+inline double symv_mgpu_local_min_bytes(const BlockCyclicLayout& layout, int q, Uplo uplo, int n, int offset,
+                                        std::size_t element_bytes, bool beta_nonzero) {
+  const double vectors = static_cast<double>(n) * (beta_nonzero ? 3 : 2);
+  return (static_cast<double>(symv_mgpu_local_stored(layout, q, uplo, n, offset)) + vectors) *
+         static_cast<double>(element_bytes);
+}
+
+// The cross-GPU reduction: an allreduce (sum) of a vector of n elements; its bytes (the size a
+// collective's model takes, as nccl-tests count it); 0 for one GPU.
+inline double symv_mgpu_reduction_bytes(int gpus, int n, std::size_t element_bytes) {
+  return gpus > 1 ? static_cast<double>(n) * static_cast<double>(element_bytes) : 0.0;
+}
+
+// GEMV on A(ro:ro+m, co:co+n): GPU q holds nl = its local columns of [co, co+n). Minimal bytes of GPU
+// q: m nl elements of A, x (kNoTrans: the nl elements at its columns; kTrans: all m), y (kNoTrans: m,
+// kTrans: n written on every GPU, read once more when beta != 0).
+inline double gemv_mgpu_local_min_bytes(const BlockCyclicLayout& layout, int q, Trans trans, int m, int n,
+                                        int col_offset, std::size_t element_bytes, bool beta_nonzero) {
+  if (m <= 0 || n <= 0) return 0;
+  const double nl = layout.local_cols_before(q, col_offset + n) - layout.local_cols_before(q, col_offset);
+  const double x_len = trans == Trans::kNoTrans ? nl : m;
+  const double y_len = trans == Trans::kNoTrans ? m : n;
+  return (static_cast<double>(m) * nl + x_len + y_len * (beta_nonzero ? 2 : 1)) * static_cast<double>(element_bytes);
+}
+
+// The cross-GPU step: kNoTrans an allreduce (sum) of m elements, kTrans an allgather whose result
+// has n elements (each GPU contributes the elements of its columns); bytes of the result; 0 for one GPU.
+inline const char* gemv_mgpu_reduction_op(Trans trans) { return trans == Trans::kNoTrans ? "allreduce" : "allgather"; }
+inline double gemv_mgpu_reduction_bytes(Trans trans, int gpus, int m, int n, std::size_t element_bytes) {
+  return gpus > 1 ? static_cast<double>(trans == Trans::kNoTrans ? m : n) * static_cast<double>(element_bytes) : 0.0;
 }
 
 }  // namespace gpuprobe::kernels
