@@ -3,10 +3,10 @@ and a Markdown version, plus device-profile.json and the figures as PNG/SVG file
 from __future__ import annotations
 
 import base64
+import functools
 import html
 import json
 import math
-import functools
 import os
 from typing import Dict, List, Optional, Sequence
 
