@@ -28,7 +28,7 @@ start=$(date +%s)
 stamp() { echo "[multigpu_run +$(( $(date +%s) - start ))s] $*"; }
 
 stamp build
-bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+bash scripts/build.sh -DCMAKE_CUDA_ARCHITECTURES=90 -DGPUPROBE_BUILD_LAB=ON > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 nvidia-smi topo -m > "$OUT/topo.txt" 2>&1
 nvidia-smi --query-gpu=index,name,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv >> "$OUT/topo.txt" 2>&1
 
@@ -38,6 +38,12 @@ if ((tests)); then
     > "$OUT/tests.txt" 2>&1
   echo "gpu tests exit $?" >> "$OUT/tests.txt"
   tail -5 "$OUT/tests.txt"
+fi
+
+if [ -x "$BUILD_DIR/lab/sgemm_variants/sgemm_variants" ]; then
+  stamp "lab: SGEMM variants' checks against cuBLAS"
+  timeout 120 "$BUILD_DIR/lab/sgemm_variants/sgemm_variants" > "$OUT/sgemm_variants.txt" 2>&1
+  echo "sgemm_variants exit $?" >> "$OUT/sgemm_variants.txt"
 fi
 
 stamp "gpuprobe $filter"
