@@ -656,6 +656,14 @@ void register_sytrd(bool quick) {
 }  // namespace
 
 void register_mgpu_benchmarks() {
+  // On one GPU the single-GPU kernels.symv/gemv entries already say all there is; the 1-GPU entries
+  // here are the baseline of the multi-GPU ones (scaling efficiency), registered only beside them.
+  if (gpu_counts().size() < 2) {
+    std::fprintf(stderr, "gpuprobe: multi-GPU kernels (kernels.*_mgpu*) left out: they need 2 or more GPUs "
+                         "with peer access\n");
+    GP_CUDA_CHECK(cudaSetDevice(probed_device()));
+    return;
+  }
   const bool quick = context().options.quick;
   register_precision<float>(quick);
   register_precision<double>(quick);
