@@ -4,7 +4,7 @@
 #   the NCCL collectives and the multi-GPU SYMV/GEMV entries; 5. PyTorch's all-reduce as the peer of
 #   the collectives; 6. a report of those results.
 #   scripts/dev/multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with=FILE]...
-# Writes OUTDIR/multigpu.json.gz, tests.txt, torch_allreduce.json, topo.txt, report.tgz and logs.
+# Writes OUTDIR/multigpu.json.gz, report.tgz and logs.tgz (tests.txt, torch_allreduce.json, topo.txt, the logs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with=FILE]...}
@@ -65,4 +65,6 @@ python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$OUT/report" > "$OUT/repo
 echo "report exit $?" >> "$OUT/report.log"
 [ -d "$OUT/report" ] && tar czf "$OUT/report.tgz" -C "$OUT" report && rm -rf "$OUT/report"
 [ -f "$OUT/multigpu.json" ] && gzip -f "$OUT/multigpu.json"
+# Few files come back from a lent machine: the logs and small outputs travel in one archive.
+(cd "$OUT" && tar czf logs.tgz --remove-files ./*.log ./*.txt ./torch_allreduce.json 2>/dev/null)
 stamp done
