@@ -24,8 +24,10 @@ Method (documented in docs/analysis.md):
 from __future__ import annotations
 
 import math
+import os
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import List, Optional, Sequence
+from typing import List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -392,6 +394,22 @@ def _admissible(x, levels, a, sigma):
 SEED_SHAPES = ("step", "ways16", "gradual")
 DP_SEED_SHAPE = "ways16"
 SPLIT = math.sqrt(2.0)
+
+
+def _detect_levels_job(job):
+    return detect_levels(*job)
+
+
+def detect_levels_many(jobs: Sequence[Tuple]) -> List[LevelFit]:
+    """detect_levels(x, y, recorded_cv) for each job, in order. The fits are independent and each
+    takes up to seconds (a full H100 run has about 50 curves): they run in worker processes, one per
+    core, when there are several cores and jobs; the results are those of the sequential calls."""
+    jobs = list(jobs)
+    workers = min(len(jobs), os.cpu_count() or 1)
+    if workers < 2:
+        return [_detect_levels_job(j) for j in jobs]
+    with ProcessPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(_detect_levels_job, jobs))
 
 
 def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, shapes=SHAPES) -> LevelFit:

@@ -11,7 +11,7 @@ import numpy as np
 from . import ceilings as C
 from . import families as F
 from .fits import fit_alpha_beta
-from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, detect_knee_saturation, detect_levels, estimate_noise,
+from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, detect_knee_saturation, detect_levels_many, estimate_noise,
                      plateau_values)
 from .results import Entry, ResultSet, finite
 from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
@@ -154,6 +154,7 @@ class Profile:
     def _latency_curves(self, family: str) -> List[Curve]:
         spec = F.FAMILY[family]
         curves = []
+        todo = []
         for key, ents in sorted(F.group(self.rs.by_family(family), spec["group"]).items(), key=lambda t: str(t[0])):
             x, y, used = _curve_xy(ents, spec["x"], "cycles_per_op")
             ylabel = "cycles per load"
@@ -162,7 +163,9 @@ class Profile:
                 ylabel = f"{used[0].unit or 'value'} per load" if used else ylabel
             if len(np.unique(x)) < MIN_CURVE_POINTS:
                 continue
-            fit = detect_levels(x, y, [e.cv for e in used])
+            todo.append((key, x, y, used, ylabel))
+        fits = detect_levels_many([(x, y, [e.cv for e in used]) for _, x, y, used, _ in todo])
+        for (key, x, y, used, ylabel), fit in zip(todo, fits):
             keyd = dict(zip(spec["group"], key))
             load = keyd.get("load") or ""
             if family == "memory.latency":
@@ -372,6 +375,7 @@ class Profile:
         spec = F.FAMILY["memory.bandwidth"]
         curves = []
         l2 = (self.data.get("hierarchy", {}).get("capacities", {}).get("l2_bytes") or self.ctxnum("gpu_l2_bytes"))
+        todo = []
         for key, ents in sorted(F.group(self.rs.by_family("memory.bandwidth"), spec["group"]).items(), key=lambda t: str(t[0])):
             x, y, used = _curve_xy(ents, "footprint")
             if len(x):
@@ -381,8 +385,10 @@ class Profile:
                 x, y, used = x[start:], y[start:], used[start:]
             if len(np.unique(x)) < MIN_CURVE_POINTS:
                 continue
-            # Time per byte is the mixture of the levels' times per byte: detect on 1/bandwidth.
-            fit = detect_levels(x, 1.0 / y, [e.cv for e in used])
+            todo.append((key, x, y, used))
+        # Time per byte is the mixture of the levels' times per byte: detect on 1/bandwidth.
+        fits = detect_levels_many([(x, 1.0 / y, [e.cv for e in used]) for _, x, y, used in todo])
+        for (key, x, y, used), fit in zip(todo, fits):
             names = name_levels(fit.knees, l2, True)
             curves.append(Curve("memory.bandwidth", dict(zip(spec["group"], key)), used, x, y, fit, names, "GB/s"))
         self.curves["bandwidth"] = curves
