@@ -2,9 +2,9 @@
 # Multi-GPU figures and checks on a GPU machine with 2 or more GPUs (our routine, not the user's path):
 #   1. build (skipped when up to date); 2. topology; 3. the multi-GPU GPU tests; 4. the P2P matrix,
 #   the NCCL collectives and the multi-GPU SYMV/GEMV entries; 5. PyTorch's all-reduce as the peer of
-#   the collectives; 6. a report of those results.
+#   the collectives; 6. the probed GPU's DRAM and L2 read ceilings with their premises; 7. a report.
 #   scripts/dev/multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with=FILE]...
-# Writes OUTDIR/multigpu.json.gz, report.tgz and logs.tgz (tests.txt, torch_allreduce.json, topo.txt, the logs).
+# Writes OUTDIR/multigpu.json.gz, ceilings.json.gz, ceiling_premises.json.gz, report.tgz and logs.tgz (tests.txt, torch_allreduce.json, topo.txt, the logs).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: multigpu_run.sh OUTDIR [--no-tests] [--filter=RE] [--report-with=FILE]...}
@@ -52,6 +52,17 @@ timeout 420 "$BUILD_DIR/gpuprobe" --benchmark_filter="$filter" --benchmark_out="
 echo "gpuprobe exit $?" | tee -a "$OUT/multigpu.log"
 grep '^gpuprobe:' "$OUT/multigpu.log" | head -20
 
+# The probed GPU's DRAM and L2 read ceilings, which the multi-GPU bound divides by, measured in the
+# same call, and their premises checked by the counters (as the main job does for every ceiling).
+ceilings='^memory\.bandwidth/kernel:read/vector:16/footprint:(1073741824|2147483648|4294967296)/|^memory\.l2_bandwidth/kernel:read_cg/walk:own_slice/'
+stamp "ceilings for the bound: $ceilings"
+timeout 120 "$BUILD_DIR/gpuprobe" --benchmark_filter="$ceilings" --benchmark_out="$OUT/ceilings.json" \
+  --benchmark_out_format=json > "$OUT/ceilings.log" 2>&1
+echo "gpuprobe exit $?" >> "$OUT/ceilings.log"
+timeout 120 "$BUILD_DIR/gpuprobe" --counters=premise,replay=application --samples=1 --benchmark_filter="$ceilings" \
+  --benchmark_out="$OUT/ceiling_premises.json" --benchmark_out_format=json > "$OUT/ceiling_premises.log" 2>&1
+echo "gpuprobe exit $?" >> "$OUT/ceiling_premises.log"
+
 if [ -f scripts/dev/torch_allreduce.py ]; then
   stamp "peer: PyTorch all-reduce"
   timeout 180 python3 scripts/dev/torch_allreduce.py > "$OUT/torch_allreduce.json" 2> "$OUT/torch_allreduce.log"
@@ -60,11 +71,12 @@ fi
 
 stamp report
 inputs=("${report_with[@]}")
-[ -f "$OUT/multigpu.json" ] && inputs+=("$OUT/multigpu.json")
+# The counter run first: the last file's entry is used, completed by the earlier files' counters.
+for f in ceiling_premises ceilings multigpu; do [ -f "$OUT/$f.json" ] && inputs+=("$OUT/$f.json"); done
 python3 -m gpuprobe_analysis report "${inputs[@]}" -o "$OUT/report" > "$OUT/report.log" 2>&1
 echo "report exit $?" >> "$OUT/report.log"
 [ -d "$OUT/report" ] && tar czf "$OUT/report.tgz" -C "$OUT" report && rm -rf "$OUT/report"
-[ -f "$OUT/multigpu.json" ] && gzip -f "$OUT/multigpu.json"
+for f in ceiling_premises ceilings multigpu; do [ -f "$OUT/$f.json" ] && gzip -f "$OUT/$f.json"; done
 # Few files come back from a lent machine: the logs and small outputs travel in one archive.
 (cd "$OUT" && tar czf logs.tgz --remove-files ./*.log ./*.txt ./torch_allreduce.json 2>/dev/null)
 stamp done
