@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/device_buffer.hpp"
 #include "gpuprobe/kernels/kernel_descriptors.hpp"
 #include "gpuprobe/kernels/symv_mgpu.hpp"
 #include "harness/device.hpp"
@@ -96,45 +97,12 @@ void check_status(kernels::Status st, const char* what) {
   if (st != kernels::Status::kSuccess) throw Error(std::string(what) + " returned " + kernels::status_text(st));
 }
 
-// Makes `device` current for the scope.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    GP_CUDA_CHECK(cudaGetDevice(&saved_));
-    GP_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceScope() { cudaSetDevice(saved_); }
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int saved_ = 0;
-};
-
-// A cudaMalloc'd array on a given device (DeviceBuffer allocates on the current one).
-class BufferOn {
- public:
-  BufferOn(int device, std::size_t bytes) : device_(device), bytes_(bytes) {
-    DeviceScope scope(device);
-    GP_CUDA_CHECK(cudaMalloc(&data_, std::max<std::size_t>(bytes, 16)));
-  }
-  ~BufferOn() {
-    int saved = 0;
-    if (cudaGetDevice(&saved) == cudaSuccess && cudaSetDevice(device_) == cudaSuccess) {
-      cudaFree(data_);
-      cudaSetDevice(saved);
-    }
-  }
-  BufferOn(const BufferOn&) = delete;
-  BufferOn& operator=(const BufferOn&) = delete;
-  void* data() const { return data_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  int device_;
-  std::size_t bytes_;
-  void* data_ = nullptr;
-};
+// A buffer of bytes on a given device, at least 16 bytes: a workspace of 0 bytes is still passed as a
+// valid pointer.
+using BufferOn = DeviceBuffer<unsigned char>;
+std::unique_ptr<BufferOn> buffer_on(int device, std::size_t bytes) {
+  return std::make_unique<BufferOn>(device, std::max<std::size_t>(bytes, 16));
+}
 
 int probed_device() { return context().device.index; }
 
@@ -176,7 +144,7 @@ class MultiGpuFlush {
       int l2 = 0;
       GP_CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, d));
       p.bytes = 2 * std::max<std::size_t>(static_cast<std::size_t>(l2), std::size_t(1) << 20);
-      p.scratch = std::make_unique<BufferOn>(d, p.bytes);
+      p.scratch = buffer_on(d, p.bytes);
       GP_CUDA_CHECK(cudaMemset(p.scratch->data(), 0x3c, p.bytes));
       GP_CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
       GP_CUDA_CHECK(cudaEventCreateWithFlags(&p.done, cudaEventDisableTiming));
@@ -301,26 +269,26 @@ Operands<T>& operands(int gpus, int n) {
   for (int q = 0; q < gpus; ++q) {
     const int d = o.devices[q];
     const std::size_t count = static_cast<std::size_t>(n) * o.layout.local_cols(q);
-    o.local.push_back(std::make_unique<BufferOn>(d, count * sizeof(T)));
-    o.x.push_back(std::make_unique<BufferOn>(d, n * sizeof(T)));
-    o.y.push_back(std::make_unique<BufferOn>(d, n * sizeof(T)));
-    o.local_ptrs.push_back(static_cast<const T*>(o.local.back()->data()));
-    o.x_ptrs.push_back(static_cast<const T*>(o.x.back()->data()));
-    o.y_ptrs.push_back(static_cast<T*>(o.y.back()->data()));
+    o.local.push_back(buffer_on(d, count * sizeof(T)));
+    o.x.push_back(buffer_on(d, n * sizeof(T)));
+    o.y.push_back(buffer_on(d, n * sizeof(T)));
+    o.local_ptrs.push_back(reinterpret_cast<const T*>(o.local.back()->data()));
+    o.x_ptrs.push_back(reinterpret_cast<const T*>(o.x.back()->data()));
+    o.y_ptrs.push_back(reinterpret_cast<T*>(o.y.back()->data()));
     DeviceScope scope(d);
-    fill(static_cast<T*>(o.local.back()->data()), count, 41 + q);
-    fill(static_cast<T*>(o.x.back()->data()), n, 40);  // the same x on every GPU
-    fill(static_cast<T*>(o.y.back()->data()), n, 39);
+    fill(reinterpret_cast<T*>(o.local.back()->data()), count, 41 + q);
+    fill(reinterpret_cast<T*>(o.x.back()->data()), n, 40);  // the same x on every GPU
+    fill(reinterpret_cast<T*>(o.y.back()->data()), n, 39);
   }
   o.symv_ws_bytes = kernels::symv_mgpu_workspace_bytes<T>(o.layout);
   for (int t = 0; t < 2; ++t)
     o.gemv_ws_bytes[t] =
         kernels::gemv_mgpu_workspace_bytes<T>(t == 0 ? Trans::kNoTrans : Trans::kTrans, n, n, 0, o.layout);
   for (int q = 0; q < gpus; ++q) {
-    o.symv_ws.push_back(std::make_unique<BufferOn>(o.devices[q], o.symv_ws_bytes));
+    o.symv_ws.push_back(buffer_on(o.devices[q], o.symv_ws_bytes));
     o.symv_ws_ptrs.push_back(o.symv_ws.back()->data());
     for (int t = 0; t < 2; ++t) {
-      o.gemv_ws[t].push_back(std::make_unique<BufferOn>(o.devices[q], o.gemv_ws_bytes[t]));
+      o.gemv_ws[t].push_back(buffer_on(o.devices[q], o.gemv_ws_bytes[t]));
       o.gemv_ws_ptrs[t].push_back(o.gemv_ws[t].back()->data());
     }
   }

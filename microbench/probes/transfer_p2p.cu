@@ -39,30 +39,6 @@ const char* p2p_direction_name(P2pDirection direction) {
   return direction == P2pDirection::kOneWay ? "uni" : "bidir";
 }
 
-DeviceScope::DeviceScope(int device) {
-  GP_CUDA_CHECK(cudaGetDevice(&previous_));
-  if (previous_ != device) {
-    GP_CUDA_CHECK(cudaSetDevice(device));
-    changed_ = true;
-  }
-}
-
-DeviceScope::~DeviceScope() {
-  if (changed_) cudaSetDevice(previous_);  // a destructor must not throw; the next checked call reports
-}
-
-P2pBuffer::P2pBuffer(int device, std::size_t bytes) : device_(device), bytes_(bytes) {
-  DeviceScope on(device);
-  GP_CUDA_CHECK(cudaMalloc(&data_, bytes));
-}
-
-P2pBuffer::~P2pBuffer() {
-  int current = 0;
-  if (!data_ || cudaGetDevice(&current) != cudaSuccess) return;
-  if (cudaSetDevice(device_) == cudaSuccess) cudaFree(data_);
-  cudaSetDevice(current);
-}
-
 void p2p_enable_access(int device, int peer) {
   static std::set<std::pair<int, int>> enabled;
   if (enabled.count({device, peer})) return;
@@ -267,7 +243,7 @@ const DeviceBuffers& p2p_buffers(int device, std::size_t bytes) {
   b.source = std::make_unique<P2pBuffer>(device, bytes);
   b.destination = std::make_unique<P2pBuffer>(device, bytes);
   DeviceScope on(device);
-  fill_uniform(static_cast<float*>(b.source->data()), bytes / sizeof(float), 0x9e37 + device, 1.f, 2.f);
+  fill_uniform(reinterpret_cast<float*>(b.source->data()), bytes / sizeof(float), 0x9e37 + device, 1.f, 2.f);
   GP_CUDA_CHECK(cudaMemset(b.destination->data(), 0x3c, bytes));
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   return buffers[device] = std::move(b);
@@ -345,7 +321,7 @@ void p2p_chase_entry(benchmark::State& state, int src, int dst) {
   P2pBuffer chain_memory(src, kChainElements * kChainSpacing);
   P2pBuffer result(dst, 3 * sizeof(std::uint64_t));
   P2pChain chain;
-  chain.memory = static_cast<std::uint64_t*>(chain_memory.data());
+  chain.memory = reinterpret_cast<std::uint64_t*>(chain_memory.data());
   chain.elements = kChainElements;
   chain.spacing = kChainSpacing;
   chain.seed = 0x5eed + 64 * src + dst;
@@ -362,7 +338,7 @@ void p2p_chase_entry(benchmark::State& state, int src, int dst) {
         lanes.fork(s);
         {
           DeviceScope on(dst);
-          p2p_chase(chain.start(), kChaseHops, static_cast<std::uint64_t*>(result.data()), lanes.stream(dst));
+          p2p_chase(chain.start(), kChaseHops, reinterpret_cast<std::uint64_t*>(result.data()), lanes.stream(dst));
         }
         lanes.join(s);
       },

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "gpuprobe/device_buffer.hpp"
 #include "probes/memory_chains.hpp"
 
 namespace gpuprobe {
@@ -28,35 +29,8 @@ const char* p2p_engine_name(P2pEngine engine);           // "ce", "sm"
 const char* p2p_form_name(P2pForm form);                 // "write", "read"
 const char* p2p_direction_name(P2pDirection direction);  // "uni", "bidir"
 
-// Makes `device` current for its lifetime and restores the previous device after.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device);
-  ~DeviceScope();
-  DeviceScope(const DeviceScope&) = delete;
-  DeviceScope& operator=(const DeviceScope&) = delete;
-
- private:
-  int previous_ = 0;
-  bool changed_ = false;
-};
-
-// A cudaMalloc'd buffer on a given device (DeviceBuffer allocates on the current one).
-class P2pBuffer {
- public:
-  P2pBuffer(int device, std::size_t bytes);
-  ~P2pBuffer();
-  P2pBuffer(const P2pBuffer&) = delete;
-  P2pBuffer& operator=(const P2pBuffer&) = delete;
-  void* data() const { return data_; }
-  int device() const { return device_; }
-  std::size_t bytes() const { return bytes_; }
-
- private:
-  int device_;
-  std::size_t bytes_;
-  void* data_ = nullptr;
-};
+// A buffer of bytes on a given device.
+using P2pBuffer = DeviceBuffer<unsigned char>;
 
 // Lets kernels (and copies) issued by `device` access `peer`'s memory. Idempotent: the first call
 // per (device, peer) enables it for the process, as CUDA requires; later ones return at once.

@@ -13,6 +13,7 @@
 // copies must be bit-identical.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include "blas2_test_util.hpp"
+#include "gpuprobe/device_buffer.hpp"
 #include "gpuprobe/kernels/symv_mgpu.hpp"
 
 namespace gpuprobe {
@@ -40,54 +42,28 @@ int gpu_count() {
   return n;
 }
 
-// Makes `device` current for the scope.
-class DeviceScope {
- public:
-  explicit DeviceScope(int device) {
-    GP_CUDA_CHECK(cudaGetDevice(&saved_));
-    GP_CUDA_CHECK(cudaSetDevice(device));
-  }
-  ~DeviceScope() { cudaSetDevice(saved_); }
-
- private:
-  int saved_ = 0;
-};
-
 // A device buffer on a given device, filled with 0xFF bytes (NaN) at first.
 template <class T>
 class BufferOn {
  public:
-  BufferOn(int device, std::size_t count) : device_(device), count_(count) {
+  BufferOn(int device, std::size_t count) : buffer_(device, std::max<std::size_t>(count, 1)) {
     DeviceScope scope(device);
-    GP_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&data_), std::max<std::size_t>(count, 1) * sizeof(T)));
-    GP_CUDA_CHECK(cudaMemset(data_, 0xFF, std::max<std::size_t>(count, 1) * sizeof(T)));
+    GP_CUDA_CHECK(cudaMemset(buffer_.data(), 0xFF, buffer_.bytes()));
   }
-  ~BufferOn() {
-    if (!data_) return;
-    int saved = 0;
-    cudaGetDevice(&saved);
-    cudaSetDevice(device_);
-    cudaFree(data_);
-    cudaSetDevice(saved);
-  }
-  BufferOn(const BufferOn&) = delete;
-  BufferOn& operator=(const BufferOn&) = delete;
-  T* data() const { return data_; }
+  T* data() const { return buffer_.data(); }
   void upload(const std::vector<T>& host) {
-    DeviceScope scope(device_);
-    GP_CUDA_CHECK(cudaMemcpy(data_, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
+    DeviceScope scope(buffer_.device());
+    GP_CUDA_CHECK(cudaMemcpy(buffer_.data(), host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
   }
   std::vector<T> download(std::size_t count) const {
-    DeviceScope scope(device_);
+    DeviceScope scope(buffer_.device());
     std::vector<T> out(count);
-    GP_CUDA_CHECK(cudaMemcpy(out.data(), data_, count * sizeof(T), cudaMemcpyDeviceToHost));
+    GP_CUDA_CHECK(cudaMemcpy(out.data(), buffer_.data(), count * sizeof(T), cudaMemcpyDeviceToHost));
     return out;
   }
 
  private:
-  int device_;
-  std::size_t count_;
-  T* data_ = nullptr;
+  DeviceBuffer<T> buffer_;
 };
 
 // A device list and its context (kept for the whole run: NCCL communicators take long to create).

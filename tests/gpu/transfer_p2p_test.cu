@@ -182,7 +182,7 @@ std::uint64_t chase_on(int device, std::uint64_t start, std::uint64_t hops) {
   DeviceScope on(device);
   P2pBuffer result(device, 3 * sizeof(std::uint64_t));
   GP_CUDA_CHECK(cudaMemset(result.data(), 0xff, result.bytes()));
-  p2p_chase(start, hops, static_cast<std::uint64_t*>(result.data()), nullptr);
+  p2p_chase(start, hops, reinterpret_cast<std::uint64_t*>(result.data()), nullptr);
   GP_CUDA_CHECK(cudaDeviceSynchronize());
   std::uint64_t words[3];
   GP_CUDA_CHECK(cudaMemcpy(words, result.data(), sizeof(words), cudaMemcpyDeviceToHost));
@@ -215,7 +215,7 @@ TEST(P2pChase, DeviceBuiltChainIsOneCycleAndTheChaseEndsWhereTheOrderSays) {
   REQUIRE_TWO_PEERS(a, b);
   P2pBuffer memory(b, 4096 * 128);
   P2pChain chain;
-  chain.memory = static_cast<std::uint64_t*>(memory.data());
+  chain.memory = reinterpret_cast<std::uint64_t*>(memory.data());
   chain.elements = 4096 - 3;  // not a power of two: the permutation walks cycles
   chain.spacing = 128;
   chain.seed = 42;
