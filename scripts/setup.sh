@@ -19,7 +19,8 @@ if ((${#need[@]})); then
 fi
 # NCCL (PyPI wheel, headers and library): the build finds it (cmake/FindNCCL.cmake) and builds the
 # collective probes and the multi-GPU NCCL reduction; without it those are left out.
-python3 -c "import nvidia.nccl" 2>/dev/null || python3 -m pip install -q nvidia-nccl-cu13
+python3 -c "import nvidia.nccl" 2>/dev/null || python3 -m pip install -q nvidia-nccl-cu13 ||
+  echo "setup: the NCCL wheel could not be installed: the build will leave the collective probes out" >&2
 if [ -f analysis/pyproject.toml ]; then
   python3 -m pip install -q -e "analysis[test]"
 fi
