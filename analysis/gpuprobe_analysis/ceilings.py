@@ -111,8 +111,12 @@ def l2_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[f
             top = L2_PLATEAU_SHARE * (l2_bytes or math.inf)
             pts = [e for e in grp if fp(e) <= top]
             if pts:
-                where = ("near and far partitions alike (within "
-                         f"{L2_PARTITION_DIFFERENCE:.0%})" if near and far else "no near partition detected")
+                if near and far:
+                    where = f"near and far partitions alike (within {L2_PARTITION_DIFFERENCE:.0%})"
+                elif not near_bytes:
+                    where = "no near partition detected"
+                else:
+                    where = f"no premise-held working set {'beyond' if near else 'within'} the near partition"
                 rows.append(LevelCeiling("L2", kind, _median(pts), _status(pts), _ratio(pts),
                                          f"{what}: median of its {len(pts)} working sets up to "
                                          f"{L2_PLATEAU_SHARE:.0%} of the L2 ({where})", pts))
