@@ -435,7 +435,10 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   // rewritten or re-read from the L2 within a sample; smaller ones are swept repeatedly until the
   // sample has moved kMinBytesPerSample.
   const bool dram_sized = cfg.working_set > 4 * dev.l2_bytes;
-  const double min_bytes = cfg.working_set <= kL1SizedWorkingSet ? kMinBytesPerL1Sample : kMinBytesPerSample;
+  // Only loads can be served at L1 speed: stores go to the L2 at any working set, and 64e9 bytes of
+  // stores took ~16 ms a sample there (write, copy and triad at L1-sized sets were 28 s of the sweep).
+  const bool l1_speed = cfg.working_set <= kL1SizedWorkingSet && !cfg.kernel.stores;
+  const double min_bytes = l1_speed ? kMinBytesPerL1Sample : kMinBytesPerSample;
   const double visits_wanted =
       dram_sized ? double(elements) : std::max(min_bytes / (cfg.kernel.accesses * sizeof(V)), double(elements));
   const auto visits = static_cast<std::uint32_t>(std::max(1.0, std::ceil(visits_wanted / threads)));
