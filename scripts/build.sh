@@ -9,4 +9,7 @@ generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 [ -f "$BUILD_DIR/CMakeCache.txt" ] && generator=()
 cmake -S . -B "$BUILD_DIR" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@"
-cmake --build "$BUILD_DIR" -j "$JOBS"
+# BUILD_TARGETS (space-separated): only those targets, e.g. gpuprobe (the main job needs no tests).
+targets=()
+for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
+cmake --build "$BUILD_DIR" -j "$JOBS" "${targets[@]}"

@@ -115,7 +115,7 @@ GPUPROBE=${GPUPROBE:-$BUILD_DIR/gpuprobe}
 if ((build)); then
   step "build ($BUILD_DIR; log: $OUT/build.log)"
   # Progress every 10 % of the steps (Ninja "[n/N]", Make "[ p%]"): a first build takes minutes.
-  BUILD_DIR=$BUILD_DIR bash scripts/build.sh 2>&1 | tee "$OUT/build.log" | awk '
+  BUILD_DIR=$BUILD_DIR BUILD_TARGETS=${BUILD_TARGETS-gpuprobe} bash scripts/build.sh 2>&1 | tee "$OUT/build.log" | awk '
     match($0, /^\[ *[0-9]+\/[0-9]+\]/) { split(substr($0, 2, RLENGTH - 2), nN, "/"); p = int(100 * nN[1] / nN[2]) }
     match($0, /^\[ *[0-9]+%\]/) { p = substr($0, 2, RLENGTH - 3) + 0 }
     p != "" && int(p / 10) != last { last = int(p / 10); printf "  build %3d %%\n", p; fflush() }'
@@ -184,7 +184,7 @@ if ((counters)); then
   # untimed replays of each entry (one sample each: the figures come from results.json).
   counter_run premises "ceiling probes' premises with hardware counters (application replay)" \
     --counters=premise,replay=application --samples=1 \
-    --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput'
+    --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput_peak/'
   # One timed sample each: the figures come from results.json, the counters from untimed replays.
   # The one-GPU kernels only: the multi-GPU ones (kernels.*_mgpu*) are judged by their own bound
   # (docs/perf/symv_mgpu.md), and a SYTRD sequence replayed under the profiler would take minutes.
