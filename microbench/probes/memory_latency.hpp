@@ -45,7 +45,8 @@ class PointerChase {
   PointerChase(const PointerChase&) = delete;
   PointerChase& operator=(const PointerChase&) = delete;
 
-  // Untimed loads (fills caches and TLBs along the lap).
+  // Untimed loads (fills caches and TLBs along the lap). A whole lap of a long chain runs on all
+  // threads at once (each element loaded once), leaving the cursor where it stands.
   void warm(ChaseLoad load, std::uint64_t steps);
   // `steps` (rounded up to a multiple of kUnroll) timed dependent loads.
   ChaseTiming chase(ChaseLoad load, std::uint64_t steps);
@@ -57,7 +58,8 @@ class PointerChase {
  private:
   ChainSpec spec_;
   std::uint64_t start_ = 0;
-  std::uint64_t* device_cursor_ = nullptr;  // [0] = position; [1], [2] = cycles, ns
+  const char* base_ = nullptr;
+  std::uint64_t* device_cursor_ = nullptr;  // [0] = position; [1], [2] = cycles, ns; [3] = warm-up sink
 };
 
 // Shared-memory latency: one thread chases a random chain of 32-bit shared addresses over
