@@ -23,8 +23,10 @@ Method (documented in docs/analysis.md):
 """
 from __future__ import annotations
 
+import hashlib
 import math
 import os
+import pickle
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple
@@ -400,16 +402,61 @@ def _detect_levels_job(job):
     return detect_levels(*job)
 
 
+# A directory where fits are kept between runs (scripts/main_job.sh fits the timing run's curves
+# while the GPU runs the counter passes, and the report then finds them there). A fit is stored
+# under the hash of its inputs and of this module's source, so a changed curve or a changed method
+# is never served an old fit.
+FIT_CACHE_ENV = "GPUPROBE_FIT_CACHE"
+
+
+def _fit_cache_key(job: Tuple) -> str:
+    h = hashlib.sha256()
+    with open(__file__, "rb") as f:
+        h.update(f.read())
+    h.update(pickle.dumps(tuple(np.asarray(a, float).tobytes() if isinstance(a, (list, np.ndarray)) else a
+                                for a in job)))
+    return h.hexdigest()
+
+
+def _fit_cache_get(cache: str, key: str) -> Optional[LevelFit]:
+    try:
+        with open(os.path.join(cache, key + ".pickle"), "rb") as f:
+            fit = pickle.load(f)
+    except FileNotFoundError:
+        return None
+    return fit if isinstance(fit, LevelFit) else None
+
+
+def _fit_cache_put(cache: str, key: str, fit: LevelFit) -> None:
+    os.makedirs(cache, exist_ok=True)
+    path = os.path.join(cache, key + ".pickle")
+    tmp = f"{path}.{os.getpid()}.tmp"
+    with open(tmp, "wb") as f:
+        pickle.dump(fit, f)
+    os.replace(tmp, path)  # a reader never sees half a file
+
+
 def detect_levels_many(jobs: Sequence[Tuple]) -> List[LevelFit]:
     """detect_levels(x, y, recorded_cv) for each job, in order. The fits are independent and each
     takes up to seconds (a full H100 run has about 50 curves): they run in worker processes, one per
-    core, when there are several cores and jobs; the results are those of the sequential calls."""
+    core, when there are several cores and jobs; the results are those of the sequential calls.
+    With $GPUPROBE_FIT_CACHE set, fits found there are reused and new ones stored."""
     jobs = list(jobs)
-    workers = min(len(jobs), os.cpu_count() or 1)
+    cache = os.environ.get(FIT_CACHE_ENV)
+    keys = [_fit_cache_key(j) for j in jobs] if cache else []
+    out: List[Optional[LevelFit]] = [_fit_cache_get(cache, k) for k in keys] if cache else [None] * len(jobs)
+    todo = [i for i, fit in enumerate(out) if fit is None]
+    workers = min(len(todo), os.cpu_count() or 1)
     if workers < 2:
-        return [_detect_levels_job(j) for j in jobs]
-    with ProcessPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(_detect_levels_job, jobs))
+        fits = [_detect_levels_job(jobs[i]) for i in todo]
+    else:
+        with ProcessPoolExecutor(max_workers=workers) as pool:
+            fits = list(pool.map(_detect_levels_job, [jobs[i] for i in todo]))
+    for i, fit in zip(todo, fits):
+        out[i] = fit
+        if cache:
+            _fit_cache_put(cache, keys[i], fit)
+    return out
 
 
 def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, shapes=SHAPES) -> LevelFit:

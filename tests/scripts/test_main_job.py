@@ -163,6 +163,8 @@ def test_successful_run_reports_only_its_own_results(fake):
     md = (out / "report" / "report.md").read_text()
     assert "Fresh GPU" in md and "Stale GPU" not in md
     assert last_line(r.stdout).endswith(f"open {out}/report/report.html")
+    # The early level fits ran beside the counter passes (their log stays); their cache is gone.
+    assert (out / "prefit.log").exists() and not (out / ".fit-cache").exists()
 
 
 @pytest.mark.parametrize("args", [
