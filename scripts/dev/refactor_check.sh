@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# A GPU-machine check that a refactored tree measures what an earlier one did (for development, not
+# the user's path): both gpuprobe binaries are built and run one after the other on every family
+# (--quick sweeps), then `gpuprobe_analysis compare` lists what moved beyond the recorded noise.
+#   git archive --format=tar OLD_COMMIT -o .snapshot/old.tar   (here; .snapshot/ travels with `carry`)
+#   scripts/dev/refactor_check.sh OUTDIR [extra gpuprobe flags]
+# OUTDIR receives old.json.gz, new.json.gz, compare.md and logs.tgz.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+OUT=${1:?usage: refactor_check.sh OUTDIR [gpuprobe flags]}
+shift
+mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
+[ -f .snapshot/old.tar ] || { echo "refactor_check: no .snapshot/old.tar (see the header)" >&2; exit 2; }
+export NCCL_NVLS_ENABLE=0 PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
+start=$(date +%s)
+stamp() { echo "[refactor_check +$(( $(date +%s) - start ))s] $*"; }
+logs=/tmp/refactor-check-logs
+rm -rf "$logs" /tmp/gpuprobe-old && mkdir -p "$logs" /tmp/gpuprobe-old
+tar -xf .snapshot/old.tar -C /tmp/gpuprobe-old
+
+stamp "build old and new gpuprobe"
+# The gpuprobe target alone, configured the same way for both (the old tree's build.sh may build more).
+build_gpuprobe() {
+  (cd "$1" && cmake -S . -B build-refactor-check -G Ninja -DCMAKE_BUILD_TYPE=Release &&
+   cmake --build build-refactor-check -j "$(nproc)" --target gpuprobe)
+}
+build_gpuprobe /tmp/gpuprobe-old > "$logs/build-old.log" 2>&1 || { tail -20 "$logs/build-old.log"; exit 1; }
+build_gpuprobe "$PWD" > "$logs/build-new.log" 2>&1 || { tail -20 "$logs/build-new.log"; exit 1; }
+
+for which in old new; do
+  exe=build-refactor-check/gpuprobe
+  [ "$which" = old ] && exe=/tmp/gpuprobe-old/build-refactor-check/gpuprobe
+  stamp "run $which"
+  "$exe" --quick "$@" --benchmark_out="$OUT/$which.json" --benchmark_out_format=json > "$logs/run-$which.log" 2>&1
+  echo "$which exit $?" | tee -a "$logs/run-$which.log"
+done
+stamp compare
+python3 -m gpuprobe_analysis compare "$OUT/old.json" "$OUT/new.json" -o "$OUT/compare.md" > "$logs/compare.log" 2>&1
+echo "compare exit $?" >> "$logs/compare.log"
+head -40 "$OUT/compare.md"
+gzip -f "$OUT/old.json" "$OUT/new.json"
+tar czf "$OUT/logs.tgz" -C "$logs" .
+stamp done
