@@ -213,7 +213,7 @@ void launch_main(Trans trans, const Plan& plan, const T* A, int lda, Strided<con
 }
 
 // ---------------------------------------------------------------------------------------------
-// kSinglePass (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor): one kernel per call.
+// GemvImpl::kSinglePass (and the row blocks, which are block shapes of its N kernel): one kernel per call.
 //
 // The main loops are kSplitReduce's, with three block shapes for kNoTrans (NCfg below) and, for lda
 // not a multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension
@@ -625,8 +625,9 @@ __global__ void __launch_bounds__(Cfg::kBlockThreads, n_min_blocks_per_sm<Cfg, k
 
 // kSegMajor: the grid is (segments, units) instead of (units, segments), so that the blocks resident
 // together are consecutive row segments of the same columns (long runs down each column) rather than
-// the same segment of many column units (2 KB pieces of hundreds of columns). kSinglePass's kTrans
-// grid (+0.3 to +3.7 % at A >= 256 MiB; kSinglePassUnitMajor keeps the other order).
+// the same segment of many column units (2 KB pieces of hundreds of columns): kSinglePass's split
+// kTrans grid (+0.3 to +3.7 % at A >= 256 MiB against units first, docs/perf/gemv.md). The deep
+// shape has one segment, where either order is the same grid.
 // kRV: row vectors per column and step (1; kDeepTRowVecs for the deep shape: 4 x kUnroll loads in
 // flight per thread).
 template <class T, bool kVector, bool kStream, bool kSegMajor, int kRV>
@@ -683,18 +684,16 @@ __global__ void __launch_bounds__(kThreads, kRV > 1 ? kDeepMinBlocksPerSm : kMin
 }
 
 template <class T, bool kVector, bool kStream>
-void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta,
-             Strided<T> y, Work3<T> ws, cudaStream_t stream) {
+void launch3(Trans trans, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
+             Work3<T> ws, cudaStream_t stream) {
   const dim3 grid(plan.units, plan.segments);
   if (trans == Trans::kTrans) {
     if (plan.deep_t)  // one segment: either grid order is the same
       gemv3_t_kernel<T, kVector, kStream, false, kDeepTRowVecs>
           <<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
-    else if (seg_major)
+    else
       gemv3_t_kernel<T, kVector, kStream, true, 1>
           <<<dim3(plan.segments, plan.units), kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
-    else
-      gemv3_t_kernel<T, kVector, kStream, false, 1><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
     return;
   }
   switch (plan.shape) {
@@ -892,50 +891,189 @@ void launch(bool stream_hint, int m, int n, const T* A, int lda, Strided<const T
 }  // namespace cb
 
 // Evict-first loads of A when it cannot stay in the L2 anyway (it is read once per call); plain
-// loads when the L2 size is unknown, and for kSinglePassNoHint.
+// loads when the L2 size is unknown.
 template <class T>
-bool a_exceeds_l2(GemvImpl impl, int m, int n) {
-  const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
+bool a_exceeds_l2(int m, int n) {
+  const long long l2 = blas2::device_l2_bytes();
   return l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
-}
-
-// kSinglePass's kTrans grid is segment-major except for kSinglePassUnitMajor; the grid's y
-// dimension (whose limit gemv_check_args checks) follows from it.
-bool seg_major_grid(GemvImpl impl, Trans trans) {
-  return trans == Trans::kTrans && impl != GemvImpl::kSinglePassUnitMajor;
-}
-
-bool impl_valid(GemvImpl impl) {
-  return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
-         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor ||
-         impl == GemvImpl::kColumnBlocks || impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector;
 }
 
 }  // namespace
 
-const char* gemv_impl_name(GemvImpl impl) {
-  switch (impl) {
-    case GemvImpl::kAuto: return "auto";
-    case GemvImpl::kSplitReduce: return "split_reduce";
-    case GemvImpl::kSinglePass: return "single_pass";
-    case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
-    case GemvImpl::kSinglePassUnitMajor: return "single_pass_unit_major";
-    case GemvImpl::kColumnBlocks: return "column_blocks";
-    case GemvImpl::kRowBlocks: return "row_blocks";
-    case GemvImpl::kRowBlocksSector: return "row_blocks_sector";
+namespace detail {
+
+template <class T>
+struct GemvArgs {
+  Trans trans;
+  int m, n;
+  T alpha;
+  const T* A;
+  int lda;
+  const T* x;
+  int incx;
+  T beta;
+  T* y;
+  int incy;
+  void* workspace;
+
+  // A read with 16-byte loads: lda a multiple of 16 bytes and A 16-byte aligned (blas2::load_rows).
+  bool vector_a() const { return lda % Vec16<T>::kCount == 0 && blas2::aligned16(A); }
+  Strided<const T> xs() const { return blas2::make_strided(x, trans == Trans::kNoTrans ? n : m, incx); }
+  Strided<T> ys() const { return blas2::make_strided(y, trans == Trans::kNoTrans ? m : n, incy); }
+};
+
+namespace {
+
+// The launches' error: the first launch that was refused, else whatever cudaGetLastError reports.
+cudaError_t launches_error(cudaError_t first = cudaSuccess) {
+  const cudaError_t last = cudaGetLastError();
+  return first != cudaSuccess ? first : last;
+}
+
+// kSinglePass and the row blocks: v3's plan for `impl` (make_plan3) and its one kernel.
+template <class T>
+GemvPlanSummary plan_single_pass(GemvImpl impl, Trans trans, int m, int n) {
+  const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
+  // The grid's y dimension: the segments, or the units for the segment-major kTrans grid; the
+  // counters fit their fixed area.
+  const int grid_y = trans == Trans::kTrans ? plan.units : plan.segments;
+  return {plan.workspace_bytes(sizeof(T)), grid_y <= 65535 && plan.counters() <= v3::kMaxCounters};
+}
+
+template <class T>
+cudaError_t launch_single_pass(GemvImpl impl, const GemvArgs<T>& a, cudaStream_t stream) {
+  const v3::Plan3 plan = v3::make_plan3<T>(a.trans, a.m, a.n, impl);
+  v3::Work3<T> ws{nullptr, nullptr, nullptr};
+  if (plan.segments > 1) {
+    ws.counters = static_cast<unsigned*>(a.workspace);
+    ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(a.workspace) + v3::kCounterBytes);
+    ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
   }
-  return "unknown";
+  // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the scalar path (lda not a
+  // multiple of 16 bytes) of the one-block deep N kernel and of row blocks, whose lane groups
+  // read only part of a sector per load: the next lane group (or load) reads the rest, and
+  // evict-first loses it (deep N: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097
+  // 2645 / 2689).
+  const bool vector = a.vector_a();
+  const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock ||
+                                    plan.shape == v3::NShape::kSmallOneBlock ||
+                                    plan.shape == v3::NShape::kRowBlocks || plan.shape == v3::NShape::kRowBlocksSector;
+  const bool stream_hint = a_exceeds_l2<T>(a.m, a.n) && (vector || !partial_sector_loads);
+  const Strided<const T> xs = a.xs();
+  const Strided<T> ys = a.ys();
+  if (vector)
+    stream_hint ? v3::launch3<T, true, true>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream)
+                : v3::launch3<T, true, false>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream);
+  else
+    stream_hint ? v3::launch3<T, false, true>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream)
+                : v3::launch3<T, false, false>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream);
+  return launches_error();
+}
+
+}  // namespace
+
+// kSplitReduce: the partials after kSinglePass's counter area (kAuto switches between kSplitReduce
+// and kSinglePass by shape, and one workspace may serve both in turn: a kSplitReduce call must not
+// overwrite the counters).
+template <class T>
+GemvPlanSummary GemvSplitReduceKernels::plan(Trans trans, int m, int n) {
+  const Plan plan = make_plan<T>(trans, m, n);
+  const long long elems = plan.workspace_elems();
+  // The segments are the grid's y dimension.
+  return {elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0, plan.segments <= 65535};
+}
+template <class T>
+cudaError_t GemvSplitReduceKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  const Plan plan = make_plan<T>(a.trans, a.m, a.n);
+  T* part = plan.segments > 1 ? reinterpret_cast<T*>(static_cast<unsigned char*>(a.workspace) + v3::kCounterBytes)
+                              : nullptr;
+  const Strided<T> ys = a.ys();
+  if (a.vector_a())
+    launch_main<T, true>(a.trans, plan, a.A, a.lda, a.xs(), a.alpha, a.beta, ys, part, stream);
+  else
+    launch_main<T, false>(a.trans, plan, a.A, a.lda, a.xs(), a.alpha, a.beta, ys, part, stream);
+  cudaError_t reduce = cudaSuccess;
+  if (part) {
+    const int blocks = (plan.out_len + kReduceElems - 1) / kReduceElems;
+    reduce = blas2::launch_dependent(gemv_reduce_kernel<T>, dim3(blocks), dim3(kThreads), stream, plan,
+                                     static_cast<const T*>(part), a.alpha, a.beta, ys);
+  }
+  return launches_error(reduce);
+}
+
+template <class T>
+GemvPlanSummary GemvSinglePassKernels::plan(Trans trans, int m, int n) {
+  return plan_single_pass<T>(GemvImpl::kSinglePass, trans, m, n);
+}
+template <class T>
+cudaError_t GemvSinglePassKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  return launch_single_pass<T>(GemvImpl::kSinglePass, a, stream);
+}
+
+// Row blocks: kNoTrans only (their record's trans_runs is kColumnBlocks); one segment, no workspace.
+template <class T>
+GemvPlanSummary GemvRowBlockKernels::plan(Trans trans, int m, int n) {
+  return plan_single_pass<T>(GemvImpl::kRowBlocks, trans, m, n);
+}
+template <class T>
+cudaError_t GemvRowBlockKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  return launch_single_pass<T>(GemvImpl::kRowBlocks, a, stream);
+}
+template <class T>
+GemvPlanSummary GemvRowBlockSectorKernels::plan(Trans trans, int m, int n) {
+  return plan_single_pass<T>(GemvImpl::kRowBlocksSector, trans, m, n);
+}
+template <class T>
+cudaError_t GemvRowBlockSectorKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  return launch_single_pass<T>(GemvImpl::kRowBlocksSector, a, stream);
+}
+
+// Column blocks: kTrans only (their record's no_trans_runs is kSinglePass); n blocks in the grid's x
+// dimension (up to 2^31 - 1: any n), no workspace.
+template <class T>
+GemvPlanSummary GemvColumnBlockKernels::plan(Trans, int, int) {
+  return {0, true};
+}
+template <class T>
+cudaError_t GemvColumnBlockKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  const bool stream_hint = a_exceeds_l2<T>(a.m, a.n);
+  const Strided<const T> xs = a.xs();
+  const Strided<T> ys = a.ys();
+  if (!a.vector_a())
+    cb::launch<T, false, false>(stream_hint, a.m, a.n, a.A, a.lda, xs, a.alpha, a.beta, ys, stream);
+  else if (a.incx == 1 && blas2::aligned16(a.x))
+    cb::launch<T, true, true>(stream_hint, a.m, a.n, a.A, a.lda, xs, a.alpha, a.beta, ys, stream);
+  else
+    cb::launch<T, true, false>(stream_hint, a.m, a.n, a.A, a.lda, xs, a.alpha, a.beta, ys, stream);
+  return launches_error();
+}
+
+#define GPUPROBE_GEMV_KERNELS_INSTANTIATE(Kernels, T)                        \
+  template GemvPlanSummary Kernels::plan<T>(Trans, int, int);               \
+  template cudaError_t Kernels::launch<T>(const GemvArgs<T>&, cudaStream_t);
+#define GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(Kernels) \
+  GPUPROBE_GEMV_KERNELS_INSTANTIATE(Kernels, float)     \
+  GPUPROBE_GEMV_KERNELS_INSTANTIATE(Kernels, double)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvSplitReduceKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvSinglePassKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvColumnBlockKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvRowBlockKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvRowBlockSectorKernels)
+#undef GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH
+#undef GPUPROBE_GEMV_KERNELS_INSTANTIATE
+
+}  // namespace detail
+
+const char* gemv_impl_name(GemvImpl impl) {
+  const GemvImplRecord* record = gemv_impl_record(impl);
+  return record != nullptr ? record->name : "unknown";
 }
 
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
-  // kColumnBlocks has a kernel of its own for kTrans only, row blocks for kNoTrans only; the other
-  // transposition runs its counterpart (one block per piece of y, no split: kColumnBlocks) or
-  // kSinglePass.
-  if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
-  if (impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector)
-    return trans == Trans::kNoTrans ? impl : GemvImpl::kColumnBlocks;
-  if (impl != GemvImpl::kAuto) return impl;
+  const GemvImplRecord* record = gemv_impl_record(impl);
+  if (record == nullptr) return impl;
+  if (impl != GemvImpl::kAuto) return record->runs(trans);
   // Column blocks: faster than kSplitReduce / kSinglePass at every T shape of the benchmarks but the
   // ones with columns of 2 KB or less (64 x 1048576: 0.08 x kSinglePass; float 512 x 262144: 0.68 x;
   // a block's start-up then outweighs its column) or fewer than 512 of them (1048576 x 64: 64 blocks
@@ -976,39 +1114,37 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
 template GemvImpl gemv_auto_impl<float>(Trans, int, int, GemvImpl);
 template GemvImpl gemv_auto_impl<double>(Trans, int, int, GemvImpl);
 
+namespace {
+
+// The launchers of what gemv<T> runs for `impl` on this problem (gemv_auto_impl); nullptr for a value
+// that names no implementation.
+template <class T>
+const detail::GemvLaunch<T>* resolved_launch(Trans trans, int m, int n, GemvImpl impl) {
+  const GemvImplRecord* record = gemv_impl_record(gemv_auto_impl<T>(trans, m, n, impl));
+  return record != nullptr ? &record->launchers.template of<T>() : nullptr;
+}
+
+}  // namespace
+
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
-  impl = gemv_auto_impl<T>(trans, m, n, impl);
-  if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
-  if (impl == GemvImpl::kSplitReduce) {  // after kSinglePass's counter area, which a kSplitReduce call must not overwrite
-    const long long elems = make_plan<T>(trans, m, n).workspace_elems();
-    return elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;
-  }
-  return v3::make_plan3<T>(trans, m, n, impl).workspace_bytes(sizeof(T));
+  if (m <= 0 || n <= 0) return 0;
+  const detail::GemvLaunch<T>* launch = resolved_launch<T>(trans, m, n, impl);
+  return launch != nullptr ? launch->plan(trans, m, n).workspace_bytes : 0;
 }
 
 template <class T>
 Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
                        const void* workspace, std::size_t workspace_bytes, GemvImpl impl) {
   if (trans != Trans::kNoTrans && trans != Trans::kTrans) return Status::kInvalidValue;
-  if (!impl_valid(impl)) return Status::kInvalidValue;
+  if (gemv_impl_record(impl) == nullptr) return Status::kInvalidValue;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
-  impl = gemv_auto_impl<T>(trans, m, n, impl);
-  // Grid limits: the segments are the grid's y dimension; kSinglePass's counters fit their fixed
-  // area. kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
-  if (impl == GemvImpl::kSplitReduce) {
-    if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
-  } else if (impl != GemvImpl::kColumnBlocks) {
-    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
-    // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
-    if ((seg_major_grid(impl, trans) ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
-      return Status::kInvalidValue;
-  }
+  const detail::GemvPlanSummary plan = resolved_launch<T>(trans, m, n, impl)->plan(trans, m, n);
+  if (!plan.fits_grid) return Status::kInvalidValue;
   if (!A || !x || !y) return Status::kNullPointer;
-  const std::size_t needed = gemv_workspace_bytes<T>(trans, m, n, impl);
-  if (workspace_bytes < needed) return Status::kWorkspaceTooSmall;
-  if (needed > 0 && !workspace) return Status::kNullPointer;
+  if (workspace_bytes < plan.workspace_bytes) return Status::kWorkspaceTooSmall;
+  if (plan.workspace_bytes > 0 && !workspace) return Status::kNullPointer;
   return Status::kSuccess;
 }
 
@@ -1025,67 +1161,14 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
   const Status st = gemv_check_args<T>(trans, m, n, A, lda, x, incx, y, incy, workspace, workspace_bytes, impl);
   if (st != Status::kSuccess || m == 0 || n == 0) return st;
   if (alpha == T(0) && beta == T(1)) return Status::kSuccess;
-  const bool no_trans = trans == Trans::kNoTrans;
-  const int x_len = no_trans ? n : m, y_len = no_trans ? m : n;
-  const Strided<T> ys = blas2::make_strided(y, y_len, incy);
-  if (alpha == T(0)) {
-    blas2::launch_scale(y_len, beta, ys, stream);
+  if (alpha == T(0)) {  // A and x are not read
+    blas2::launch_scale(trans == Trans::kNoTrans ? m : n, beta,
+                        blas2::make_strided(y, trans == Trans::kNoTrans ? m : n, incy), stream);
     return blas2::launch_status();
   }
-  const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
-  const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
-  impl = gemv_auto_impl<T>(trans, m, n, impl);
-  if (impl == GemvImpl::kColumnBlocks) {  // kTrans only (gemv_auto_impl)
-    const bool stream_hint = a_exceeds_l2<T>(impl, m, n);
-    if (!vector)
-      cb::launch<T, false, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
-    else if (incx == 1 && blas2::aligned16(x))
-      cb::launch<T, true, true>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
-    else
-      cb::launch<T, true, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
-    return blas2::launch_status();
-  }
-  if (impl != GemvImpl::kSplitReduce) {
-    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
-    v3::Work3<T> ws{nullptr, nullptr, nullptr};
-    if (plan.segments > 1) {
-      ws.counters = static_cast<unsigned*>(workspace);
-      ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes);
-      ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
-    }
-    // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the scalar path (lda not a
-    // multiple of 16 bytes) of the one-block deep N kernel and of row blocks, whose lane groups
-    // read only part of a sector per load: the next lane group (or load) reads the rest, and
-    // evict-first loses it (deep N: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097
-    // 2645 / 2689).
-    const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock || plan.shape == v3::NShape::kSmallOneBlock ||
-                                      plan.shape == v3::NShape::kRowBlocks ||
-                                      plan.shape == v3::NShape::kRowBlocksSector;
-    const bool stream_hint = a_exceeds_l2<T>(impl, m, n) && (vector || !partial_sector_loads);
-    const bool seg_major = seg_major_grid(impl, trans);
-    if (vector)
-      stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
-                  : v3::launch3<T, true, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
-    else
-      stream_hint ? v3::launch3<T, false, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
-                  : v3::launch3<T, false, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
-    return blas2::launch_status();
-  }
-  const Plan plan = make_plan<T>(trans, m, n);
-  // The partials after kSinglePass's counter area: kAuto switches between kSplitReduce and
-  // kSinglePass by shape, and one workspace may serve both in turn.
-  T* part = plan.segments > 1 ? reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes)
-                              : nullptr;
-  if (vector)
-    launch_main<T, true>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
-  else
-    launch_main<T, false>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
-  if (part) {
-    const int blocks = (plan.out_len + kReduceElems - 1) / kReduceElems;
-    blas2::launch_dependent(gemv_reduce_kernel<T>, dim3(blocks), dim3(kThreads), stream, plan,
-                            static_cast<const T*>(part), alpha, beta, ys);
-  }
-  return blas2::launch_status();
+  const detail::GemvArgs<T> args{trans, m, n, alpha, A, lda, x, incx, beta, y, incy, workspace};
+  return resolved_launch<T>(trans, m, n, impl)->launch(args, stream) == cudaSuccess ? Status::kSuccess
+                                                                                    : Status::kLaunchFailed;
 }
 
 #define GPUPROBE_GEMV_INSTANTIATE(T)                                                                          \
