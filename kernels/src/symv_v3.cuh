@@ -150,8 +150,7 @@ __device__ __forceinline__ void v3_step(int n, const T* __restrict__ A, long lon
 // units write stay in the L2 for the reduction kernel. Blocks per SM the register cap is set for: 2 (128 registers),
 // but 1 for double with kSub = 4: at 128 registers it spilled 92-240 bytes (row sums of 4 block rows, 2 x 8 16-byte
 // loads in flight); with one block of 8 warps per SM it uses 228 registers and no spills, and still has 64 KB of loads
-// in flight per SM. H100, same run (docs/perf/symv.md): DSYMV 32768 lower 3036-3039 GB/s against 2913-2919 with the cap
-// at 2 blocks, upper 3037-3038 against 2980-2984.
+// in flight per SM (faster than the spilling cap at 2 blocks: docs/perf/symv.md, v5.1).
 template <class T, int kSub>
 constexpr int v3_min_blocks_per_sm() {
   return sizeof(T) == 8 && kSub == 4 ? 1 : 2;
