@@ -13,9 +13,11 @@
 // When the units of whole rows (columns) are too few to fill the GPU, the segments' partials go to
 // the workspace and gemv_reduce_kernel sums them in segment order (deterministic).
 // That is GemvImpl::kSplitReduce (kAuto runs it for the shapes no rule below claims).
-// GemvImpl::kSinglePass (namespace v3, its design's name in docs/perf/gemv.md) keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
-// unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
-// for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
+// GemvImpl::kSinglePass (namespace v3, its design's name in docs/perf/gemv.md) keeps these main
+// loops, does the sum of the partials inside the same kernel (the last block of a unit to finish, in
+// a fixed order), and adds block shapes for thin, tall, deep and small matrices, coalesced scalar
+// loads for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2;
+// the row blocks (GemvImpl::kRowBlocks, kRowBlocksSector, kNoTrans) are two more of its block shapes.
 // GemvImpl::kColumnBlocks (namespace cb, kTrans only; kAuto's T choice at most shapes): one
 // 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
