@@ -39,12 +39,12 @@ namespace {
 
 using kernels::GemvImpl;
 using kernels::SymvImpl;
+using kernels::Trans;
+using kernels::Uplo;
 
 // The benchmark name of a record of ours (impl:<entry>).
 constexpr const char* entry_of(SymvImpl impl) { return kernels::symv_impl_record(impl)->entry; }
 constexpr const char* entry_of(GemvImpl impl) { return kernels::gemv_impl_record(impl)->entry; }
-using kernels::Trans;
-using kernels::Uplo;
 
 // Sampling. A problem whose minimal bytes fit in the L2 (l2=resident, no flush) is a 5-30 us call
 // on the H100, launch-bound: with 2 warm-up calls and 10 samples its figure moved by up to 20 %
