@@ -99,7 +99,8 @@ Status symv_with_launch(const SymvLaunch<T>& launch, Uplo uplo, int n, T alpha, 
                         cudaStream_t stream) {
   if (!uplo_valid(uplo) || launch.workspace_bytes == nullptr || launch.launch == nullptr)
     return Status::kInvalidValue;
-  const Status st = check_args<T>(uplo, n, A, lda, x, incx, y, incy, workspace, workspace_bytes, launch.workspace_bytes);
+  const Status st =
+      check_args<T>(uplo, n, A, lda, x, incx, y, incy, workspace, workspace_bytes, launch.workspace_bytes);
   if (st != Status::kSuccess || n == 0) return st;
   if (alpha == T(0) && beta == T(1)) return Status::kSuccess;
   if (alpha == T(0)) {  // A and x are not read
