@@ -12,10 +12,12 @@
 //             are summed by shuffles once, at the end.
 // When the units of whole rows (columns) are too few to fill the GPU, the segments' partials go to
 // the workspace and gemv_reduce_kernel sums them in segment order (deterministic).
-// That is GemvImpl::kSplitReduce (kAuto runs it for the shapes no rule below claims). GemvImpl::kSinglePass (namespace v3)
-// keeps these main loops, does the sum of the partials inside the same kernel (the last block of a
-// unit to finish, in a fixed order), and adds block shapes for thin matrices, coalesced scalar loads
-// for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2.
+// That is GemvImpl::kSplitReduce (kAuto runs it for the shapes no rule below claims).
+// GemvImpl::kSinglePass (namespace v3, its design's name in docs/perf/gemv.md) keeps these main
+// loops, does the sum of the partials inside the same kernel (the last block of a unit to finish, in
+// a fixed order), and adds block shapes for thin, tall, deep and small matrices, coalesced scalar
+// loads for lda not a multiple of 16 bytes, and evict-first loads of A when A is larger than the L2;
+// the row blocks (GemvImpl::kRowBlocks, kRowBlocksSector, kNoTrans) are two more of its block shapes.
 // GemvImpl::kColumnBlocks (namespace cb, kTrans only; kAuto's T choice at most shapes): one
 // 128-thread block per column of A, cuBLAS's DGEMV T design.
 #include <algorithm>
@@ -26,28 +28,21 @@
 namespace gpuprobe::kernels {
 namespace {
 
+// The thresholds below are where the measured choices crossed over at the benchmark shapes (the
+// figures: docs/perf/gemv.md, "Design decisions").
 // Small N: A of at most this many bytes (L2-resident, calls of ~5-8 us) runs on whole-row blocks
 // without a split when it runs kSinglePass (kSinglePass's plan). 1024 x 1024 doubles, 1448 x 1448
 // floats.
 constexpr long long kSmallNoTransBytes = 8LL << 20;
 // ... and kAuto runs kSinglePass for N up to this many bytes of A: 1024 x 1024 floats, 724 x 724
-// doubles. Between this and kSmallNoTransBytes kSplitReduce (two kernels) was faster in GPU time: D
-// N 1000 / 1024 (8 MB) kSplitReduce 6.86 / 6.91 us against kSinglePass's unsplit 7.66 / 7.72 and
-// 6.88 / 6.91 against 7.34 / 7.42 (paired kSinglePass over kSplitReduce 0.935 / 0.943x), while
-// kSinglePass stayed ahead at 4 MiB and below (paired: S N 512 / 1000 / 1024 1.184 / 1.152 / 1.158x,
-// D N 512 1.176x). docs/perf/gemv.md.
+// doubles. Between this and kSmallNoTransBytes kSplitReduce (two kernels) was the faster in GPU time.
 constexpr long long kAutoSmallNoTransBytes = 4LL << 20;
 static_assert(kAutoSmallNoTransBytes <= kSmallNoTransBytes, "what kAuto sends to v3 as small runs v3's unsplit plan");
 // kAuto runs row blocks for N when A is at most kAutoRowBlocksBytes, has at most
 // kAutoRowBlocksMaxColumns columns and is not thin: blocks of 8 rows, i.e. kRowBlocksSector in float
 // (32-byte pieces) and kRowBlocks in double (64-byte pieces), so that a block reads at most 64 KB
-// (two 32 KB steps). Measured launch-gated, one run (docs/perf/gemv.md), us against the kSplitReduce /
-// kSinglePass that kAuto ran and cuBLAS: S N 512 4.50 / 5.51 / 4.81, 1000 5.24 / 5.77 / 9.72, 1024
-// 5.43 / 5.70 / 9.50; D N 512 4.83 / 5.63 / 5.25, 1000 6.03 / 6.96 / 6.35, 1024 6.07 / 6.88 / 6.02.
-// Where a block has more columns it lost: S N 2048 (4 steps of 64 bytes, one block per SM) 8.32 us
-// against kSplitReduce's 7.88, and from 4096 (A in DRAM) 5-30 % below kSinglePass. D N 2048 (32 MiB,
-// 256 blocks) won, 9.83 against 11.12, but is left out of the rule: one case, and its float twin
-// lost.
+// (two 32 KB steps). With more columns a block (fewer blocks, longer) lost to kSplitReduce, and with
+// A in DRAM to kSinglePass.
 constexpr long long kAutoRowBlocksBytes = 8LL << 20;
 constexpr int kAutoRowBlocksMaxColumns = 1024;
 
@@ -213,7 +208,7 @@ void launch_main(Trans trans, const Plan& plan, const T* A, int lda, Strided<con
 }
 
 // ---------------------------------------------------------------------------------------------
-// kSinglePass (GemvImpl::kSinglePass, kSinglePassNoHint, kSinglePassUnitMajor): one kernel per call.
+// GemvImpl::kSinglePass (and the row blocks, which are block shapes of its N kernel): one kernel per call.
 //
 // The main loops are kSplitReduce's, with three block shapes for kNoTrans (NCfg below) and, for lda
 // not a multiple of 16 bytes, coalesced scalar loads (blas2::slot_row). When the reduced dimension
@@ -239,10 +234,8 @@ constexpr std::size_t kCounterBytes = kMaxCounters * sizeof(unsigned);
 constexpr int kTallMinUnits = 1024;
 constexpr int kTallMaxCols = 128;
 // ... and the largest squares: from kTallLargeMinRows rows and kTallLargeMinCols columns, where its
-// 2 KB column pieces per block (against WideCfg's 512 bytes) read faster. Two alternations in
-// one call (docs/perf/gemv.md): 32768 x 32768 float 3145-3147 GB/s against 3095-3099, double 3125 /
-// 3104-3105; where it lost, left out: 8192 float -4 %, 16384 float -0.8 %, 262144 x 512 double -2.2
-// % (double 8192 / 16384 and 100000 x 1000 within +-1.2 %).
+// 2 KB column pieces per block (against WideCfg's 512 bytes) read faster; smaller shapes where it lost
+// (8192 and 16384 float, 262144 x 512 double) are left out.
 constexpr int kTallLargeMinRows = 32768;
 constexpr int kTallLargeMinCols = 8192;
 // Register caps (__launch_bounds__ minimum blocks per SM, 256 threads each), all without spills
@@ -252,16 +245,13 @@ constexpr int kTallLargeMinCols = 8192;
 constexpr int kMinBlocksPerSm = 6;
 constexpr int kMinBlocksPerSmScalarN = 4;
 // "Deep" shapes: when whole rows (kNoTrans) or whole columns (kTrans) in units of 32 give about one
-// wave (kDeepMinUnits ... kDeepMaxUnits units: 1-2 per SM on the H100), there is no split and no
-// reduction at all: one kernel, each block over whole rows / columns, 16 loads in flight per thread
-// (64 KB per block) to cover the DRAM latency with one or two blocks per SM. cuBLAS's shape at 4096
-// (ncu: 128 blocks of 128 registers, one kernel), where kSplitReduce's reduction kernel cost 3.3-4.0
-// us. kNoTrans below kDeepMinUnitsN units (one block per SM: the 4096 squares, 128 units) takes
-// blocks of 512 threads (DeepOneBlockCfg): with 256 (DeepCfg) each SM had 8 warps and 64 KB in
-// flight, and one run read S N 4096 at 2364 GB/s against kSplitReduce's 2350 and
-// D N 4096 at 2458 against kSplitReduce's 2666 (ncu: 28.0 / 53.8 us against cuBLAS's 25.5 / 48.6
-// us); with 512, 2522 and 2747 (ncu 26.1 / 47.2 us against cuBLAS's 25.3 / 48.3 us). At 8192 (256
-// units) DeepCfg beat kSplitReduce (S N 2923 vs 2837, D N 3012 vs 2937).
+// wave (kDeepMinUnits ... kDeepMaxUnits units: 1-2 per SM of the H100's 132), there is no split and
+// no reduction at all: one kernel, each block over whole rows / columns, 16 loads in flight per thread
+// (64 KB per block) to cover the DRAM latency with one or two blocks per SM: cuBLAS's shape at 4096
+// (one kernel), where kSplitReduce's reduction kernel cost 3-4 us a call. kNoTrans below
+// kDeepMinUnitsN units (one block per SM: the 4096 squares, 128 units) takes blocks of 512 threads
+// (DeepOneBlockCfg): with 256 (DeepCfg) each SM has only 8 warps and 64 KB in flight, which lost to
+// kSplitReduce in double.
 constexpr int kDeepRows = 32;  // outputs per unit, both shapes
 constexpr int kDeepMinUnits = 96;
 constexpr int kDeepMinUnitsN = 192;  // kNoTrans: DeepCfg from here, one block per SM below (kDeepOneBlock)
@@ -296,17 +286,13 @@ using DeepCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16>;  // 32 rows, 16 co
 static_assert(DeepCfg<float>::kRows == kDeepRows && DeepCfg<double>::kRows == kDeepRows, "deep N: 32 rows a unit");
 // Deep N with fewer than kDeepMinUnitsN units (the 4096 squares: 128 units, one block per SM): 512
 // threads a block, so 16 warps and 128 KB of loads in flight per SM instead of 8 and 64 KB; cuBLAS's
-// SGEMV N 4096 grid (ncu: 128 blocks of 512 threads, 128 registers, 26.08 us against our 256-thread
-// deep kernel's 27-28 us).
+// SGEMV N 4096 grid as Nsight Compute shows it (128 blocks of 512 threads, 128 registers).
 template <class T>
 using DeepOneBlockCfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 16, 2 * kThreads>;
 // The one-block deep N squares with 16-byte loads (the 4096 squares) in 1024 threads of 8 loads
-// (64 registers, no spills): the same 128 KB in flight per SM in 32 warps instead of 16. Measured with
-// scripts/dev/ab_build_flag.sh, 3 rounds each (docs/perf/gemv.md): S N 4096 26.13-26.30 us against
-// 26.76-26.90, paired over cuBLAS 1.009-1.023 against 0.986-1.004; D N 4096 paired 1.038-1.040 against
-// 1.012-1.016. Not taken where it did not gain: the scalar path (4097: S paired 0.963-0.971 against
-// 0.966-0.971, D 1.046-1.050 against 1.054-1.058) and kSinglePass's small unsplit N (kSmallOneBlock: S
-// N 512 5.68-5.77 us against 5.47-5.55, D N 512 5.96-6.00 against 5.60-5.64).
+// (64 registers, no spills): the same 128 KB in flight per SM in 32 warps instead of 16, the faster
+// there; not taken where it did not gain: the scalar path (lda not a multiple of 16 bytes) and
+// kSinglePass's small unsplit N (kSmallOneBlock).
 template <class T>
 using DeepOneBlock1024Cfg = NCfg<T, kDeepRows / Vec16<T>::kCount, 1, 8, 4 * kThreads>;
 static_assert(DeepOneBlock1024Cfg<float>::kRows == DeepOneBlockCfg<float>::kRows &&
@@ -393,8 +379,7 @@ Plan3 make_plan3(Trans trans, int m, int n, GemvImpl impl = GemvImpl::kSinglePas
   const bool deep = deep_shape(trans, m, n);
   // Small N (A of at most kSmallNoTransBytes, L2-resident): whole rows per 512-thread block, no split
   // and no counters -- one or two rounds of loads per block and one block-level sum, instead of
-  // segments whose partials the last block sums. Measured launch-gated A/B (docs/perf/gemv.md): N 512 /
-  // 1000 / 1024 1.0-2.1 us faster a call (S N 512 7.30 -> 5.31 us, D N 1024 7.97 -> 7.10).
+  // segments whose partials the last block sums (1-2 us a call faster).
   const bool small_unsplit =
       no_trans && static_cast<long long>(m) * n * static_cast<long long>(sizeof(T)) <= kSmallNoTransBytes;
   if (no_trans) {
@@ -625,8 +610,9 @@ __global__ void __launch_bounds__(Cfg::kBlockThreads, n_min_blocks_per_sm<Cfg, k
 
 // kSegMajor: the grid is (segments, units) instead of (units, segments), so that the blocks resident
 // together are consecutive row segments of the same columns (long runs down each column) rather than
-// the same segment of many column units (2 KB pieces of hundreds of columns). kSinglePass's kTrans
-// grid (+0.3 to +3.7 % at A >= 256 MiB; kSinglePassUnitMajor keeps the other order).
+// the same segment of many column units (2 KB pieces of hundreds of columns): kSinglePass's split
+// kTrans grid, faster than units first at A >= 256 MiB (docs/perf/gemv.md). The deep shape has one
+// segment, where either order is the same grid.
 // kRV: row vectors per column and step (1; kDeepTRowVecs for the deep shape: 4 x kUnroll loads in
 // flight per thread).
 template <class T, bool kVector, bool kStream, bool kSegMajor, int kRV>
@@ -683,18 +669,16 @@ __global__ void __launch_bounds__(kThreads, kRV > 1 ? kDeepMinBlocksPerSm : kMin
 }
 
 template <class T, bool kVector, bool kStream>
-void launch3(Trans trans, bool seg_major, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta,
-             Strided<T> y, Work3<T> ws, cudaStream_t stream) {
+void launch3(Trans trans, const Plan3& plan, const T* A, int lda, Strided<const T> x, T alpha, T beta, Strided<T> y,
+             Work3<T> ws, cudaStream_t stream) {
   const dim3 grid(plan.units, plan.segments);
   if (trans == Trans::kTrans) {
     if (plan.deep_t)  // one segment: either grid order is the same
       gemv3_t_kernel<T, kVector, kStream, false, kDeepTRowVecs>
           <<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
-    else if (seg_major)
+    else
       gemv3_t_kernel<T, kVector, kStream, true, 1>
           <<<dim3(plan.segments, plan.units), kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
-    else
-      gemv3_t_kernel<T, kVector, kStream, false, 1><<<grid, kThreads, 0, stream>>>(plan, A, lda, x, alpha, beta, y, ws);
     return;
   }
   switch (plan.shape) {
@@ -758,22 +742,14 @@ constexpr int kWarps = kBlockThreads / 32;
 // column per block step (1024 doubles / 2048 floats), and with 8 blocks per SM 64 KB of A in flight
 // per SM, more than the ~25 KB per SM that Little's law asks of the H100 (3.35 TB/s x ~1 us / 132
 // SMs). 8 (kDeepUnroll, for columns of kDeepFromRows rows or more): 16 KB a step, 4 blocks per SM,
-// the same 64 KB per SM in half as many blocks: Same run (docs/perf/gemv.md): D T 32768 3144
-// GB/s against 3129, 16384 3144 / 3117, 8192 3088 / 3059, S T 32768 3158 / 3133; on short columns it
-// lost (S T 4097 2129 / 2448, 1000 x 100000 1704 / 3107: fewer, emptier blocks).
+// the same 64 KB per SM in half as many blocks, faster on long columns and slower on short ones
+// (fewer, emptier blocks).
 constexpr int kUnroll = 4;
 constexpr int kDeepUnroll = 8;
 // kAuto runs it for kTrans when a column holds more than kAutoAboveColumnBytes bytes (m sizeof(T)) and
 // there are at least kAutoMinColumns columns (gemv_auto_impl). Bytes, not rows: a block's start-up is
-// paid against the bytes it reads of its column (a rule of m > 512 rows in either
-// precision left double columns of 257 ... 512 rows out). One run (GB/s, column blocks
-// forced against what kAuto ran): double 512 x 512 (4 KB columns) 309 against 209 (cuBLAS 184), double
-// 512 x 262144 (4 KB) 3174 against 3092 (cuBLAS 3091); float 512 x 262144 (2 KB) 2092 against 3082: at
-// 2 KB column blocks lose, hence "more than" 2048 bytes; 64 x 1048576 (256 / 512 B columns) 250 / 641
-// against 3046 / 3168. Float 512 x 512 (2 KB) 134 against 113 (7.9 / 9.3 us) is L2-resident and
-// launch-bound: either is fine there, the large 2 KB shape decides. Every shape with more than 512 rows
-// (1000 ... 32768 squares, 1000 x 100000, 100000 x 1000, 262144 x 512) has columns of more than 2 KB in
-// either precision: unchanged.
+// paid against the bytes it reads of its column; at 2 KB columns (float 512 x 262144) column blocks
+// lost, hence "more than" 2048 bytes, and with fewer than 512 columns there are too few blocks.
 constexpr long long kAutoAboveColumnBytes = 2048;
 constexpr int kAutoMinColumns = 512;
 constexpr int kDeepFromRows = 8192;
@@ -892,58 +868,192 @@ void launch(bool stream_hint, int m, int n, const T* A, int lda, Strided<const T
 }  // namespace cb
 
 // Evict-first loads of A when it cannot stay in the L2 anyway (it is read once per call); plain
-// loads when the L2 size is unknown, and for kSinglePassNoHint.
+// loads when the L2 size is unknown.
 template <class T>
-bool a_exceeds_l2(GemvImpl impl, int m, int n) {
-  const long long l2 = impl != GemvImpl::kSinglePassNoHint ? blas2::device_l2_bytes() : 0;
+bool a_exceeds_l2(int m, int n) {
+  const long long l2 = blas2::device_l2_bytes();
   return l2 > 0 && static_cast<double>(m) * n * sizeof(T) > static_cast<double>(l2);
-}
-
-// kSinglePass's kTrans grid is segment-major except for kSinglePassUnitMajor; the grid's y
-// dimension (whose limit gemv_check_args checks) follows from it.
-bool seg_major_grid(GemvImpl impl, Trans trans) {
-  return trans == Trans::kTrans && impl != GemvImpl::kSinglePassUnitMajor;
-}
-
-bool impl_valid(GemvImpl impl) {
-  return impl == GemvImpl::kAuto || impl == GemvImpl::kSplitReduce || impl == GemvImpl::kSinglePass ||
-         impl == GemvImpl::kSinglePassNoHint || impl == GemvImpl::kSinglePassUnitMajor ||
-         impl == GemvImpl::kColumnBlocks || impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector;
 }
 
 }  // namespace
 
-const char* gemv_impl_name(GemvImpl impl) {
-  switch (impl) {
-    case GemvImpl::kAuto: return "auto";
-    case GemvImpl::kSplitReduce: return "split_reduce";
-    case GemvImpl::kSinglePass: return "single_pass";
-    case GemvImpl::kSinglePassNoHint: return "single_pass_nohint";
-    case GemvImpl::kSinglePassUnitMajor: return "single_pass_unit_major";
-    case GemvImpl::kColumnBlocks: return "column_blocks";
-    case GemvImpl::kRowBlocks: return "row_blocks";
-    case GemvImpl::kRowBlocksSector: return "row_blocks_sector";
+namespace detail {
+
+template <class T>
+struct GemvArgs {
+  Trans trans;
+  int m, n;
+  T alpha;
+  const T* A;
+  int lda;
+  const T* x;
+  int incx;
+  T beta;
+  T* y;
+  int incy;
+  void* workspace;
+
+  // A read with 16-byte loads: lda a multiple of 16 bytes and A 16-byte aligned (blas2::load_rows).
+  bool vector_a() const { return lda % Vec16<T>::kCount == 0 && blas2::aligned16(A); }
+  Strided<const T> xs() const { return blas2::make_strided(x, trans == Trans::kNoTrans ? n : m, incx); }
+  Strided<T> ys() const { return blas2::make_strided(y, trans == Trans::kNoTrans ? m : n, incy); }
+};
+
+namespace {
+
+// The launches' error: the first launch that was refused, else whatever cudaGetLastError reports.
+cudaError_t launches_error(cudaError_t first = cudaSuccess) {
+  const cudaError_t last = cudaGetLastError();
+  return first != cudaSuccess ? first : last;
+}
+
+// kSinglePass and the row blocks: v3's plan for `impl` (make_plan3) and its one kernel.
+template <class T>
+GemvPlanSummary plan_single_pass(GemvImpl impl, Trans trans, int m, int n) {
+  const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
+  // The grid's y dimension: the segments, or the units for the segment-major kTrans grid; the
+  // counters fit their fixed area.
+  const int grid_y = trans == Trans::kTrans ? plan.units : plan.segments;
+  return {plan.workspace_bytes(sizeof(T)), grid_y <= 65535 && plan.counters() <= v3::kMaxCounters};
+}
+
+template <class T>
+cudaError_t launch_single_pass(GemvImpl impl, const GemvArgs<T>& a, cudaStream_t stream) {
+  const v3::Plan3 plan = v3::make_plan3<T>(a.trans, a.m, a.n, impl);
+  v3::Work3<T> ws{nullptr, nullptr, nullptr};
+  if (plan.segments > 1) {
+    ws.counters = static_cast<unsigned*>(a.workspace);
+    ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(a.workspace) + v3::kCounterBytes);
+    ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
   }
-  return "unknown";
+  // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the scalar path (lda not a
+  // multiple of 16 bytes) of the one-block deep N kernel and of row blocks, whose lane groups
+  // read only part of a sector per load: the next lane group (or load) reads the rest, and
+  // evict-first loses it (S N 4097 read 13 % slower with the hint).
+  const bool vector = a.vector_a();
+  const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock ||
+                                    plan.shape == v3::NShape::kSmallOneBlock ||
+                                    plan.shape == v3::NShape::kRowBlocks || plan.shape == v3::NShape::kRowBlocksSector;
+  const bool stream_hint = a_exceeds_l2<T>(a.m, a.n) && (vector || !partial_sector_loads);
+  const Strided<const T> xs = a.xs();
+  const Strided<T> ys = a.ys();
+  if (vector)
+    stream_hint ? v3::launch3<T, true, true>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream)
+                : v3::launch3<T, true, false>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream);
+  else
+    stream_hint ? v3::launch3<T, false, true>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream)
+                : v3::launch3<T, false, false>(a.trans, plan, a.A, a.lda, xs, a.alpha, a.beta, ys, ws, stream);
+  return launches_error();
+}
+
+}  // namespace
+
+// kSplitReduce: the partials after kSinglePass's counter area (kAuto switches between kSplitReduce
+// and kSinglePass by shape, and one workspace may serve both in turn: a kSplitReduce call must not
+// overwrite the counters).
+template <class T>
+GemvPlanSummary GemvSplitReduceKernels::plan(Trans trans, int m, int n) {
+  const Plan plan = make_plan<T>(trans, m, n);
+  const long long elems = plan.workspace_elems();
+  // The segments are the grid's y dimension.
+  return {elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0, plan.segments <= 65535};
+}
+template <class T>
+cudaError_t GemvSplitReduceKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  const Plan plan = make_plan<T>(a.trans, a.m, a.n);
+  T* part = plan.segments > 1 ? reinterpret_cast<T*>(static_cast<unsigned char*>(a.workspace) + v3::kCounterBytes)
+                              : nullptr;
+  const Strided<T> ys = a.ys();
+  if (a.vector_a())
+    launch_main<T, true>(a.trans, plan, a.A, a.lda, a.xs(), a.alpha, a.beta, ys, part, stream);
+  else
+    launch_main<T, false>(a.trans, plan, a.A, a.lda, a.xs(), a.alpha, a.beta, ys, part, stream);
+  cudaError_t reduce = cudaSuccess;
+  if (part) {
+    const int blocks = (plan.out_len + kReduceElems - 1) / kReduceElems;
+    reduce = blas2::launch_dependent(gemv_reduce_kernel<T>, dim3(blocks), dim3(kThreads), stream, plan,
+                                     static_cast<const T*>(part), a.alpha, a.beta, ys);
+  }
+  return launches_error(reduce);
+}
+
+template <class T>
+GemvPlanSummary GemvSinglePassKernels::plan(Trans trans, int m, int n) {
+  return plan_single_pass<T>(GemvImpl::kSinglePass, trans, m, n);
+}
+template <class T>
+cudaError_t GemvSinglePassKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  return launch_single_pass<T>(GemvImpl::kSinglePass, a, stream);
+}
+
+// Row blocks: kNoTrans only (their record's trans_runs is kColumnBlocks); one segment, no workspace.
+template <class T>
+GemvPlanSummary GemvRowBlockKernels::plan(Trans trans, int m, int n) {
+  return plan_single_pass<T>(GemvImpl::kRowBlocks, trans, m, n);
+}
+template <class T>
+cudaError_t GemvRowBlockKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  return launch_single_pass<T>(GemvImpl::kRowBlocks, a, stream);
+}
+template <class T>
+GemvPlanSummary GemvRowBlockSectorKernels::plan(Trans trans, int m, int n) {
+  return plan_single_pass<T>(GemvImpl::kRowBlocksSector, trans, m, n);
+}
+template <class T>
+cudaError_t GemvRowBlockSectorKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  return launch_single_pass<T>(GemvImpl::kRowBlocksSector, a, stream);
+}
+
+// Column blocks: kTrans only (their record's no_trans_runs is kSinglePass); n blocks in the grid's x
+// dimension (up to 2^31 - 1: any n), no workspace.
+template <class T>
+GemvPlanSummary GemvColumnBlockKernels::plan(Trans, int, int) {
+  return {0, true};
+}
+template <class T>
+cudaError_t GemvColumnBlockKernels::launch(const GemvArgs<T>& a, cudaStream_t stream) {
+  const bool stream_hint = a_exceeds_l2<T>(a.m, a.n);
+  const Strided<const T> xs = a.xs();
+  const Strided<T> ys = a.ys();
+  if (!a.vector_a())
+    cb::launch<T, false, false>(stream_hint, a.m, a.n, a.A, a.lda, xs, a.alpha, a.beta, ys, stream);
+  else if (a.incx == 1 && blas2::aligned16(a.x))
+    cb::launch<T, true, true>(stream_hint, a.m, a.n, a.A, a.lda, xs, a.alpha, a.beta, ys, stream);
+  else
+    cb::launch<T, true, false>(stream_hint, a.m, a.n, a.A, a.lda, xs, a.alpha, a.beta, ys, stream);
+  return launches_error();
+}
+
+#define GPUPROBE_GEMV_KERNELS_INSTANTIATE(Kernels, T)                        \
+  template GemvPlanSummary Kernels::plan<T>(Trans, int, int);               \
+  template cudaError_t Kernels::launch<T>(const GemvArgs<T>&, cudaStream_t);
+#define GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(Kernels) \
+  GPUPROBE_GEMV_KERNELS_INSTANTIATE(Kernels, float)     \
+  GPUPROBE_GEMV_KERNELS_INSTANTIATE(Kernels, double)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvSplitReduceKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvSinglePassKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvColumnBlockKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvRowBlockKernels)
+GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH(GemvRowBlockSectorKernels)
+#undef GPUPROBE_GEMV_KERNELS_INSTANTIATE_BOTH
+#undef GPUPROBE_GEMV_KERNELS_INSTANTIATE
+
+}  // namespace detail
+
+const char* gemv_impl_name(GemvImpl impl) {
+  const GemvImplRecord* record = gemv_impl_record(impl);
+  return record != nullptr ? record->name : "unknown";
 }
 
 template <class T>
 GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
-  // kColumnBlocks has a kernel of its own for kTrans only, row blocks for kNoTrans only; the other
-  // transposition runs its counterpart (one block per piece of y, no split: kColumnBlocks) or
-  // kSinglePass.
-  if (impl == GemvImpl::kColumnBlocks) return trans == Trans::kTrans ? impl : GemvImpl::kSinglePass;
-  if (impl == GemvImpl::kRowBlocks || impl == GemvImpl::kRowBlocksSector)
-    return trans == Trans::kNoTrans ? impl : GemvImpl::kColumnBlocks;
-  if (impl != GemvImpl::kAuto) return impl;
+  const GemvImplRecord* record = gemv_impl_record(impl);
+  if (record == nullptr) return impl;
+  if (impl != GemvImpl::kAuto) return record->runs(trans);
   // Column blocks: faster than kSplitReduce / kSinglePass at every T shape of the benchmarks but the
-  // ones with columns of 2 KB or less (64 x 1048576: 0.08 x kSinglePass; float 512 x 262144: 0.68 x;
-  // a block's start-up then outweighs its column) or fewer than 512 of them (1048576 x 64: 64 blocks
-  // on 132 SMs, 0.36 x). Same run (docs/perf/gemv.md): D T 32768 3128 GB/s against
-  // kSinglePass's 3077, 4096 2837 / 2713, 1000 935 / 749; S T 8192 3008 / 2747; 1000 x 100000 3112 /
-  // 2822. Counted in bytes of a column (cb::kAutoAboveColumnBytes): double columns of 257 ... 512
-  // rows too (D T 512 x 512 309 against kSplitReduce's 209, 512 x 262144 3174 against kSinglePass's
-  // 3092).
+  // ones with columns of 2 KB or less (a block's start-up then outweighs its column) or fewer than 512
+  // of them (1048576 x 64: 64 blocks on 132 SMs). Counted in bytes of a column
+  // (cb::kAutoAboveColumnBytes), so double columns of 257 ... 512 rows count too.
   const long long column_bytes = static_cast<long long>(m) * static_cast<long long>(sizeof(T));
   if (trans == Trans::kTrans && column_bytes > cb::kAutoAboveColumnBytes && n >= cb::kAutoMinColumns)
     return GemvImpl::kColumnBlocks;
@@ -955,16 +1065,12 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
     return sizeof(T) == 4 ? GemvImpl::kRowBlocksSector : GemvImpl::kRowBlocks;
   // Small N where row blocks do not apply (more than 1024 columns): A of at most
   // kAutoSmallNoTransBytes, an L2-resident call of 5-8 us where kSinglePass's one kernel (unsplit)
-  // beat kSplitReduce's two. Paired entries (both impls in the same samples, alternating order;
-  // launch-gated,, docs/perf/gemv.md), kSinglePass over kSplitReduce on the squares: float N 512 /
-  // 1000 / 1024 1.184 / 1.152 / 1.158x, double 512 1.176x; above 4 MiB kSplitReduce was ahead (D N
-  // 1000 / 1024 0.935 / 0.943x; 2048: float 0.897x, double 0.975x).
+  // beat kSplitReduce's two in paired entries; above 4 MiB kSplitReduce was ahead.
   if (trans == Trans::kNoTrans && a_bytes <= kAutoSmallNoTransBytes) return GemvImpl::kSinglePass;
   // Thin: kSplitReduce cuts the long dimension into thousands of segments whose partials a second
   // kernel sums with few blocks (64 x 1048576: 2 blocks, 1024 partials a thread); kSinglePass sums
   // them in the same kernel, in two levels. The 64 x ratio keeps square and near-square shapes on
-  // kSplitReduce (512 x 512 included for T; kSplitReduce was once 15 % faster there in float N, in
-  // separate entries, which paired entries overturned). Large (>= 2^26 elements): kSinglePass's
+  // kSplitReduce (512 x 512 included for T). Large (>= 2^26 elements): kSinglePass's
   // evict-first loads and, for T, its segment-major grid beat kSplitReduce's second kernel; below that
   // (4096 squares) kSplitReduce was faster. Deep: about one wave of whole-row (N) or whole-column (T)
   // units, where kSinglePass runs one kernel without a split and kSplitReduce pays its reduction
@@ -976,39 +1082,37 @@ GemvImpl gemv_auto_impl(Trans trans, int m, int n, GemvImpl impl) {
 template GemvImpl gemv_auto_impl<float>(Trans, int, int, GemvImpl);
 template GemvImpl gemv_auto_impl<double>(Trans, int, int, GemvImpl);
 
+namespace {
+
+// The launchers of what gemv<T> runs for `impl` on this problem (gemv_auto_impl); nullptr for a value
+// that names no implementation.
+template <class T>
+const detail::GemvLaunch<T>* resolved_launch(Trans trans, int m, int n, GemvImpl impl) {
+  const GemvImplRecord* record = gemv_impl_record(gemv_auto_impl<T>(trans, m, n, impl));
+  return record != nullptr ? &record->launchers.template of<T>() : nullptr;
+}
+
+}  // namespace
+
 template <class T>
 std::size_t gemv_workspace_bytes(Trans trans, int m, int n, GemvImpl impl) {
-  impl = gemv_auto_impl<T>(trans, m, n, impl);
-  if (impl == GemvImpl::kColumnBlocks) return 0;  // no split
-  if (impl == GemvImpl::kSplitReduce) {  // after kSinglePass's counter area, which a kSplitReduce call must not overwrite
-    const long long elems = make_plan<T>(trans, m, n).workspace_elems();
-    return elems > 0 ? v3::kCounterBytes + static_cast<std::size_t>(elems) * sizeof(T) : 0;
-  }
-  return v3::make_plan3<T>(trans, m, n, impl).workspace_bytes(sizeof(T));
+  if (m <= 0 || n <= 0) return 0;
+  const detail::GemvLaunch<T>* launch = resolved_launch<T>(trans, m, n, impl);
+  return launch != nullptr ? launch->plan(trans, m, n).workspace_bytes : 0;
 }
 
 template <class T>
 Status gemv_check_args(Trans trans, int m, int n, const T* A, int lda, const T* x, int incx, const T* y, int incy,
                        const void* workspace, std::size_t workspace_bytes, GemvImpl impl) {
   if (trans != Trans::kNoTrans && trans != Trans::kTrans) return Status::kInvalidValue;
-  if (!impl_valid(impl)) return Status::kInvalidValue;
+  if (gemv_impl_record(impl) == nullptr) return Status::kInvalidValue;
   if (m < 0 || n < 0 || lda < std::max(1, m) || incx == 0 || incy == 0) return Status::kInvalidValue;
   if (m == 0 || n == 0) return Status::kSuccess;  // quick return: y untouched
-  impl = gemv_auto_impl<T>(trans, m, n, impl);
-  // Grid limits: the segments are the grid's y dimension; kSinglePass's counters fit their fixed
-  // area. kColumnBlocks (kTrans): n blocks in the grid's x dimension (up to 2^31 - 1): any n.
-  if (impl == GemvImpl::kSplitReduce) {
-    if (make_plan<T>(trans, m, n).segments > 65535) return Status::kInvalidValue;
-  } else if (impl != GemvImpl::kColumnBlocks) {
-    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
-    // The grid's y dimension: the segments, or the units for the segment-major kTrans grid.
-    if ((seg_major_grid(impl, trans) ? plan.units : plan.segments) > 65535 || plan.counters() > v3::kMaxCounters)
-      return Status::kInvalidValue;
-  }
+  const detail::GemvPlanSummary plan = resolved_launch<T>(trans, m, n, impl)->plan(trans, m, n);
+  if (!plan.fits_grid) return Status::kInvalidValue;
   if (!A || !x || !y) return Status::kNullPointer;
-  const std::size_t needed = gemv_workspace_bytes<T>(trans, m, n, impl);
-  if (workspace_bytes < needed) return Status::kWorkspaceTooSmall;
-  if (needed > 0 && !workspace) return Status::kNullPointer;
+  if (workspace_bytes < plan.workspace_bytes) return Status::kWorkspaceTooSmall;
+  if (plan.workspace_bytes > 0 && !workspace) return Status::kNullPointer;
   return Status::kSuccess;
 }
 
@@ -1025,67 +1129,14 @@ Status gemv(Trans trans, int m, int n, T alpha, const T* A, int lda, const T* x,
   const Status st = gemv_check_args<T>(trans, m, n, A, lda, x, incx, y, incy, workspace, workspace_bytes, impl);
   if (st != Status::kSuccess || m == 0 || n == 0) return st;
   if (alpha == T(0) && beta == T(1)) return Status::kSuccess;
-  const bool no_trans = trans == Trans::kNoTrans;
-  const int x_len = no_trans ? n : m, y_len = no_trans ? m : n;
-  const Strided<T> ys = blas2::make_strided(y, y_len, incy);
-  if (alpha == T(0)) {
-    blas2::launch_scale(y_len, beta, ys, stream);
+  if (alpha == T(0)) {  // A and x are not read
+    blas2::launch_scale(trans == Trans::kNoTrans ? m : n, beta,
+                        blas2::make_strided(y, trans == Trans::kNoTrans ? m : n, incy), stream);
     return blas2::launch_status();
   }
-  const Strided<const T> xs = blas2::make_strided(x, x_len, incx);
-  const bool vector = lda % Vec16<T>::kCount == 0 && blas2::aligned16(A);
-  impl = gemv_auto_impl<T>(trans, m, n, impl);
-  if (impl == GemvImpl::kColumnBlocks) {  // kTrans only (gemv_auto_impl)
-    const bool stream_hint = a_exceeds_l2<T>(impl, m, n);
-    if (!vector)
-      cb::launch<T, false, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
-    else if (incx == 1 && blas2::aligned16(x))
-      cb::launch<T, true, true>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
-    else
-      cb::launch<T, true, false>(stream_hint, m, n, A, lda, xs, alpha, beta, ys, stream);
-    return blas2::launch_status();
-  }
-  if (impl != GemvImpl::kSplitReduce) {
-    const v3::Plan3 plan = v3::make_plan3<T>(trans, m, n, impl);
-    v3::Work3<T> ws{nullptr, nullptr, nullptr};
-    if (plan.segments > 1) {
-      ws.counters = static_cast<unsigned*>(workspace);
-      ws.part1 = reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes);
-      ws.part2 = plan.groups > 1 ? ws.part1 + plan.part1_elems() : nullptr;
-    }
-    // Evict-first loads when A exceeds the L2 (a_exceeds_l2); not on the scalar path (lda not a
-    // multiple of 16 bytes) of the one-block deep N kernel and of row blocks, whose lane groups
-    // read only part of a sector per load: the next lane group (or load) reads the rest, and
-    // evict-first loses it (deep N: S N 4097 1944 GB/s with the hint, 2232 without; D N 4097
-    // 2645 / 2689).
-    const bool partial_sector_loads = plan.shape == v3::NShape::kDeepOneBlock || plan.shape == v3::NShape::kSmallOneBlock ||
-                                      plan.shape == v3::NShape::kRowBlocks ||
-                                      plan.shape == v3::NShape::kRowBlocksSector;
-    const bool stream_hint = a_exceeds_l2<T>(impl, m, n) && (vector || !partial_sector_loads);
-    const bool seg_major = seg_major_grid(impl, trans);
-    if (vector)
-      stream_hint ? v3::launch3<T, true, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
-                  : v3::launch3<T, true, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
-    else
-      stream_hint ? v3::launch3<T, false, true>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream)
-                  : v3::launch3<T, false, false>(trans, seg_major, plan, A, lda, xs, alpha, beta, ys, ws, stream);
-    return blas2::launch_status();
-  }
-  const Plan plan = make_plan<T>(trans, m, n);
-  // The partials after kSinglePass's counter area: kAuto switches between kSplitReduce and
-  // kSinglePass by shape, and one workspace may serve both in turn.
-  T* part = plan.segments > 1 ? reinterpret_cast<T*>(static_cast<unsigned char*>(workspace) + v3::kCounterBytes)
-                              : nullptr;
-  if (vector)
-    launch_main<T, true>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
-  else
-    launch_main<T, false>(trans, plan, A, lda, xs, alpha, beta, ys, part, stream);
-  if (part) {
-    const int blocks = (plan.out_len + kReduceElems - 1) / kReduceElems;
-    blas2::launch_dependent(gemv_reduce_kernel<T>, dim3(blocks), dim3(kThreads), stream, plan,
-                            static_cast<const T*>(part), alpha, beta, ys);
-  }
-  return blas2::launch_status();
+  const detail::GemvArgs<T> args{trans, m, n, alpha, A, lda, x, incx, beta, y, incy, workspace};
+  return resolved_launch<T>(trans, m, n, impl)->launch(args, stream) == cudaSuccess ? Status::kSuccess
+                                                                                    : Status::kLaunchFailed;
 }
 
 #define GPUPROBE_GEMV_INSTANTIATE(T)                                                                          \

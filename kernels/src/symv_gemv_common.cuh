@@ -164,7 +164,7 @@ inline Status launch_status() { return cudaGetLastError() == cudaSuccess ? Statu
 
 inline bool aligned16(const void* p) { return (reinterpret_cast<std::uintptr_t>(p) & 15u) == 0; }
 
-// ---- Added for GEMV v3 (gemv.cu, GemvImpl::kSinglePass), also used by SYMV v5. ----
+// ---- Used by GEMV's single pass and column blocks (gemv.cu) and by the SYMV kernels. ----
 
 // The current device's L2 size in bytes (queried once per device); 0 if it cannot be queried.
 inline long long device_l2_bytes() {

@@ -2,7 +2,7 @@
 // fixed-order reduction into the GPU's partial y, then the cross-GPU sum (P2P or NCCL).
 // Plan (which tiles, masks, partials): symv_mgpu_plan.hpp. Design: docs/perf/symv_mgpu.md.
 //
-// The per-GPU kernel follows the single-GPU v3/v5/v6 kernels (symv.cu): 256-thread units of `sub`
+// The per-GPU kernel follows the single-GPU v3/v5/v6 kernels (symv_v3.cuh): 256-thread units of `sub`
 // row tiles (float 4; double 2, or 4 when the partials would not stay in the L2, as kAuto picks v5
 // over v6) x a segment of 64-column tiles, each thread kColsPerThread 16-byte loads per tile and
 // sub-row (16 in flight per step), the grid walked group first so that the blocks running together
@@ -48,7 +48,7 @@ constexpr int load_rows_per_batch() {
   return sizeof(T) == 4 ? 4 : 2;
 }
 // Blocks per SM the registers are capped for: 2 (128 registers), 1 for double with sub = 4 (its
-// row sums of 4 sub-rows spill at 128 registers; symv.cu, v5.1).
+// row sums of 4 sub-rows spill at 128 registers; symv_v3.cuh).
 template <class T, int kSub>
 constexpr int min_blocks_per_sm() {
   return sizeof(T) == 8 && kSub == 4 ? 1 : 2;

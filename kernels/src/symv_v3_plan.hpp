@@ -1,6 +1,7 @@
-// SYMV v3 (SymvImpl::kAwareV3): the plan, i.e. which tiles a unit reads and where its partials go in
-// the workspace. Host and device code share it (sizes on the host, indexing in the kernels), and so
-// does the CPU test tests/cpu/symv_v3_plan_test.cpp, which checks on every shape that each stored
+// The plan of the SYMV kernels with groups of block rows (symv_v3.cuh: SymvImpl::kAwareV6, kAwareV5),
+// i.e. which tiles a unit reads and where its partials go in the workspace. Host and device code
+// share it (sizes on the host, indexing in the kernels), and so does the CPU test
+// tests/cpu/symv_v3_plan_test.cpp, which checks on every shape that each stored
 // tile is read by exactly one unit, that no unit loads an unstored tile, and that the reduction sums
 // exactly the partials the units write. Design and measurements: docs/perf/symv.md.
 //

@@ -2,19 +2,12 @@
 // Families kernels.symv and kernels.gemv; value_* is GB/s on minimal bytes (kernel_descriptors.hpp:
 // the stored triangle for SYMV, whatever the implementation reads), GFLOP/s beside it.
 //
-// SYMV impls: ours (the library's default, SymvImpl::kAuto: v3 with evict-first loads since v5; the entry's
-// impl_resolved says which kernel ran), ours_aware (v1: storage-aware, deterministic), ours_aware_v3,
-// ours_aware_v3_stream (v3 with evict-first loads of A when the triangle exceeds the L2), ours_aware_v5
-// (that with 4 block rows per unit in double too), ours_oblivious (reads the whole matrix), ours_atomic
-// (aware with atomicAdd partials), cublas (cublasXsymv, atomics off: cuBLAS's default) and cublas_atomics
-// (cublasSetAtomicsMode ALLOWED). GEMV impls: ours (the default, GemvImpl::kAuto: v2, v3 or, for T, column
-// blocks by shape; impl_resolved as above), ours_v2 (kSplitReduce), ours_v3 (kSinglePass), cublas, and at
-// the shapes where v2 lost to cuBLAS (plus 8192) ours_v3_nohint (kSinglePassNoHint: v3 without its
-// evict-first loads); for trans T, ours_v3_unitmajor (kSinglePassUnitMajor: v3 with its blocks dispatched
-// unit-first, v3's order before v5) and ours_colblocks (kColumnBlocks: one 128-thread block per column,
-// cuBLAS's DGEMV T design; kAuto's T choice at most shapes since v7); for trans N, ours_rowblocks
-// (kRowBlocks: one 256-thread block per 64 bytes of every column) and ours_rowblocks_sector
-// (kRowBlocksSector: per 32 bytes). One call per sample: alpha = 1, beta = 0 (y not read), x and A random
+// Implementations: every record of the library's tables (kernels::kSymvImpls, kernels::kGemvImpls) as
+// impl:<record.entry> -- ours (the default, kAuto; the entry's impl_resolved tag says which record ran),
+// then the records kAuto chooses between and SYMV's baselines, each at the transpositions it has a kernel
+// of its own for (GEMV column blocks T only, row blocks N only) -- then cuBLAS: cublas (cublasXsymv /
+// cublasXgemv; SYMV with atomics off, cuBLAS's default) and, for SYMV, cublas_atomics
+// (cublasSetAtomicsMode ALLOWED). One call per sample: alpha = 1, beta = 0 (y not read), x and A random
 // in [-1, 1). Families paired.symv and paired.gemv: two impls timed in the same samples (one call of each,
 // alternating which goes first), value_* = A's speedup over B; for the short calls and near-1.0 ratios that
 // separate entries cannot settle (docs/probes.md, "Paired entries").
@@ -48,6 +41,10 @@ using kernels::GemvImpl;
 using kernels::SymvImpl;
 using kernels::Trans;
 using kernels::Uplo;
+
+// The benchmark name of a record of ours (impl:<entry>).
+constexpr const char* entry_of(SymvImpl impl) { return kernels::symv_impl_record(impl)->entry; }
+constexpr const char* entry_of(GemvImpl impl) { return kernels::gemv_impl_record(impl)->entry; }
 
 // Sampling. A problem whose minimal bytes fit in the L2 (l2=resident, no flush) is a 5-30 us call
 // on the H100, launch-bound: with 2 warm-up calls and 10 samples its figure moved by up to 20 %
@@ -93,44 +90,46 @@ const ProbeDescriptor kGemvPairedDescriptor{
     "kernels.gemv: lda = m, alpha = 1, beta = 0); gbps = A's on minimal bytes",
     "x", 30, 2, kBlas2MinWarmupSeconds};
 
-// The benchmarked implementations, one table per kernel: the entry's impl name, who runs it, and for
-// ours the library's implementation (the one place a name maps to what runs).
+// What an entry times: one of our implementations (a record of the library's table, entry impl
+// record.entry) or cuBLAS; the one place where an impl name turns into what runs.
 enum class Runner { kOurs, kCublas, kCublasAtomics };
 struct SymvBenchInfo {
-  const char* name;
+  const char* name;  // the entry's impl
   Runner runner;
-  SymvImpl ours;  // for Runner::kOurs
+  const kernels::SymvImplRecord* ours;  // for Runner::kOurs
 };
-constexpr SymvBenchInfo kSymvImpls[] = {{"ours", Runner::kOurs, SymvImpl::kAuto},
-                                        {"ours_aware", Runner::kOurs, SymvImpl::kAware},
-                                        {"ours_aware_v3", Runner::kOurs, SymvImpl::kAwareV3},
-                                        {"ours_aware_v3_stream", Runner::kOurs, SymvImpl::kAwareV3Stream},
-                                        {"ours_aware_v5", Runner::kOurs, SymvImpl::kAwareV5},
-                                        {"ours_aware_v6", Runner::kOurs, SymvImpl::kAwareV6},
-                                        {"ours_oblivious", Runner::kOurs, SymvImpl::kOblivious},
-                                        {"ours_atomic", Runner::kOurs, SymvImpl::kAwareAtomic},
-                                        {"cublas", Runner::kCublas, SymvImpl::kAuto},
-                                        {"cublas_atomics", Runner::kCublasAtomics, SymvImpl::kAuto}};
-
 struct GemvBenchInfo {
-  const char* name;
+  const char* name;  // the entry's impl
   Runner runner;
-  GemvImpl ours;          // for Runner::kOurs
-  bool where_v2_lost;     // registered only at gemv_v3_shape()
-  bool trans_only = false;  // registered for Trans::kTrans only (its kNoTrans is ours_v3's)
-  bool no_trans_only = false;  // registered for Trans::kNoTrans only (its kTrans is ours_colblocks')
+  const kernels::GemvImplRecord* ours;  // for Runner::kOurs
 };
-constexpr GemvBenchInfo kGemvImpls[] = {{"ours", Runner::kOurs, GemvImpl::kAuto, false},
-                                        {"ours_v2", Runner::kOurs, GemvImpl::kSplitReduce, false},
-                                        {"ours_v3", Runner::kOurs, GemvImpl::kSinglePass, false},
-                                        {"cublas", Runner::kCublas, GemvImpl::kAuto, false},
-                                        {"ours_v3_nohint", Runner::kOurs, GemvImpl::kSinglePassNoHint, true},
-                                        {"ours_v3_unitmajor", Runner::kOurs, GemvImpl::kSinglePassUnitMajor, false,
-                                         true},
-                                        {"ours_colblocks", Runner::kOurs, GemvImpl::kColumnBlocks, false, true},
-                                        {"ours_rowblocks", Runner::kOurs, GemvImpl::kRowBlocks, false, false, true},
-                                        {"ours_rowblocks_sector", Runner::kOurs, GemvImpl::kRowBlocksSector, false,
-                                         false, true}};
+
+// Every record of the library's table in table order (kAuto, "ours", first), then cuBLAS.
+const std::vector<SymvBenchInfo>& symv_bench_impls() {
+  static const std::vector<SymvBenchInfo> impls = [] {
+    std::vector<SymvBenchInfo> v;
+    for (const kernels::SymvImplRecord& r : kernels::kSymvImpls) v.push_back({r.entry, Runner::kOurs, &r});
+    v.push_back({"cublas", Runner::kCublas, nullptr});
+    v.push_back({"cublas_atomics", Runner::kCublasAtomics, nullptr});
+    return v;
+  }();
+  return impls;
+}
+const std::vector<GemvBenchInfo>& gemv_bench_impls() {
+  static const std::vector<GemvBenchInfo> impls = [] {
+    std::vector<GemvBenchInfo> v;
+    for (const kernels::GemvImplRecord& r : kernels::kGemvImpls) v.push_back({r.entry, Runner::kOurs, &r});
+    v.push_back({"cublas", Runner::kCublas, nullptr});
+    return v;
+  }();
+  return impls;
+}
+
+// Whether an entry of `impl` is registered for `trans`: cuBLAS and kAuto always; a record of ours where
+// it has a kernel of its own (column blocks: T; row blocks: N), not where it runs another's.
+bool registered_for(const GemvBenchInfo& impl, Trans trans) {
+  return impl.ours == nullptr || impl.ours->runs(trans) == impl.ours->impl;
+}
 
 template <class T>
 constexpr const char* precision_name() {
@@ -229,7 +228,7 @@ class SymvCall {
                                                                ? CUBLAS_ATOMICS_ALLOWED
                                                                : CUBLAS_ATOMICS_NOT_ALLOWED));
     } else {
-      ws_bytes_ = kernels::symv_workspace_bytes<T>(n, impl.ours);
+      ws_bytes_ = kernels::symv_workspace_bytes<T>(n, impl.ours->impl);
       ws_ = DeviceBuffer<unsigned char>(ws_bytes_);
     }
   }
@@ -242,8 +241,9 @@ class SymvCall {
       return;
     }
     m.param(prefix + "workspace_bytes", static_cast<double>(ws_bytes_));
-    m.tag(prefix + "impl_resolved", kernels::symv_impl_name(kernels::symv_auto_impl<T>(uplo_, n_, impl_.ours)));
-    m.tag(prefix + "atomics", impl_.ours == SymvImpl::kAwareAtomic ? "yes" : "no");
+    m.tag(prefix + "impl_resolved",
+          kernels::symv_impl_name(kernels::symv_auto_impl<T>(uplo_, n_, impl_.ours->impl)));
+    m.tag(prefix + "atomics", impl_.ours->atomics ? "yes" : "no");
   }
   void operator()(cudaStream_t s) const {
     const T alpha = 1, beta = 0;
@@ -253,8 +253,9 @@ class SymvCall {
       GP_CUBLAS_CHECK(cublas_symv(handle_->get(), fill_mode, n_, &alpha, A_, n_, x_, &beta, y_));
       return;
     }
-    check_status(kernels::symv<T>(uplo_, n_, alpha, A_, n_, x_, 1, beta, y_, 1, ws_.data(), ws_bytes_, s, impl_.ours),
-                 "symv");
+    check_status(
+        kernels::symv<T>(uplo_, n_, alpha, A_, n_, x_, 1, beta, y_, 1, ws_.data(), ws_bytes_, s, impl_.ours->impl),
+        "symv");
   }
 
  private:
@@ -277,7 +278,7 @@ class GemvCall {
     if (impl.runner != Runner::kOurs) {
       handle_ = std::make_unique<CublasHandle>();
     } else {
-      ws_bytes_ = kernels::gemv_workspace_bytes<T>(trans, rows, cols, impl.ours);
+      ws_bytes_ = kernels::gemv_workspace_bytes<T>(trans, rows, cols, impl.ours->impl);
       ws_ = DeviceBuffer<unsigned char>(ws_bytes_);
       // Once per buffer (v3's arrival counters start at zero; each call leaves them so); not timed.
       check_status(kernels::gemv_workspace_init(ws_.data(), ws_bytes_, nullptr), "gemv_workspace_init");
@@ -291,7 +292,7 @@ class GemvCall {
     }
     m.param(prefix + "workspace_bytes", static_cast<double>(ws_bytes_));
     m.tag(prefix + "impl_resolved",
-          kernels::gemv_impl_name(kernels::gemv_auto_impl<T>(trans_, rows_, cols_, impl_.ours)));
+          kernels::gemv_impl_name(kernels::gemv_auto_impl<T>(trans_, rows_, cols_, impl_.ours->impl)));
   }
   void operator()(cudaStream_t s) const {
     const T alpha = 1, beta = 0;
@@ -302,7 +303,7 @@ class GemvCall {
       return;
     }
     check_status(kernels::gemv<T>(trans_, rows_, cols_, alpha, A_, rows_, x_, 1, beta, y_, 1, ws_.data(), ws_bytes_,
-                                  s, impl_.ours),
+                                  s, impl_.ours->impl),
                  "gemv");
   }
 
@@ -372,12 +373,12 @@ void gemv_entry(benchmark::State& state, const GemvBenchInfo& impl, Trans trans,
 }
 
 const SymvBenchInfo& symv_info(const std::string& name) {
-  for (const SymvBenchInfo& i : kSymvImpls)
+  for (const SymvBenchInfo& i : symv_bench_impls())
     if (name == i.name) return i;
   throw Error("no SYMV impl named " + name);
 }
 const GemvBenchInfo& gemv_info(const std::string& name) {
-  for (const GemvBenchInfo& i : kGemvImpls)
+  for (const GemvBenchInfo& i : gemv_bench_impls())
     if (name == i.name) return i;
   throw Error("no GEMV impl named " + name);
 }
@@ -414,7 +415,7 @@ void symv_paired_entry(benchmark::State& state, const SymvBenchInfo& impl_a, con
     symv_b->describe(p.m, "b_");
     call_b = std::cref(*symv_b);
   } else {
-    gemv_b.emplace(gemv_info("ours"), b.gemv_trans, n, n, A, x, y);
+    gemv_b.emplace(gemv_info(entry_of(GemvImpl::kAuto)), b.gemv_trans, n, n, A, x, y);
     gemv_b->describe(p.m, "b_");
     call_b = std::cref(*gemv_b);
   }
@@ -448,23 +449,25 @@ void register_symv_paired(const std::vector<int>& sizes) {
       for (const SymvPartner& b : kSymvPartners) {
         if ((!resident && !b.at_dram_n) || (!b.symv && !gemv_resident)) continue;
         const std::string name = entry_name(kSymvPairedDescriptor.family,
-                                            {{"a", "ours"},
+                                            {{"a", entry_of(SymvImpl::kAuto)},
                                              {"b", b.name},
                                              {"precision", precision_name<T>()},
                                              {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
                                              {"n", std::to_string(n)}});
         register_entry(
             name, kSymvPairedDescriptor,
-            [&b, uplo, n](benchmark::State& st) { symv_paired_entry<T>(st, symv_info("ours"), b, uplo, n); },
+            [&b, uplo, n](benchmark::State& st) {
+              symv_paired_entry<T>(st, symv_info(entry_of(SymvImpl::kAuto)), b, uplo, n);
+            },
             blas2_samples(symv_bytes));
       }
   }
 }
 
 // Paired GEMV entries: ours against cuBLAS where a call is short (L2-resident) or the two were
-// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); v3 (one kernel)
-// against v2 (two kernels) for N at the resident shapes, where kAuto picks v2; and both row-block
-// variants against cuBLAS for N at the same shapes as ours.
+// within a few per cent in separate entries (the 4096 / 4097 squares, ~25-50 us); single pass (one
+// kernel) against split + reduce (two kernels) for N at the resident shapes, where kAuto's small-N
+// rules choose between them; and both row-block records against cuBLAS for N at the same shapes as ours.
 template <class T>
 void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
   struct Pair {
@@ -473,10 +476,10 @@ void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
     bool n_only;             // kNoTrans only
     bool resident_only = true;  // with n_only: at the L2-resident shapes only
   };
-  constexpr Pair kPairs[] = {{"ours", "cublas", false},
-                             {"ours_v3", "ours_v2", true},
-                             {"ours_rowblocks", "cublas", true, false},
-                             {"ours_rowblocks_sector", "cublas", true, false}};
+  constexpr Pair kPairs[] = {{entry_of(GemvImpl::kAuto), "cublas", false},
+                             {entry_of(GemvImpl::kSinglePass), entry_of(GemvImpl::kSplitReduce), true},
+                             {entry_of(GemvImpl::kRowBlocks), "cublas", true, false},
+                             {entry_of(GemvImpl::kRowBlocksSector), "cublas", true, false}};
   for (const auto& [rows, cols] : shapes) {
     if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     const double bytes = kernels::gemv_min_bytes(Trans::kNoTrans, rows, cols, sizeof(T), false);
@@ -507,7 +510,7 @@ void register_symv(const std::vector<int>& sizes) {
   for (int n : sizes) {
     if (!kernel_footprint_fits(double(n) * n * sizeof(T))) continue;
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
-      for (const SymvBenchInfo& info : kSymvImpls) {
+      for (const SymvBenchInfo& info : symv_bench_impls()) {
         const std::string name = entry_name(kSymvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
@@ -519,21 +522,13 @@ void register_symv(const std::vector<int>& sizes) {
   }
 }
 
-// The shapes at which ours_v3_nohint is registered beside the others.
-bool gemv_v3_shape(int rows, int cols) {
-  if (rows == cols) return rows == 512 || rows == 4096 || rows == 4097 || rows == 8192;
-  return std::max(rows, cols) >= (1 << 18);  // the tall and wide ones
-}
-
 template <class T>
 void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
   for (const auto& [rows, cols] : shapes) {
     if (!kernel_footprint_fits(double(rows) * cols * sizeof(T))) continue;
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
-      for (const GemvBenchInfo& info : kGemvImpls) {
-        if (info.where_v2_lost && !gemv_v3_shape(rows, cols)) continue;
-        if (info.trans_only && trans != Trans::kTrans) continue;
-        if (info.no_trans_only && trans != Trans::kNoTrans) continue;
+      for (const GemvBenchInfo& info : gemv_bench_impls()) {
+        if (!registered_for(info, trans)) continue;
         const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},

@@ -23,7 +23,7 @@ set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: ncu_crosscheck.sh OUTDIR [--filter=RE] [--metrics=LIST] [--limit=N] [--tolerance=X]}
 shift
-filter='^(memory\.occupancy/kernel:copy/vector:16/store:default/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:ours_tuned/trans:nn/m:2048/n:2048/k:2048|kernels\.gemv/impl:ours/precision:s/trans:n/m:16384/n:16384|kernels\.symv/impl:ours_aware/precision:s/uplo:lower/n:16384)/'
+filter='^(memory\.occupancy/kernel:copy/vector:16/store:default/footprint:1073741824/blocks_per_sm:8|kernels\.sgemm/impl:ours_tuned/trans:nn/m:2048/n:2048/k:2048|kernels\.gemv/impl:ours/precision:s/trans:n/m:16384/n:16384|kernels\.symv/impl:ours/precision:s/uplo:lower/n:16384)/'
 metrics="dram__bytes_read.sum,dram__bytes_write.sum,lts__t_bytes.sum,l1tex__t_bytes.sum,sm__sass_thread_inst_executed_op_ffma_pred_on.sum,gpu__time_duration.sum"
 limit=8 ; tolerance=0.02 ; replay=application
 for a in "$@"; do

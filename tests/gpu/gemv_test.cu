@@ -6,8 +6,8 @@
 //    m == 0 / n == 0 leave y untouched;
 //  - small shapes (GemvSmall, CPU long double reference), square, tall and wide shapes up to 4097
 //    (GemvLarge; CPU long double reference and, for float inputs, cuBLAS DGEMV);
-//  - every case on every implementation (GemvImpl: v2's split + reduction kernel, v3's single pass
-//    with and without the evict-first hint, kColumnBlocks' one block per column for T, the row blocks
+//  - every case on every implementation of the library's table (kernels::kGemvImpls: kAuto, v2's split
+//    + reduction kernel, v3's single pass, kColumnBlocks' one block per column for T, the row blocks
 //    of 64 / 32 bytes of rows for N, their edges in RowBlocksEdges); for v3 the
 //    shapes include its narrow (m <= 64), tall (m >= 2^19, few columns) and two-level (> 32
 //    segments) paths; its workspace counters are reset by each call (one workspace across calls of
@@ -38,9 +38,15 @@ using kernels::Status;
 using kernels::Trans;
 
 const Trans kTranses[] = {Trans::kNoTrans, Trans::kTrans};
-const GemvImpl kImpls[] = {GemvImpl::kAuto, GemvImpl::kSplitReduce, GemvImpl::kSinglePass,
-                           GemvImpl::kSinglePassNoHint, GemvImpl::kSinglePassUnitMajor,
-                           GemvImpl::kColumnBlocks, GemvImpl::kRowBlocks, GemvImpl::kRowBlocksSector};
+// Every record of the library's table, kAuto included.
+const std::vector<GemvImpl>& impls() {
+  static const std::vector<GemvImpl> all = [] {
+    std::vector<GemvImpl> v;
+    for (const kernels::GemvImplRecord& r : kernels::kGemvImpls) v.push_back(r.impl);
+    return v;
+  }();
+  return all;
+}
 
 struct GemvCase {
   int m, n;
@@ -162,7 +168,7 @@ void check(const GemvCase& c, bool cublas_ref = false) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<T> p(c, t, rng);
     const Reference ref = cublas_ref ? cublas_reference(c, t, p) : cpu_reference(c, t, p);
-    for (GemvImpl impl : kImpls) {
+    for (GemvImpl impl : impls()) {
       SCOPED_TRACE(describe(c, t, type) + " impl=" + kernels::gemv_impl_name(impl) +
                    (cublas_ref ? " (cuBLAS DGEMV reference)" : ""));
       expect_close(p.y0, run_gemv(c, t, p, impl), ref, p.x.len);
@@ -228,7 +234,7 @@ TYPED_TEST(GemvSmall, AlphaZeroReadsNeitherAnorX) {
 
 TYPED_TEST(GemvSmall, EmptyProblemLeavesYUntouched) {
   // Reference BLAS: m == 0 or n == 0 returns at once, y is not scaled by beta.
-  for (GemvImpl impl : kImpls)
+  for (GemvImpl impl : impls())
     for (Trans t : kTranses) {
       const std::vector<TypeParam> host(8, TypeParam(3));
       DeviceCopy<TypeParam> dy(host), dA(host), dx(host);
@@ -266,7 +272,7 @@ TEST(GemvLargeCublas, FloatMatchesCublasDgemv) {
 TEST(GemvLargeDeterminism, RepeatedCallsAreBitIdentical) {
   const GemvCase c{3000, 3000, 3000, 1.0, 0.0};
   for (Trans t : kTranses)
-    for (GemvImpl impl : kImpls) {
+    for (GemvImpl impl : impls()) {
       std::mt19937_64 rng(fresh_seed());
       const Problem<float> p(c, t, rng);
       // v3: the second call reuses the first one's workspace (its counters reset by the first call).
@@ -283,17 +289,17 @@ TEST(GemvSinglePassWorkspace, CountersResetAcrossCallsAndShapes) {
   // (and the v2 impl in between) the sequence switches between v2, v3 and column blocks: v2's
   // partials must not land on v3's counters.
   const int shapes[][2] = {{1000, 1000}, {40, 20000}, {4097, 65}, {100, 40000}, {65, 4097}};
-  const GemvImpl impls[] = {GemvImpl::kSinglePass, GemvImpl::kAuto, GemvImpl::kSplitReduce};
+  const GemvImpl used[] = {GemvImpl::kSinglePass, GemvImpl::kAuto, GemvImpl::kSplitReduce};
   std::size_t need = 0;
   for (const auto& s : shapes)
     for (Trans t : kTranses)
-      for (GemvImpl impl : impls) need = std::max(need, kernels::gemv_workspace_bytes<double>(t, s[0], s[1], impl));
+      for (GemvImpl impl : used) need = std::max(need, kernels::gemv_workspace_bytes<double>(t, s[0], s[1], impl));
   ASSERT_GT(need, 0u);
   GemvWorkspace ws(need);
   for (int round = 0; round < 2; ++round)
     for (const auto& s : shapes)
       for (Trans t : kTranses)
-        for (GemvImpl impl : impls) {
+        for (GemvImpl impl : used) {
           const GemvCase c{s[0], s[1], 0, 1.0, 0.5};
           SCOPED_TRACE(describe(c, t, "double") + " " + kernels::gemv_impl_name(impl) + " round " +
                        std::to_string(round));

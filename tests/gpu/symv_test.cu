@@ -1,5 +1,6 @@
-// SYMV correctness against a higher-precision reference, for every implementation, both storage
-// triangles, float and double (blas2_test_util.hpp states the bound):
+// SYMV correctness against a higher-precision reference, for every implementation of the library's
+// table (kernels::kSymvImpls), both storage triangles, float and double (blas2_test_util.hpp states
+// the bound; the study variants are checked by lab/blas2_variants):
 //  - the unstored triangle and the padding rows of A (lda > n) hold NaN: reading them fails;
 //  - y is NaN-poisoned when beta == 0 (BLAS: y is not read), random otherwise; gap elements of a
 //    strided y hold a sentinel that must survive; the workspace starts as NaN, or holds what a
@@ -28,8 +29,15 @@ using kernels::Status;
 using kernels::SymvImpl;
 using kernels::Uplo;
 
-const SymvImpl kImpls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareAtomic,
-                           SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
+// Every record of the library's table, kAuto included.
+const std::vector<SymvImpl>& impls() {
+  static const std::vector<SymvImpl> all = [] {
+    std::vector<SymvImpl> v;
+    for (const kernels::SymvImplRecord& r : kernels::kSymvImpls) v.push_back(r.impl);
+    return v;
+  }();
+  return all;
+}
 const Uplo kUplos[] = {Uplo::kLower, Uplo::kUpper};
 
 struct SymvCase {
@@ -159,7 +167,7 @@ void check(const SymvCase& c, bool cublas_ref = false) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<T> p(c, uplo, rng);
     const Reference ref = cublas_ref ? cublas_reference(c, uplo, p) : cpu_reference(c, uplo, p);
-    for (SymvImpl impl : kImpls) {
+    for (SymvImpl impl : impls()) {
       SCOPED_TRACE(describe(c, uplo, impl, type) + (cublas_ref ? " (cuBLAS DSYMV reference)" : ""));
       expect_close(p.y0, run_symv(c, uplo, impl, p), ref, c.n);
     }
@@ -188,7 +196,7 @@ TYPED_TEST(SymvSmall, MatchesCpuReference) {
     for (const SymvCase& c : cases_for(n, true)) check<TypeParam>(c);
 }
 
-// v3 units span 4 (float) / 2 (double) block rows: whole and partial last groups, a band split
+// v6 units span 4 (float) / 2 (double) block rows, v5's 4: whole and partial last groups, a band split
 // across segments (n = 300: 5 block rows, segments of 2), interior and edge block columns.
 TYPED_TEST(SymvSmall, MatchesCpuReferenceAcrossV3Groups) {
   for (int n : {256, 257, 300, 511})
@@ -211,14 +219,15 @@ TEST(SymvLargeCublas, FloatMatchesCublasDsymv) {
   check<float>({2048, 2052, -0.5, 2.0, 1, 1}, true);
 }
 
-// Same inputs twice: bit-identical y for the deterministic implementations.
+// Same inputs twice: bit-identical y for the deterministic implementations (every record without
+// atomic partials).
 TEST(SymvLargeDeterminism, RepeatedCallsAreBitIdentical) {
   const SymvCase c{3000, 3000, 1.0, 0.0};
   for (Uplo uplo : kUplos) {
     std::mt19937_64 rng(fresh_seed());
     const Problem<float> p(c, uplo, rng);
-    for (SymvImpl impl : {SymvImpl::kAware, SymvImpl::kOblivious, SymvImpl::kAwareV3, SymvImpl::kAwareV3Stream,
-                          SymvImpl::kAwareV5, SymvImpl::kAwareV6}) {
+    for (SymvImpl impl : impls()) {
+      if (kernels::symv_impl_record(impl)->atomics) continue;
       SCOPED_TRACE(describe(c, uplo, impl, "float"));
       // The second call finds the first one's partials in the workspace.
       SymvWorkspace ws(kernels::symv_workspace_bytes<float>(c.n, impl));
@@ -232,14 +241,16 @@ TEST(SymvLargeWorkspace, OneBufferServesEveryImplAndSizeInTurn) {
   // One workspace for a sequence of calls of different sizes, triangles and impls, twice over: each
   // call finds the others' partials in it, and must neither read them nor depend on them.
   const int sizes[] = {1000, 65, 4097, 300, 2048};
-  const SymvImpl impls[] = {SymvImpl::kAuto, SymvImpl::kAware, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
+  // Row partials only (oblivious), row and column-dot partials in groups of 2 and 4 block rows (v6, v5
+  // in double), and kAuto.
+  const SymvImpl used[] = {SymvImpl::kAuto, SymvImpl::kOblivious, SymvImpl::kAwareV5, SymvImpl::kAwareV6};
   std::size_t need = 0;
   for (int n : sizes)
-    for (SymvImpl impl : impls) need = std::max(need, kernels::symv_workspace_bytes<double>(n, impl));
+    for (SymvImpl impl : used) need = std::max(need, kernels::symv_workspace_bytes<double>(n, impl));
   SymvWorkspace ws(need);
   for (int round = 0; round < 2; ++round)
     for (int n : sizes)
-      for (SymvImpl impl : impls)
+      for (SymvImpl impl : used)
         for (Uplo uplo : kUplos) {
           const SymvCase c{n, n, 1.0, 0.5};
           SCOPED_TRACE(describe(c, uplo, impl, "double") + " round " + std::to_string(round));

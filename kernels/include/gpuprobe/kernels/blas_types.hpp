@@ -30,4 +30,13 @@ inline const char* status_text(Status s) {
   return "unknown status";
 }
 
+namespace detail {
+// Whether two NUL-terminated strings are equal, in a constant expression (the implementation tables'
+// consistency checks: names unique).
+constexpr bool same_text(const char* a, const char* b) {
+  while (*a != '\0' && *a == *b) ++a, ++b;
+  return *a == *b;
+}
+}  // namespace detail
+
 }  // namespace gpuprobe::kernels

@@ -70,10 +70,6 @@ inline constexpr SgemmImplRecord kSgemmImpls[] = {
 inline constexpr std::size_t kSgemmImplCount = sizeof(kSgemmImpls) / sizeof(kSgemmImpls[0]);
 
 namespace detail {
-constexpr bool same_text(const char* a, const char* b) {
-  while (*a != '\0' && *a == *b) ++a, ++b;
-  return *a == *b;
-}
 // Record i is enumerator i, every enumerator before kEnd has its record, and each record is complete
 // with a name of its own. A template over the table so that a test can show it rejects bad ones.
 template <std::size_t kCount>
