@@ -125,7 +125,7 @@ struct GemvLaunchers {
   }
 };
 // The launchers of an implementation whose entry points are the static member templates
-// Kernels::plan<T> and Kernels::launch<T> (defined and instantiated in kernels/src/gemv.cu).
+// Kernels::plan<T> and Kernels::launch<T> (defined and instantiated in kernels/src, see below).
 template <class Kernels>
 constexpr GemvLaunchers gemv_launchers() {
   return {{&Kernels::template plan<float>, &Kernels::template launch<float>},
@@ -144,6 +144,21 @@ GPUPROBE_GEMV_KERNELS(GemvColumnBlockKernels)
 GPUPROBE_GEMV_KERNELS(GemvRowBlockKernels)
 GPUPROBE_GEMV_KERNELS(GemvRowBlockSectorKernels)
 #undef GPUPROBE_GEMV_KERNELS
+// Instantiated in kernels/src: float in gemv.cu, double in gemv_double.cu (two translation units
+// compile in parallel; nothing else instantiates them, whatever takes their address).
+#define GPUPROBE_GEMV_KERNELS_EXTERN(Kernels, T)                     \
+  extern template GemvPlanSummary Kernels::plan<T>(Trans, int, int); \
+  extern template cudaError_t Kernels::launch<T>(const GemvArgs<T>&, cudaStream_t);
+#define GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(Kernels) \
+  GPUPROBE_GEMV_KERNELS_EXTERN(Kernels, float)     \
+  GPUPROBE_GEMV_KERNELS_EXTERN(Kernels, double)
+GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvSplitReduceKernels)
+GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvSinglePassKernels)
+GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvColumnBlockKernels)
+GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvRowBlockKernels)
+GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvRowBlockSectorKernels)
+#undef GPUPROBE_GEMV_KERNELS_EXTERN_BOTH
+#undef GPUPROBE_GEMV_KERNELS_EXTERN
 }  // namespace detail
 
 struct GemvImplRecord {
