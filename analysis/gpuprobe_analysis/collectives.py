@@ -285,7 +285,7 @@ def to_json(fits: Optional[CollectiveFits]) -> Optional[dict]:
     """The section's numbers as plain values, for device-profile.json ("collectives")."""
     if fits is None:
         return None
-    from .profile import _jsonable  # NaN (e.g. an entry without a CV) becomes null
+    from .profile_results import to_json as _jsonable  # NaN (e.g. an entry without a CV) becomes null
     return _jsonable({"method": fits.method, "nccl_versions": fits.nccl_versions, "nccl_env": fits.nccl_env,
             "issues": fits.issues, "fits": table_rows(fits),
             "curves": [{"op": c.op, "ranks": c.ranks, "busbw_factor": c.busbw_factor,

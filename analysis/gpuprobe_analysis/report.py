@@ -217,9 +217,9 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     figdir = os.path.join(outdir, "figures")
     prof = Profile(rs)
     pts, kernel_notes = kernel_points(rs)
-    ceilings = ceilings_from(prof.data, rs)
-    opt = optimality(pts, ceilings)
     data = prof.to_json()
+    ceilings = ceilings_from(data, rs)
+    opt = optimality(pts, ceilings)
     data["roofline"] = {"ceilings": [{"name": c.name, "value": c.value, "unit": "GB/s" if c.is_memory else "GFLOP/s",
                                       "measured": c.measured, "how": c.how} for c in ceilings],
                         "notes": kernel_notes}
@@ -863,5 +863,5 @@ def _key(k: dict) -> str:
 
 
 def optimality_json(rows):
-    from .profile import _jsonable
-    return _jsonable(rows)
+    from .profile_results import to_json
+    return to_json(rows)

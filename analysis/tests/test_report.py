@@ -236,7 +236,7 @@ def test_unified_l2_has_no_near_partition_text(tmp_path):
     uni = synth.Device(name="Synthetic GPU U", l2_near_bytes=40e6, l2_bytes=40e6, lat_cycles=(30.0, 290.0, 290.0, 620.0))
     doc = synth.synth_results(uni, noise=0.005, seed=5, families=["memory.latency"])
     out = build_report(results.load([synth.write(str(tmp_path / "u.json"), doc)]), str(tmp_path / "rep"))
-    levels = {lv["name"] for lv in out["profile_obj"].data["hierarchy"]["levels"]}
+    levels = {lv["name"] for lv in out["profile_obj"].to_json()["hierarchy"]["levels"]}
     assert "L2" in levels and "L2 near partition" not in levels
     assert "near partition" not in open(out["markdown"], encoding="utf-8").read()
 
