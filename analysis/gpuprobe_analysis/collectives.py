@@ -13,9 +13,9 @@ IRLS. NCCL changes protocol with the size (LL, LL128, Simple), so the model is a
 piecewise curve: its rms relative error says how well it summarises.
 
 `reduction_time(fits, op, G, nbytes)` is the model's time for other modules (the multi-GPU SYMV
-bound). `analyze` returns None without entries; `write_section` writes the report's "Multi-GPU:
-collectives" section (nothing at all without entries); `to_json` is what device-profile.json holds
-under "collectives".
+bound). `analyze` returns None without entries; `section` is what the report's "Multi-GPU:
+collectives" section shows (nothing at all without entries); `to_json` is what device-profile.json
+holds under "collectives".
 """
 from __future__ import annotations
 
@@ -256,29 +256,14 @@ def analyze(rs: ResultSet) -> Optional[CollectiveFits]:
     return fit_collectives(rs) if rs.by_family(FAMILY) else None
 
 
-def write_section(d, fits: Optional[CollectiveFits], figdir: str, figs: list) -> None:
-    """The report section (d: report.Doc; figs: the report's figure registry): method, table, figure.
-    Nothing at all without fits."""
+def section(fits: Optional[CollectiveFits], figdir: str) -> Optional[dict]:
+    """What the report section (templates/sections/collectives.j2) shows: method, NCCL version and environment,
+    the table's rows and the figure (drawn here). None without fits."""
     if fits is None:
-        return
-    from .report import fmt, fmt_bytes  # the report's own number formats
-    d.section(*SECTION)
-    entry_methods = sorted({e.method for c in fits.curves.values() for e in c.entries if e.method})
-    d.para("Method: " + fits.method + ". Each entry: " + (" | ".join(entry_methods) or "see docs/probes.md") + ".")
-    d.para("NCCL " + (", ".join(fits.nccl_versions) or "version not recorded") + "; NCCL environment: "
-           + ("; ".join(v or "(no NCCL_* variable)" for v in fits.nccl_env) or "not recorded")
-           + ". NVLink multicast (NVLS) is forced off by the probe (NCCL_NVLS_ENABLE=0).")
-    for line in fits.issues:
-        d.para("Note: " + line)
-    rows = table_rows(fits)
-    d.table(["op", "G", "points", "α (µs)", "β (GB/s, algbw)", "β × factor (bus GB/s)", "busbw at 1 GiB (GB/s)",
-             "peak busbw (GB/s)", "at", "fit rms rel. error"],
-            [[r["op"], r["ranks"], r["points"], r["alpha_us"], r["beta_gbps"], r["asymptotic_busbw_gbps"],
-              r["busbw_at_gbps"] if r["busbw_at_gbps"] is not None
-              else f"– (largest {fmt_bytes(r['largest_bytes'])}: {fmt(r['busbw_largest_gbps'])})",
-              r["peak_busbw_gbps"], fmt_bytes(r["peak_at_bytes"]),
-              r["rms_rel_error"] if r["rms_rel_error"] is not None else f"not fitted: {r['fit']}"] for r in rows])
-    d.figure(figure(fits, figdir), figs)
+        return None
+    return {"method": fits.method, "nccl_versions": fits.nccl_versions, "nccl_env": fits.nccl_env,
+            "entry_methods": sorted({e.method for c in fits.curves.values() for e in c.entries if e.method}),
+            "issues": fits.issues, "rows": table_rows(fits), "figure": figure(fits, figdir)}
 
 
 def to_json(fits: Optional[CollectiveFits]) -> Optional[dict]:
