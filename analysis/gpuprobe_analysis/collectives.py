@@ -14,8 +14,8 @@ piecewise curve: its rms relative error says how well it summarises.
 
 `reduction_time(fits, op, G, nbytes)` is the model's time for other modules (the multi-GPU SYMV
 bound). `analyze` returns None without entries; `section` is what the report's "Multi-GPU:
-collectives" section shows (nothing at all without entries); `to_json` is what device-profile.json
-holds under "collectives".
+collectives" section shows (nothing at all without entries), `summary` and `headline` what its
+summary says of them; `to_json` is what device-profile.json holds under "collectives".
 """
 from __future__ import annotations
 
@@ -254,6 +254,61 @@ def analyze(rs: ResultSet) -> Optional[CollectiveFits]:
     """fit_collectives, or None when the inputs hold no transfer.collective entry (a one-GPU result set:
     the report then has no such section)."""
     return fit_collectives(rs) if rs.by_family(FAMILY) else None
+
+
+# The collective the summary leads with: the reduction of the multi-GPU kernels (mgpu.py), nccl-tests' first.
+HEADLINE_OP = "allreduce"
+
+
+def _lead(fits: CollectiveFits, ranks: int) -> List[CollectiveCurve]:
+    """The curves the summary shows for group size `ranks`: the allreduce, else every op measured."""
+    curves = [c for (_, g), c in fits.curves.items() if g == ranks]
+    return [c for c in curves if c.op == HEADLINE_OP] or curves
+
+
+def _alpha_beta(c: CollectiveCurve) -> str:
+    if c.fit is None:
+        return f"no α-β fit ({c.fit_problem})"
+    return f"α {c.fit.alpha_s * 1e6:.3g} µs, β {c.fit.beta_bps / 1e9:,.0f} GB/s algbw, fit rms {100 * c.fit.rms_rel_error:.0f} %"
+
+
+def summary(fits: Optional[CollectiveFits]) -> List[dict]:
+    """Facts for the report's summary table, per group size G: the allreduce (else every op measured
+    there), its bus bandwidth at the largest size and its α-β fit. Each: {"figure", "value", "how"}."""
+    if fits is None:
+        return []
+    from .report import fmt_bytes  # the report's own size format
+    rows = []
+    for ranks in fits.group_sizes:
+        for c in _lead(fits, ranks):
+            rows.append({"figure": f"NCCL {c.op} over {ranks} GPUs",
+                         "value": f"busbw {c.largest.busbw_gbps:,.0f} GB/s at {fmt_bytes(c.largest.size_bytes)}; "
+                                  + _alpha_beta(c),
+                         "how": f"{FAMILY}, α + size·β fit over {len(c.points)} sizes"})
+    return rows
+
+
+def headline(fits: Optional[CollectiveFits]) -> Optional[str]:
+    """The summary's sentence: the allreduce over the most GPUs (busbw at its largest size, α-β), the
+    other ops' range there, the allreduce over fewer GPUs."""
+    if fits is None or not fits.curves:
+        return None
+    from .report import fmt_bytes
+    top = max(fits.group_sizes)
+    lead = _lead(fits, top)[0]
+    parts = [f"{lead.op} over {top} GPUs {lead.largest.busbw_gbps:,.0f} GB/s busbw at "
+             f"{fmt_bytes(lead.largest.size_bytes)} ({_alpha_beta(lead)})"]
+    others = [c for (op, g), c in fits.curves.items() if g == top and op != lead.op]
+    if len(others) == 1:
+        parts.append(f"{others[0].op} {others[0].largest.busbw_gbps:,.0f} GB/s at its largest size")
+    elif others:
+        busbw = [c.largest.busbw_gbps for c in others]
+        parts.append(f"the other {len(others)} ops {min(busbw):,.0f} – {max(busbw):,.0f} GB/s at their largest size")
+    fewer = [c for g in fits.group_sizes if g != top for c in _lead(fits, g) if c.op == lead.op]
+    if fewer:
+        parts.append("over " + ", ".join(f"{c.ranks} GPUs {c.largest.busbw_gbps:,.0f} GB/s" for c in fewer))
+    versions = f" (NCCL {', '.join(fits.nccl_versions)})" if fits.nccl_versions else ""
+    return f"Collectives{versions}: " + "; ".join(parts) + " (section Multi-GPU: collectives)."
 
 
 def section(fits: Optional[CollectiveFits], figdir: str) -> Optional[dict]:

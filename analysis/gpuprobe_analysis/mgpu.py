@@ -1,6 +1,7 @@
 """Multi-GPU SYMV and GEMV (families kernels.symv_mgpu, kernels.gemv_mgpu, kernels.symv_mgpu_sytrd,
 kernels.symv_mgpu_trailing): each entry against its bound, the scaling from one GPU to G, and the SYTRD
-sequence.
+sequence. `analyze` gives the rows (the report's section, templates/sections/mgpu.j2, shows them);
+`summary` and `headline` what the report's summary says of them.
 
 The bound of a call on G GPUs (docs/perf/symv_mgpu.md):
     bound = max over the GPUs of (the GPU's minimal bytes / the read ceiling of the level serving them)
@@ -234,3 +235,60 @@ def analyze(rs: ResultSet, profile_data: Optional[dict] = None,
     return {"calls": calls, "trailing": sorted(trailing, key=lambda r: (r["gpus"], r["reduction"], r["size"])),
             "sytrd": sytrd, "ceilings": ceil, "reduction_model": rtime.description(), "notes": notes,
             "source": F.provenance(entries) if entries else None}
+
+
+# ------------------------------------------------------------------------------------------ summary
+def _best(rows: List[dict]) -> Optional[dict]:
+    """The row with the best scaling efficiency (a larger % of bound breaks a tie); without any scaling
+    efficiency (no one-GPU time of the same shape), the row with the best % of bound."""
+    scaled = [r for r in rows if r.get("scaling_efficiency")]
+    if scaled:
+        return max(scaled, key=lambda r: (r["scaling_efficiency"], r.get("pct_of_bound") or 0.0))
+    bounded = [r for r in rows if r.get("pct_of_bound")]
+    return max(bounded, key=lambda r: r["pct_of_bound"]) if bounded else None
+
+
+def _facts(r: dict) -> str:
+    pct = f"{r['pct_of_bound']:.1f} % of its bound" if r.get("pct_of_bound") else "no bound"
+    where = f"({r['shape']}, reduction {r['reduction']})"
+    if r.get("scaling_efficiency"):
+        return f"scaling efficiency {r['scaling_efficiency']:.3f}, {pct} {where}"
+    return f"{pct} {where}, no one-GPU time to scale from"
+
+
+def highlights(res: Optional[dict]) -> List[dict]:
+    """Per kernel (symv, gemv; then the SYTRD sequence) and number of GPUs G > 1, the best scaling row:
+    {"what", "gpus", "row", "count"} (count: the rows it was chosen from)."""
+    if res is None:
+        return []
+    out = []
+    groups = [(f"{kernel} (one call)", [r for r in res["calls"] if r["kernel"] == kernel])
+              for kernel in sorted({r["kernel"] for r in res["calls"]})]
+    groups.append(("SYTRD sequence", res["sytrd"]))
+    for what, rows in groups:
+        for gpus in sorted({r["gpus"] for r in rows if r["gpus"] > 1}):
+            mine = [r for r in rows if r["gpus"] == gpus]
+            best = _best(mine)
+            if best is not None:
+                out.append({"what": what, "gpus": gpus, "row": best, "count": len(mine)})
+    return out
+
+
+def summary(res: Optional[dict]) -> List[dict]:
+    """Facts for the report's summary table: highlights() as {"figure", "value", "how"}."""
+    return [{"figure": f"{h['what']} on {h['gpus']} GPUs",
+             "value": "best " + _facts(h["row"]),
+             "how": (f"1-GPU time / ({h['gpus']} x {h['gpus']}-GPU time), best of {h['count']} problems and "
+                     "reductions; bound: minimal bytes at the read ceiling + the reduction's model")}
+            for h in highlights(res)]
+
+
+def headline(res: Optional[dict]) -> Optional[str]:
+    """The summary's sentence: on the most GPUs measured, each kernel's best scaling and its % of bound."""
+    hs = highlights(res)
+    if not hs:
+        return None
+    top = max(h["gpus"] for h in hs)
+    return (f"Multi-GPU kernels on {top} GPUs, the problem that scales best per kernel: "
+            + "; ".join(f"{h['what']} {_facts(h['row'])}" for h in hs if h["gpus"] == top)
+            + " (section Multi-GPU: SYMV and GEMV).")

@@ -272,9 +272,12 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         "outdir": outdir, "title": title or f"gpuprobe report: {gpu}", "sections": sections, "data": data,
         "premises": data.get("premises") or {}, "problems": problems,
         "input_notes": [i for i in data["issues"] if i.startswith("note: ")],
-        "headline": headline(data, opt, problems),
-        "summary_rows": summary_rows(data, opt) + [[r["figure"], r["value"], r["how"], "–", "–", Link("peer-to-peer", p2p.SECTION[0])]
-                                                   for r in p2p.summary(peer)],
+        "headline": headline(data, opt, problems, [collectives.headline(coll), mgpu.headline(multi)]),
+        "summary_rows": summary_rows(data, opt) + [
+            [r["figure"], r["value"], r["how"], "–", "–", link] for rows, link in (
+                (p2p.summary(peer), Link("peer-to-peer", p2p.SECTION[0])),
+                (collectives.summary(coll), Link("collectives", collectives.SECTION[0])),
+                (mgpu.summary(multi), Link("multi-GPU kernels", mgpu.SECTION[0]))) for r in rows],
         "theoretical_sources": theoretical_sources(data),
         "launch": dict(zip(("headers", "rows", "methods"), launch_table(lb["launch"]))) if lb.get("launch") else None,
         "opt": opt, "opt_main": headline_rows(opt), "read_dominated": READ_DOMINATED,
@@ -424,9 +427,10 @@ def summary_transfers(data: dict) -> list:
     return out
 
 
-def headline(data: dict, opt: list, issues: Sequence[str]) -> List[str]:
+def headline(data: dict, opt: list, issues: Sequence[str], multi_gpu: Sequence[Optional[str]] = ()) -> List[str]:
     """The sentences the report opens with: what the GPU is, where it stands against its datasheet,
-    whether the counters verified the ceilings, and what limits each kernel."""
+    whether the counters verified the ceilings, what limits each kernel, and on several GPUs the
+    peer-to-peer links and the `multi_gpu` sentences (collectives, multi-GPU kernels; None: absent)."""
     dev = data.get("device") or {}
     lines = []
     what = [f"compute capability {dev['gpu_compute_capability']}" if dev.get("gpu_compute_capability") else "",
@@ -468,6 +472,7 @@ def headline(data: dict, opt: list, issues: Sequence[str]) -> List[str]:
                      + (f"{len(weak)} pair results below {peer['weak_fraction']:.0%} of the best pair of their matrix "
                         "(section Multi-GPU: peer-to-peer)." if weak else
                         f"every pair within {peer['weak_fraction']:.0%} of the best pair of its matrix."))
+    lines += [line for line in multi_gpu if line]
     if issues:
         lines.append(f"{len(issues)} problems found while reading the inputs: see Inputs and data quality.")
     return lines

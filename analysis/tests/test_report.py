@@ -302,3 +302,22 @@ def test_launch_table_states_each_method_once(full_report):
     assert ex.count("back-to-back launches") == 2  # one line per measure (rate, sync), not one per row
     # one row per (measure, API), one column per grid size
     assert re.search(r"<tr><td>launch_rate</td><td>graph</td><td>1,\d\d\d</td></tr>", ex)
+
+
+H100X2 = [os.path.join(REPO, "reports", "h100x2", f"{n}.json.gz") for n in ("ceiling_premises", "ceilings", "multigpu")]
+
+
+@pytest.mark.skipif(not all(map(os.path.exists, H100X2)), reason="no committed 2 x H100 result files under reports/h100x2/")
+def test_multi_gpu_summary_of_the_committed_2_gpu_results(tmp_path):
+    """The summary of a multi-GPU run names the collectives and the multi-GPU kernels besides the P2P
+    figures, each row linking to its section."""
+    out = build_report(results.load(H100X2), str(tmp_path / "h100x2"))
+    summary = _section(open(out["html"], encoding="utf-8").read(), "summary")
+    for label, target in (("peer-to-peer latency: chase", "p2p"), ("NCCL allreduce over 2 GPUs", "collectives"),
+                          ("symv (one call) on 2 GPUs", "mgpu"), ("gemv (one call) on 2 GPUs", "mgpu"),
+                          ("SYTRD sequence on 2 GPUs", "mgpu")):
+        assert re.search(rf'<tr><td>{re.escape(label)}</td>(?:(?!<tr>).)*<td><a href="#{target}">', summary), label
+    head = summary[:summary.index("<table")]
+    assert "<li>Collectives (NCCL 2." in head and "allreduce over 2 GPUs " in head and " GB/s busbw at 1 GiB" in head
+    assert "<li>Multi-GPU kernels on 2 GPUs, the problem that scales best per kernel: " in head
+    assert "SYTRD sequence scaling efficiency 0." in head
