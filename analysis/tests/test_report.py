@@ -321,3 +321,21 @@ def test_multi_gpu_summary_of_the_committed_2_gpu_results(tmp_path):
     assert "<li>Collectives (NCCL 2." in head and "allreduce over 2 GPUs " in head and " GB/s busbw at 1 GiB" in head
     assert "<li>Multi-GPU kernels on 2 GPUs, the problem that scales best per kernel: " in head
     assert "SYTRD sequence scaling efficiency 0." in head
+
+
+def test_html_escapes_what_the_inputs_say_and_markdown_cells_escape_pipes(tmp_path):
+    """The templates autoescape the HTML: text from the inputs (here the GPU name and a unit) never
+    becomes markup; in the Markdown a "|" in a cell does not split the table."""
+    name = '<script>alert("x")</script> GPU | B & C'
+    ent = {"name": "future.probe/x:1", "run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0,
+           "time_unit": "us", "value_median": 2.0, "value_cv": 0.01, "label": "probe=future.probe;unit=<i>w</i>"}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1", "gpu_name": name}, "benchmarks": [ent]}))
+    out = build_report(results.load([str(path)]), str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "<script" not in html and "<i>w</i>" not in html
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; GPU | B &amp; C" in html
+    assert "<td>&lt;i&gt;w&lt;/i&gt;</td>" in html
+    md = open(out["markdown"], encoding="utf-8").read()
+    assert f"# gpuprobe report: {name}\n" in md
+    assert '| gpu_name | <script>alert("x")</script> GPU \\| B & C |' in md
