@@ -268,7 +268,7 @@ def _lead(fits: CollectiveFits, ranks: int) -> List[CollectiveCurve]:
 
 def _alpha_beta(c: CollectiveCurve) -> str:
     if c.fit is None:
-        return f"no α-β fit ({c.fit_problem})"
+        return f"no α-β fit: {c.fit_problem}"
     return f"α {c.fit.alpha_s * 1e6:.3g} µs, β {c.fit.beta_bps / 1e9:,.0f} GB/s algbw, fit rms {100 * c.fit.rms_rel_error:.0f} %"
 
 
