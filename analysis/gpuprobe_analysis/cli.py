@@ -42,7 +42,7 @@ def cmd_report(args) -> int:
     if not _usable(rs):
         return 1
     out = build_report(rs, args.output, args.title)
-    _print_profile(out["profile_obj"].data)
+    _print_profile(out["profile_obj"].to_json())
     print(f"\nwrote {out['html']}\n      {out['markdown']}\n      {out['profile']}\n      "
           f"{len(out['figures'])} figures (PNG + SVG) in {os.path.join(args.output, 'figures')}")
     return 0
@@ -54,7 +54,7 @@ def cmd_profile(args) -> int:
     if not _usable(rs):
         return 1
     prof = Profile(rs)
-    _print_profile(prof.data)
+    _print_profile(prof.to_json())
     if args.output:
         os.makedirs(args.output, exist_ok=True)
         path = os.path.join(args.output, "device-profile.json")

@@ -13,9 +13,9 @@ IRLS. NCCL changes protocol with the size (LL, LL128, Simple), so the model is a
 piecewise curve: its rms relative error says how well it summarises.
 
 `reduction_time(fits, op, G, nbytes)` is the model's time for other modules (the multi-GPU SYMV
-bound). `analyze` returns None without entries; `write_section` writes the report's "Multi-GPU:
-collectives" section (nothing at all without entries); `to_json` is what device-profile.json holds
-under "collectives".
+bound). `analyze` returns None without entries; `section` is what the report's "Multi-GPU:
+collectives" section shows (nothing at all without entries), `summary` and `headline` what its
+summary says of them; `to_json` is what device-profile.json holds under "collectives".
 """
 from __future__ import annotations
 
@@ -256,36 +256,76 @@ def analyze(rs: ResultSet) -> Optional[CollectiveFits]:
     return fit_collectives(rs) if rs.by_family(FAMILY) else None
 
 
-def write_section(d, fits: Optional[CollectiveFits], figdir: str, figs: list) -> None:
-    """The report section (d: report.Doc; figs: the report's figure registry): method, table, figure.
-    Nothing at all without fits."""
+# The collective the summary leads with: the reduction of the multi-GPU kernels (mgpu.py), nccl-tests' first.
+HEADLINE_OP = "allreduce"
+
+
+def _lead(fits: CollectiveFits, ranks: int) -> List[CollectiveCurve]:
+    """The curves the summary shows for group size `ranks`: the allreduce, else every op measured."""
+    curves = [c for (_, g), c in fits.curves.items() if g == ranks]
+    return [c for c in curves if c.op == HEADLINE_OP] or curves
+
+
+def _alpha_beta(c: CollectiveCurve) -> str:
+    if c.fit is None:
+        return f"no α-β fit: {c.fit_problem}"
+    return f"α {c.fit.alpha_s * 1e6:.3g} µs, β {c.fit.beta_bps / 1e9:,.0f} GB/s algbw, fit rms {100 * c.fit.rms_rel_error:.0f} %"
+
+
+def summary(fits: Optional[CollectiveFits]) -> List[dict]:
+    """Facts for the report's summary table, per group size G: the allreduce (else every op measured
+    there), its bus bandwidth at the largest size and its α-β fit. Each: {"figure", "value", "how"}."""
     if fits is None:
-        return
-    from .report import fmt, fmt_bytes  # the report's own number formats
-    d.section(*SECTION)
-    entry_methods = sorted({e.method for c in fits.curves.values() for e in c.entries if e.method})
-    d.para("Method: " + fits.method + ". Each entry: " + (" | ".join(entry_methods) or "see docs/probes.md") + ".")
-    d.para("NCCL " + (", ".join(fits.nccl_versions) or "version not recorded") + "; NCCL environment: "
-           + ("; ".join(v or "(no NCCL_* variable)" for v in fits.nccl_env) or "not recorded")
-           + ". NVLink multicast (NVLS) is forced off by the probe (NCCL_NVLS_ENABLE=0).")
-    for line in fits.issues:
-        d.para("Note: " + line)
-    rows = table_rows(fits)
-    d.table(["op", "G", "points", "α (µs)", "β (GB/s, algbw)", "β × factor (bus GB/s)", "busbw at 1 GiB (GB/s)",
-             "peak busbw (GB/s)", "at", "fit rms rel. error"],
-            [[r["op"], r["ranks"], r["points"], r["alpha_us"], r["beta_gbps"], r["asymptotic_busbw_gbps"],
-              r["busbw_at_gbps"] if r["busbw_at_gbps"] is not None
-              else f"– (largest {fmt_bytes(r['largest_bytes'])}: {fmt(r['busbw_largest_gbps'])})",
-              r["peak_busbw_gbps"], fmt_bytes(r["peak_at_bytes"]),
-              r["rms_rel_error"] if r["rms_rel_error"] is not None else f"not fitted: {r['fit']}"] for r in rows])
-    d.figure(figure(fits, figdir), figs)
+        return []
+    from .report import fmt_bytes  # the report's own size format
+    rows = []
+    for ranks in fits.group_sizes:
+        for c in _lead(fits, ranks):
+            rows.append({"figure": f"NCCL {c.op} over {ranks} GPUs",
+                         "value": f"busbw {c.largest.busbw_gbps:,.0f} GB/s at {fmt_bytes(c.largest.size_bytes)}; "
+                                  + _alpha_beta(c),
+                         "how": f"{FAMILY}, α + size·β fit over {len(c.points)} sizes"})
+    return rows
+
+
+def headline(fits: Optional[CollectiveFits]) -> Optional[str]:
+    """The summary's sentence: the allreduce over the most GPUs (busbw at its largest size, α-β), the
+    other ops' range there, the allreduce over fewer GPUs."""
+    if fits is None or not fits.curves:
+        return None
+    from .report import fmt_bytes
+    top = max(fits.group_sizes)
+    lead = _lead(fits, top)[0]
+    parts = [f"{lead.op} over {top} GPUs {lead.largest.busbw_gbps:,.0f} GB/s busbw at "
+             f"{fmt_bytes(lead.largest.size_bytes)} ({_alpha_beta(lead)})"]
+    others = [c for (op, g), c in fits.curves.items() if g == top and op != lead.op]
+    if len(others) == 1:
+        parts.append(f"{others[0].op} {others[0].largest.busbw_gbps:,.0f} GB/s at its largest size")
+    elif others:
+        busbw = [c.largest.busbw_gbps for c in others]
+        parts.append(f"the other {len(others)} ops {min(busbw):,.0f} – {max(busbw):,.0f} GB/s at their largest size")
+    fewer = [c for g in fits.group_sizes if g != top for c in _lead(fits, g) if c.op == lead.op]
+    if fewer:
+        parts.append("over " + ", ".join(f"{c.ranks} GPUs {c.largest.busbw_gbps:,.0f} GB/s" for c in fewer))
+    versions = f" (NCCL {', '.join(fits.nccl_versions)})" if fits.nccl_versions else ""
+    return f"Collectives{versions}: " + "; ".join(parts) + " (section Multi-GPU: collectives)."
+
+
+def section(fits: Optional[CollectiveFits], figdir: str) -> Optional[dict]:
+    """What the report section (templates/sections/collectives.j2) shows: method, NCCL version and environment,
+    the table's rows and the figure (drawn here). None without fits."""
+    if fits is None:
+        return None
+    return {"method": fits.method, "nccl_versions": fits.nccl_versions, "nccl_env": fits.nccl_env,
+            "entry_methods": sorted({e.method for c in fits.curves.values() for e in c.entries if e.method}),
+            "issues": fits.issues, "rows": table_rows(fits), "figure": figure(fits, figdir)}
 
 
 def to_json(fits: Optional[CollectiveFits]) -> Optional[dict]:
     """The section's numbers as plain values, for device-profile.json ("collectives")."""
     if fits is None:
         return None
-    from .profile import _jsonable  # NaN (e.g. an entry without a CV) becomes null
+    from .profile_results import to_json as _jsonable  # NaN (e.g. an entry without a CV) becomes null
     return _jsonable({"method": fits.method, "nccl_versions": fits.nccl_versions, "nccl_env": fits.nccl_env,
             "issues": fits.issues, "fits": table_rows(fits),
             "curves": [{"op": c.op, "ranks": c.ranks, "busbw_factor": c.busbw_factor,

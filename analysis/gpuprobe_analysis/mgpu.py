@@ -1,6 +1,7 @@
 """Multi-GPU SYMV and GEMV (families kernels.symv_mgpu, kernels.gemv_mgpu, kernels.symv_mgpu_sytrd,
 kernels.symv_mgpu_trailing): each entry against its bound, the scaling from one GPU to G, and the SYTRD
-sequence.
+sequence. `analyze` gives the rows (the report's section, templates/sections/mgpu.j2, shows them);
+`summary` and `headline` what the report's summary says of them.
 
 The bound of a call on G GPUs (docs/perf/symv_mgpu.md):
     bound = max over the GPUs of (the GPU's minimal bytes / the read ceiling of the level serving them)
@@ -236,48 +237,58 @@ def analyze(rs: ResultSet, profile_data: Optional[dict] = None,
             "source": F.provenance(entries) if entries else None}
 
 
-# ------------------------------------------------------------------------------------------ report
-def _us(s) -> Optional[float]:
-    return s * 1e6 if isinstance(s, (int, float)) and math.isfinite(s) else None
+# ------------------------------------------------------------------------------------------ summary
+def _best(rows: List[dict]) -> Optional[dict]:
+    """The row with the best scaling efficiency (a larger % of bound breaks a tie); without any scaling
+    efficiency (no one-GPU time of the same shape), the row with the best % of bound."""
+    scaled = [r for r in rows if r.get("scaling_efficiency")]
+    if scaled:
+        return max(scaled, key=lambda r: (r["scaling_efficiency"], r.get("pct_of_bound") or 0.0))
+    bounded = [r for r in rows if r.get("pct_of_bound")]
+    return max(bounded, key=lambda r: r["pct_of_bound"]) if bounded else None
 
 
-def write_section(d, res: Optional[dict]) -> None:
-    """The report's section (report.Doc `d`) for analyze's result; nothing when it is None."""
+def _facts(r: dict) -> str:
+    pct = f"{r['pct_of_bound']:.1f} % of its bound" if r.get("pct_of_bound") else "no bound"
+    where = f"({r['shape']}, reduction {r['reduction']})"
+    if r.get("scaling_efficiency"):
+        return f"scaling efficiency {r['scaling_efficiency']:.3f}, {pct} {where}"
+    return f"{pct} {where}, no one-GPU time to scale from"
+
+
+def highlights(res: Optional[dict]) -> List[dict]:
+    """Per kernel (symv, gemv; then the SYTRD sequence) and number of GPUs G > 1, the best scaling row:
+    {"what", "gpus", "row", "count"} (count: the rows it was chosen from)."""
     if res is None:
-        return
-    d.section(SECTION[0], SECTION[1])
-    ceil = "; ".join(f"{lv} {c['gbps']:,.0f} GB/s ({'measured' if c['measured'] else 'theoretical'}: {c['how']})"
-                     for lv, c in res["ceilings"].items())
-    d.para("bound = max over the GPUs of (the GPU's minimal bytes / the read ceiling of the level that serves them: "
-           "DRAM for entries timed with the L2 flushed, L2 for L2-resident ones) + the reduction's time (allreduce of "
-           "the partial y, or allgather of the pieces of y for GEMV^T; none on one GPU); % of bound = bound / "
-           "measured time. Scaling efficiency = time on 1 GPU / (G x time on G GPUs), same kernel and shape. "
-           "Ceilings: " + (ceil or "none") + ". Reduction model: " + res["reduction_model"] + ".")
-    for note in res["notes"]:
-        d.para("Note: " + note + ".")
-    from .report import fmt  # noqa: E402 (the report module imports this one)
-    if res["calls"]:
-        d.sub("One call (kernels.symv_mgpu, kernels.gemv_mgpu)")
-        d.table(["kernel", "problem", "GPUs", "reduction", "L2", "µs", "GB/s (min. bytes, all GPUs)",
-                 "bound µs (local + reduction)", "% of bound", "scaling efficiency"],
-                [[r["kernel"], r["shape"], r["gpus"], r["reduction"], r["l2"] or "–", _us(r["time_s"]), r["value"],
-                  f"{fmt(_us(r['bound_s']))} ({fmt(_us(r['local_time_s']))} + {fmt(_us(r['reduction_time_s']))})",
-                  r["pct_of_bound"], r["scaling_efficiency"]] for r in res["calls"]])
-    if res["sytrd"]:
-        d.sub("The SYTRD sequence (kernels.symv_mgpu_sytrd)")
-        d.para("One sample = one call on each trailing submatrix A(k:n, k:n), k = 1 ... n-1, back to back; its bound "
-               "sums the calls' bounds (shares above the L2 at the DRAM ceiling, the others at the L2's).")
-        d.table(["problem", "GPUs", "reduction", "calls", "total s", "bound s (local + reduction)", "% of bound",
-                 "scaling efficiency"],
-                [[r["shape"], r["gpus"], r["reduction"], r["calls"], r["total_s"],
-                  f"{fmt(r['bound_s'])} ({fmt(r['local_time_s'])} + {fmt(r['reduction_time_s'])})",
-                  r["pct_of_bound"], r["scaling_efficiency"]] for r in res["sytrd"]])
-    if res["trailing"]:
-        d.sub("Single calls along the sequence (kernels.symv_mgpu_trailing)")
-        d.table(["size", "GPUs", "reduction", "L2", "µs per call", "bound µs", "% of bound", "scaling efficiency"],
-                [[r["size"], r["gpus"], r["reduction"], r["l2"] or "–", _us(r["time_s"]), _us(r["bound_s"]),
-                  r["pct_of_bound"], r["scaling_efficiency"]] for r in res["trailing"]])
-    src = res["source"]
-    if src:
-        d.para(f"Source: {src['count']} entries {src['entries']} (probes {', '.join(src['probe'])}; method: "
-               + " | ".join(src["method"]) + ").")
+        return []
+    out = []
+    groups = [(f"{kernel} (one call)", [r for r in res["calls"] if r["kernel"] == kernel])
+              for kernel in sorted({r["kernel"] for r in res["calls"]})]
+    groups.append(("SYTRD sequence", res["sytrd"]))
+    for what, rows in groups:
+        for gpus in sorted({r["gpus"] for r in rows if r["gpus"] > 1}):
+            mine = [r for r in rows if r["gpus"] == gpus]
+            best = _best(mine)
+            if best is not None:
+                out.append({"what": what, "gpus": gpus, "row": best, "count": len(mine)})
+    return out
+
+
+def summary(res: Optional[dict]) -> List[dict]:
+    """Facts for the report's summary table: highlights() as {"figure", "value", "how"}."""
+    return [{"figure": f"{h['what']} on {h['gpus']} GPUs",
+             "value": "best " + _facts(h["row"]),
+             "how": (f"1-GPU time / ({h['gpus']} x {h['gpus']}-GPU time), best of {h['count']} problems and "
+                     "reductions; bound: minimal bytes at the read ceiling + the reduction's model")}
+            for h in highlights(res)]
+
+
+def headline(res: Optional[dict]) -> Optional[str]:
+    """The summary's sentence: on the most GPUs measured, each kernel's best scaling and its % of bound."""
+    hs = highlights(res)
+    if not hs:
+        return None
+    top = max(h["gpus"] for h in hs)
+    return (f"Multi-GPU kernels on {top} GPUs, the problem that scales best per kernel: "
+            + "; ".join(f"{h['what']} {_facts(h['row'])}" for h in hs if h["gpus"] == top)
+            + " (section Multi-GPU: SYMV and GEMV).")

@@ -322,8 +322,7 @@ def latency_figure(an: P2pAnalysis, outdir: str) -> Optional[Figure]:
 
 # ---------------------------------------------------------------------------------------------- report
 
-def _matrix_table(doc, m: Matrix, digits: int = 0):
-    headers = ["src \\ dst"] + [f"GPU {d}" for d in m.devices]
+def _matrix_rows(m: Matrix, digits: int = 0) -> List[list]:
     rows = []
     for s in m.devices:
         row = [f"GPU {s}"]
@@ -334,55 +333,42 @@ def _matrix_table(doc, m: Matrix, digits: int = 0):
             else:
                 row.append(f"{c.value:,.{digits}f}" + (" (weak)" if c in m.weak else ""))
         rows.append(row)
-    doc.table(headers, rows)
+    return rows
 
 
-def write_section(doc, an: Optional[P2pAnalysis], figdir: str, figs: list) -> None:
-    """The report section (doc: report.Doc; figs: the report's figure registry). Nothing at all for
-    a result set without peer-to-peer entries: a one-GPU machine has no such section."""
+def section(an: Optional[P2pAnalysis], figdir: str) -> Optional[dict]:
+    """What the report section (templates/sections/p2p.j2) shows: its tables' rows and its figures (drawn
+    here). None for a result set without peer-to-peer entries: a one-GPU machine has no such section."""
     if an is None:
-        return
-    doc.section(SECTION[0], SECTION[1])
-    doc.para(f"{len(an.devices)} GPUs ({', '.join(f'GPU {d}' for d in an.devices)}); every ordered pair with peer "
-             "access both ways. Each copy runs on a stream of the GPU that issues it, forked from and joined into "
-             "one timed stream: a both-ways figure has both copies in flight, timed from the first start to the "
-             "last end, and counts the bytes of both. docs/probes.md, section Peer-to-peer.")
+        return None
+    out = {"devices": [f"GPU {d}" for d in an.devices], "weak_fraction": f"{an.weak_fraction:.0%}",
+           "bandwidth": None, "latency": None}
     if an.bandwidth:
-        doc.sub("Bandwidth")
-        doc.para("Method: " + an.bandwidth[0].method + ".")
-        doc.table(["engine", "form", "direction", "pairs", f"best ({an.bandwidth[0].unit})", "best pair", "median",
-                   "lowest", "lowest pair", f"pairs below {an.weak_fraction:.0%} of the best"],
-                  [[m.key.get("engine") or "–", m.key.get("form") or "–", m.key.get("direction") or "–", len(m.cells),
-                    m.best.value, _pair(m.best), float(np.median([c.value for c in m.cells.values()])),
-                    min(c.value for c in m.cells.values()), _pair(min(m.cells.values(), key=lambda c: c.value)),
-                    len(m.weak)] for m in an.bandwidth])
-        if an.weak:
-            doc.para(f"Pairs below {an.weak_fraction:.0%} of the best pair of their matrix:")
-            doc.items([f"{_pair(c)}: {c.value:,.0f} {m.unit} = {m.fraction_of_best(c):.0%} of the best "
-                       f"{m.best.value:,.0f} ({_pair(m.best)}); {m.name}" for m, c in an.weak])
-        else:
-            doc.para(f"No pair below {an.weak_fraction:.0%} of the best pair of its matrix.")
-        for direction in ("uni", "bidir"):
-            doc.figure(bandwidth_figure(an, direction, figdir), figs)
-        doc.begin_details(f"Every bandwidth matrix ({len(an.bandwidth)}), src rows x dst columns")
-        for m in an.bandwidth:
-            doc.sub(f"{m.name} ({m.unit})")
-            _matrix_table(doc, m)
-        doc.end_details()
+        unit = an.bandwidth[0].unit
+        out["bandwidth"] = {
+            "method": an.bandwidth[0].method, "unit": unit,
+            "rows": [[m.key.get("engine") or "–", m.key.get("form") or "–", m.key.get("direction") or "–", len(m.cells),
+                      m.best.value, _pair(m.best), float(np.median([c.value for c in m.cells.values()])),
+                      min(c.value for c in m.cells.values()), _pair(min(m.cells.values(), key=lambda c: c.value)),
+                      len(m.weak)] for m in an.bandwidth],
+            "weak": [f"{_pair(c)}: {c.value:,.0f} {m.unit} = {m.fraction_of_best(c):.0%} of the best "
+                     f"{m.best.value:,.0f} ({_pair(m.best)}); {m.name}" for m, c in an.weak],
+            "figures": [bandwidth_figure(an, direction, figdir) for direction in ("uni", "bidir")],
+            "matrices": [{"title": f"{m.name} ({m.unit})", "headers": ["src \\ dst"] + [f"GPU {d}" for d in m.devices],
+                          "rows": _matrix_rows(m)} for m in an.bandwidth]}
     if an.latency:
-        doc.sub("Latency")
-        doc.items([f"{m.key['measure']}: {m.method}" for m in an.latency])
-        doc.para("Pair src → dst: the 4-byte copy goes from src to dst; the chase runs on dst through a chain in "
-                 "src's memory (each load a round trip over the link, served by src's L2). cycles: clock64 in the "
-                 "chase kernel, at dst's SM clock.")
         pairs = sorted({p for m in an.latency for p in m.cells})
         cols = []
         for m in an.latency:
             cols.append((f"{m.key['measure']} ({m.unit})", m, False))
             if any(c.cycles is not None for c in m.cells.values()):
                 cols.append((f"{m.key['measure']} (cycles)", m, True))
-        doc.table(["pair"] + [c[0] for c in cols],
-                  [[f"GPU {s} → GPU {d}"] + [
-                      (lambda c, cyc: (c.cycles if cyc else c.value) if c else None)(m.cells.get((s, d)), cyc)
-                      for _, m, cyc in cols] for s, d in pairs])
-        doc.figure(latency_figure(an, figdir), figs)
+
+        def value(c: Optional[Cell], cycles: bool):
+            return None if c is None else c.cycles if cycles else c.value
+        out["latency"] = {
+            "methods": [f"{m.key['measure']}: {m.method}" for m in an.latency],
+            "headers": ["pair"] + [c[0] for c in cols],
+            "rows": [[f"GPU {s} → GPU {d}"] + [value(m.cells.get((s, d)), cyc) for _, m, cyc in cols] for s, d in pairs],
+            "figure": latency_figure(an, figdir)}
+    return out

@@ -331,13 +331,13 @@ def _ceilings_for(kernel: str, ceilings: dict) -> dict:
     return out
 
 
-def bandwidth_figure(bw, data: dict, outdir: str) -> Figure:
+def bandwidth_figure(bw, p: Profile, outdir: str) -> Figure:
     """One panel per kernel (its vector widths as curves) with that kernel's ceilings and the level
     capacities: 17 curves and 9 ceiling labels in one axes hid each other."""
     panels = panels_of(list(bw), facet=lambda c: f"kernel={c.key.get('kernel')}")
     fig, axes = grid(len(panels), panel=(4.8, 3.5), sharex=True, sharey=True)
-    caps = (data.get("hierarchy") or {}).get("capacities") or {}
-    ceilings = (data.get("bandwidth") or {}).get("ceilings") or {}
+    caps = p.capacities()
+    ceilings = p.bandwidth.ceilings if p.bandwidth else {}
     legend_order = []
     for c in sorted(bw, key=lambda c: _key_order(c.key)):
         lab = ", ".join(f"{k}={_fmt_key(v)}" for k, v in c.key.items() if v is not None and k != "kernel")
@@ -351,9 +351,10 @@ def bandwidth_figure(bw, data: dict, outdir: str) -> Figure:
                     **style(legend_order.index(lab)))
         # Level edges: the capacities detected by the latency hierarchy (what the ceilings use).
         for key, text in (("l1_bytes", "L1"), ("l2_near_partition_bytes", "L2 near"), ("l2_bytes", "L2")):
-            if isinstance(caps.get(key), (int, float)):
-                ax.axvline(caps[key], color="0.4", ls=":", lw=1.0)
-                ax.annotate(text, (caps[key], 0.02), xycoords=("data", "axes fraction"), fontsize=7, rotation=90,
+            edge = getattr(caps, key)
+            if isinstance(edge, (int, float)):
+                ax.axvline(edge, color="0.4", ls=":", lw=1.0)
+                ax.annotate(text, (edge, 0.02), xycoords=("data", "axes fraction"), fontsize=7, rotation=90,
                             ha="right", va="bottom", color="0.3")
         ax.set_yscale("log")
         _bytes_axis(ax)
@@ -362,8 +363,8 @@ def bandwidth_figure(bw, data: dict, outdir: str) -> Figure:
     for ax, (title, items) in zip(axes, panels):  # after every panel is drawn: the shared y range is final
         mine = _ceilings_for(str(items[0].key.get("kernel")), ceilings)
         for name, cl in mine.items():
-            ax.axhline(cl["gbps"], color=LEVEL_COLORS.get(name.split()[0], "k"), ls="--", lw=0.9)
-        _label_lines(ax, [(cl["gbps"], f"{name} {cl['gbps']:,.0f}", LEVEL_COLORS.get(name.split()[0], "k"))
+            ax.axhline(cl.gbps, color=LEVEL_COLORS.get(name.split()[0], "k"), ls="--", lw=0.9)
+        _label_lines(ax, [(cl.gbps, f"{name} {cl.gbps:,.0f}", LEVEL_COLORS.get(name.split()[0], "k"))
                           for name, cl in mine.items()])
     finish_panels(fig, axes, "Bandwidth vs working set (memory.bandwidth), one panel per kernel",
                   "working set, all arrays (bytes, log scale)", "bandwidth (GB/s, log scale)")
@@ -376,25 +377,25 @@ def bandwidth_figure(bw, data: dict, outdir: str) -> Figure:
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")
 
 
-def launch_figure(rows: list, entries: list, outdir: str) -> Figure:
+def launch_figure(rows: list, entries: list, outdir: str) -> Figure:  # rows: profile_results.LaunchCost
     """Launch costs as grouped bars: one panel per measure (gap, rate, submit, sync), one group per
     launch API, one bar per grid size (colour and hatch, in size order), log scale shared: a row of 72
     same-coloured bars named by 72 rotated labels could not be compared."""
-    measures = sorted({r["measure"] for r in rows}, key=natural_key)
-    grids = sorted({r.get("grid_blocks") for r in rows}, key=lambda g: -1 if g is None else g)
+    measures = sorted({r.measure for r in rows}, key=natural_key)
+    grids = sorted({r.grid_blocks for r in rows}, key=lambda g: -1 if g is None else g)
     fig, axes = grid(len(measures), panel=(6.2, 3.4), ncols=2, sharey=True)
-    unit = rows[0].get("unit") or ""
+    unit = rows[0].unit or ""
     for ax, m in zip(axes, measures):
-        mine = [r for r in rows if r["measure"] == m]
-        modes = sorted({r["mode"] for r in mine}, key=natural_key)
+        mine = [r for r in rows if r.measure == m]
+        modes = sorted({r.mode for r in mine}, key=natural_key)
         width = 0.8 / max(1, len(grids))
         for j, g in enumerate(grids):
             xs, ys = [], []
             for k, mode in enumerate(modes):
-                r = next((r for r in mine if r["mode"] == mode and r.get("grid_blocks") == g), None)
+                r = next((r for r in mine if r.mode == mode and r.grid_blocks == g), None)
                 if r is not None:
                     xs.append(k + (j - (len(grids) - 1) / 2) * width)
-                    ys.append(r["value"])
+                    ys.append(r.value)
             label = "grid not recorded" if g is None else f"{g:g} blocks"
             ax.bar(xs, ys, width=width, color=COLORS[j % len(COLORS)], hatch=HATCHES[j % len(HATCHES)],
                    edgecolor="white", lw=0.3, label=label)
@@ -424,7 +425,7 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
     figs.append(latency_figure(stride_curves, "latency_stride", "Load latency vs footprint (fixed-stride chains)", outdir,
                                "Saavedra-style fixed-stride chains, one curve per stride, panels in stride order.",
                                chunk_label="stride"))
-    fitted = {r["footprint_bytes"] for r in (p.data.get("granularity") or {}).get("per_footprint", [])}
+    fitted = {r.footprint_bytes for r in p.granularity.per_footprint} if p.granularity else set()
     g = [c for c in p.curves.get("granularity", []) if c.key["footprint"] in fitted]
     if len(g) > 8:  # a readable subset, spread over the footprints
         g = [g[int(round(i))] for i in np.linspace(0, len(g) - 1, 8)]
@@ -436,7 +437,7 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
                                chunk_label="stride"))
     bw = p.curves.get("bandwidth_all") or p.curves.get("bandwidth", [])
     if bw:
-        figs.append(bandwidth_figure(bw, p.data, outdir))
+        figs.append(bandwidth_figure(bw, p, outdir))
     occ = p.rs.by_family("memory.occupancy")
     if occ:
         series = []
@@ -476,17 +477,17 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
         figs.append(Figure("stride_alignment", "Strided / misaligned access (memory.stride)",
                            "Useful bytes per second; DRAM-resident span. Left: strides at offset 0; right: byte "
                            "offsets at stride 1.", [F.provenance(sa)], _save(fig, outdir, "stride_alignment")))
-    bank = (p.data.get("banks") or {}).get("by_word_bytes", [])
+    bank = p.banks.by_word_bytes if p.banks else []
     if bank:
-        series = [(f"{_fmt_key(b['word_bytes'])}-byte words", [r["word_stride"] for r in b["rows"]],
-                   [r["slowdown_vs_stride1"] for r in b["rows"]], p.rs.by_family("memory.bank_conflicts")) for b in bank]
+        series = [(f"{_fmt_key(b.word_bytes)}-byte words", [r.word_stride for r in b.rows],
+                   [r.slowdown_vs_stride1 for r in b.rows], p.rs.by_family("memory.bank_conflicts")) for b in bank]
         figs.append(simple_xy(series, "bank_conflicts", "Shared-memory bank conflicts", "word stride (log2)",
                               "slowdown vs stride 1 (x)", outdir, "Slowdown ~ conflict degree gcd(stride, banks).", logy=True))
-    pl = p.data.get("pipelines") or {}
-    if pl.get("latency"):
-        figs.append(bar_figure([r["op"] for r in pl["latency"]], [r["latency"] for r in pl["latency"]],
+    lat = p.pipelines.latency if p.pipelines else []
+    if lat:
+        figs.append(bar_figure([r.op for r in lat], [r.latency for r in lat],
                                "pipeline_latency", "Pipeline latency per instruction",
-                               f"latency ({pl['latency'][0]['unit'] or 'cycles'})", outdir,
+                               f"latency ({lat[0].unit or 'cycles'})", outdir,
                                "Median dependent-issue latency per op.",
                                [e for f in F.PIPELINE_LATENCY_FAMILIES for e in p.rs.by_family(f)]))
     thr = [e for e in p.rs.by_family("exec.throughput") if F.num(e, "ilp") == F.num(e, "ilp")]
@@ -500,9 +501,8 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
                               "independent chains per thread (ILP, log2)", f"throughput ({thr[0].unit})", outdir,
                               "One panel per op, one curve per warps/SM; the knee is the ILP needed to hide latency.",
                               facet=lambda label: label.split(": ")[0]))
-    lb = p.data.get("launch_barrier") or {}
-    if lb.get("launch"):
-        figs.append(launch_figure(lb["launch"], [e for e in p.rs.entries if e.family.startswith(F.LAUNCH_PREFIX)],
+    if p.launch_barrier and p.launch_barrier.launch:
+        figs.append(launch_figure(p.launch_barrier.launch, [e for e in p.rs.entries if e.family.startswith(F.LAUNCH_PREFIX)],
                                   outdir))
     bar = p.rs.by_family("exec.barrier")
     if bar:

@@ -10,6 +10,7 @@ import numpy as np
 
 from . import ceilings as C
 from . import families as F
+from . import profile_results as R
 from .fits import fit_alpha_beta
 from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, detect_knee_saturation, detect_levels_many, estimate_noise,
                      plateau_values)
@@ -119,36 +120,55 @@ def _line_stride(curves: List[Curve]) -> float:
 
 
 class Profile:
+    """The device profile of a result set: one typed result per section (profile_results), None where the
+    inputs hold nothing for it; `curves` keeps the curves for the plots, `notes` what a section could not
+    compute and why. A step's expected failures (a fit that does not converge, too few points) are
+    handled where they arise; anything else is a bug and raises."""
+
     def __init__(self, rs: ResultSet):
         self.rs = rs
         self.ctx = rs.context
-        self.data: Dict[str, object] = {}
         self.curves: Dict[str, List[Curve]] = {}
         self.notes: List[str] = []
+        self.device: Dict[str, object] = {}
+        self.inputs: List[R.InputFile] = []
+        self.hierarchy: Optional[R.Hierarchy] = None
+        self.granularity: Optional[R.Granularity] = None
+        self.tlb: Optional[R.Tlb] = None
+        self.bandwidth_l2: Dict[str, R.PlateauCandidate] = {}
+        self.premises: Optional[R.PremiseReport] = None
+        self.bandwidth: Optional[R.Bandwidth] = None
+        self.stride_alignment: Optional[R.StrideAlignment] = None
+        self.banks: Optional[R.Banks] = None
+        self.pipelines: Optional[R.Pipelines] = None
+        self.launch_barrier: Optional[R.LaunchBarrier] = None
+        self.transfers: Optional[R.Transfers] = None
+        self.baseline: Optional[List[R.D2dBaseline]] = None
+        self.paired: Optional[List[R.PairedRow]] = None
+        self.other_families: Optional[Dict[str, List[R.OtherEntry]]] = None
+        self.issues: List[str] = [str(i) for i in rs.issues]
         self._build()
 
     # ------------------------------------------------------------------ helpers
     def ctxnum(self, key: str) -> Optional[float]:
         return finite(self.rs.context_number(key))
 
+    def capacities(self) -> R.Capacities:
+        return self.hierarchy.capacities if self.hierarchy is not None else R.Capacities()
+
     def _build(self):
         c = self.ctx
-        self.data["device"] = {k: c.get(k) for k in (
+        self.device = {k: c.get(k) for k in (
             "gpu_name", "gpu_compute_capability", "gpu_sm_count", "gpu_sm_clock_max_mhz", "gpu_mem_clock_max_mhz",
             "gpu_sm_clock_at_start_mhz", "gpu_bus_width_bits", "gpu_theoretical_dram_gbps", "gpu_l2_bytes",
             "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version", "gpuprobe_version", "gpuprobe_source_tree",
             "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
-        self.data["inputs"] = [{"file": f.path, "partial": f.partial, "complete": f.complete,
-                                "incomplete_reason": f.incomplete_reason, "entries": len(f.entries)}
-                               for f in self.rs.files]
+        self.inputs = [R.InputFile(file=f.path, partial=f.partial, complete=f.complete,
+                                   incomplete_reason=f.incomplete_reason, entries=len(f.entries))
+                       for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
                      self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
-            try:
-                step()
-            except Exception as exc:  # one bad section must not lose the others
-                self.notes.append(f"{step.__name__.strip('_')}: not computed ({type(exc).__name__}: {exc})")
-        self.data["notes"] = self.notes
-        self.data["issues"] = [str(i) for i in self.rs.issues]
+            step()
 
     # ------------------------------------------------------------------ memory hierarchy
     def _latency_curves(self, family: str) -> List[Curve]:
@@ -185,20 +205,20 @@ class Profile:
     def _hierarchy(self):
         curves = [c for c in self._latency_curves("memory.latency") if c.key.get("load") != "shared"]
         self.curves["latency"] = curves
-        out = {"curves": [], "levels": [], "method": (
+        out = R.Hierarchy(curves=[], levels=[], method=(
             "change-point detection on latency vs footprint (levels.detect_levels: exact segmentation "
             "seeds, level-mixture model with step, set-associative and gradual edges, one shape per edge, "
-            "BIC with the curve's own noise); " + CAPACITY_DEFINITION)}
+            "BIC with the curve's own noise); " + CAPACITY_DEFINITION))
         for c in curves:
             f = c.fit
             ns = self._ns_levels(c)
-            out["curves"].append({
-                "key": c.key, "model": f.model, "noise_rel": f.noise, "points": len(c.x),
-                "levels": [{"name": n, "cycles": v, "ns": ns[i] if ns else None,
-                            "capacity_bytes": f.knees[i] if i < len(f.knees) else None,
-                            "capacity_bracket_bytes": list(f.brackets[i]) if i < len(f.brackets) else None}
-                           for i, (n, v) in enumerate(zip(c.names, f.levels))],
-                "source": F.provenance(c.entries)})
+            out.curves.append(R.LatencyCurve(
+                key=c.key, model=f.model, noise_rel=f.noise, points=len(c.x),
+                levels=[R.CurveLevel(name=n, cycles=v, ns=ns[i] if ns else None,
+                                     capacity_bytes=f.knees[i] if i < len(f.knees) else None,
+                                     capacity_bracket_bytes=list(f.brackets[i]) if i < len(f.brackets) else None)
+                        for i, (n, v) in enumerate(zip(c.names, f.levels))],
+                source=F.provenance(c.entries)))
         # The device hierarchy comes from ONE primary curve only: a random pointer chase with the
         # default (L1-allocating) load at the smallest stride >= a cache line seen (one access per
         # line, no prefetch help); other curves (cg/volatile, fixed-stride chains) are reported per
@@ -210,17 +230,17 @@ class Profile:
             return (c.key.get("load") in ("cg", "cv", "volatile"), c.key.get("pattern") != "random",
                     stride < line, stride)
 
-        summary: Dict[str, dict] = {}
+        summary: Dict[str, R.DeviceLevel] = {}
         primary = min(curves, key=rank) if curves else None
         if primary is not None:
             ns = self._ns_levels(primary)
             for i, name in enumerate(primary.names):
-                summary[name] = {
-                    "name": name, "latency_cycles": primary.fit.levels[i], "latency_ns": ns[i] if ns else None,
-                    "capacity_bytes": primary.fit.knees[i] if i < len(primary.fit.knees) else None,
-                    "capacity_bracket_bytes": list(primary.fit.brackets[i]) if i < len(primary.fit.brackets) else None,
-                    "model": primary.fit.model, "curve": primary.key, "source": F.provenance(primary.entries)}
-            out["primary_curve"] = primary.key
+                summary[name] = R.DeviceLevel(
+                    name=name, latency_cycles=primary.fit.levels[i], latency_ns=ns[i] if ns else None,
+                    capacity_bytes=primary.fit.knees[i] if i < len(primary.fit.knees) else None,
+                    capacity_bracket_bytes=list(primary.fit.brackets[i]) if i < len(primary.fit.brackets) else None,
+                    model=primary.fit.model, curve=primary.key, source=F.provenance(primary.entries))
+            out.primary_curve = primary.key
             # Cross-check with the L1-bypassing chain of the same pattern/stride: its on-chip levels
             # must match the primary's L2 levels (L1 absent).
             cg = [c for c in curves if c.key.get("load") == "cg" and c.key.get("pattern") == primary.key.get("pattern")
@@ -235,38 +255,38 @@ class Profile:
                         continue
                     kn.append(c.fit.knees[i - 1]); lv.append(c.fit.levels[i])
                 prim_l2 = [(n, d) for n, d in summary.items() if n.startswith("L2") or n == "DRAM"]
-                out["cross_check_cg"] = {
-                    "curve": c.key, "levels_cycles": lv, "capacities_bytes": kn,
-                    "primary_l2_dram_cycles": {n: d["latency_cycles"] for n, d in prim_l2},
-                    "l1_absent": bool(lv and "L1" in summary and lv[0] > 2 * summary["L1"]["latency_cycles"]),
-                    "source": F.provenance(c.entries)}
+                out.cross_check_cg = R.CgCrossCheck(
+                    curve=c.key, levels_cycles=lv, capacities_bytes=kn,
+                    primary_l2_dram_cycles={n: d.latency_cycles for n, d in prim_l2},
+                    l1_absent=bool(lv and "L1" in summary and lv[0] > 2 * summary["L1"].latency_cycles),
+                    source=F.provenance(c.entries))
         shared = [e for e in self.rs.by_family("memory.latency") if F.text(e, "load") == "shared"]
         if shared:
             cyc = [e.num("cycles_per_op", "value_median") for e in shared]
             nss = [e.num("ns_per_op") for e in shared]
-            summary["shared"] = {"name": "shared", "latency_cycles": float(np.nanmedian(cyc)),
-                                 "latency_ns": finite(np.nanmedian(nss)) if any(map(math.isfinite, nss)) else None,
-                                 "capacity_bytes": None, "capacity_bracket_bytes": None, "model": "median over footprints",
-                                 "curve": {"load": "shared"}, "source": F.provenance(shared)}
+            summary["shared"] = R.DeviceLevel(name="shared", latency_cycles=float(np.nanmedian(cyc)),
+                                              latency_ns=finite(np.nanmedian(nss)) if any(map(math.isfinite, nss)) else None,
+                                              capacity_bytes=None, capacity_bracket_bytes=None,
+                                              model="median over footprints", curve={"load": "shared"},
+                                              source=F.provenance(shared))
         order = ["shared", "L1", "L2 near partition", "L2", "DRAM"]
-        out["levels"] = sorted(summary.values(), key=lambda d: (order.index(d["name"]) if d["name"] in order else 9, d["name"]))
+        out.levels = sorted(summary.values(), key=lambda d: (order.index(d.name) if d.name in order else 9, d.name))
         # Capacities as users ask for them.
-        caps = {}
+        caps = out.capacities
         for name, key in (("L1", "l1_bytes"), ("L2 near partition", "l2_near_partition_bytes"), ("L2", "l2_bytes")):
-            if name in summary and summary[name]["capacity_bytes"]:
-                caps[key] = summary[name]["capacity_bytes"]
+            if name in summary and summary[name].capacity_bytes:
+                setattr(caps, key, summary[name].capacity_bytes)
         carve = sorted({F.text(e, "carveout") for e in self.rs.by_family("memory.latency") if F.text(e, "carveout")})
-        caps["l1_carveout"] = ", ".join(carve) if carve else (
+        caps.l1_carveout = ", ".join(carve) if carve else (
             "not recorded: the latency probe uses no shared memory, so the driver's default carveout applies and "
             "L1 gets the unified L1/shared SRAM minus the (small) default shared-memory reservation; the measured "
             "L1 capacity is that carveout's L1 part, not the SRAM size")
         smem = self.ctxnum("gpu_smem_per_sm_bytes")
         if smem:
-            caps["shared_per_sm_bytes_reported_by_driver"] = smem
+            caps.shared_per_sm_bytes_reported_by_driver = smem
         if self.ctxnum("gpu_l2_bytes"):
-            caps["l2_bytes_reported_by_driver"] = self.ctxnum("gpu_l2_bytes")
-        out["capacities"] = caps
-        self.data["hierarchy"] = out
+            caps.l2_bytes_reported_by_driver = self.ctxnum("gpu_l2_bytes")
+        self.hierarchy = out
 
     def _ns_levels(self, c: Curve):
         """Level latencies in ns: the same knees, shapes and plateau rule applied to ns_per_op."""
@@ -301,7 +321,7 @@ class Profile:
                                                     [], "cycles per load"))
             if level is not None and ref is not None and level == ref.names[0]:
                 # The whole footprint fits the first level: every load hits, no miss brings anything in.
-                no_miss.append({"footprint_bytes": fp, "load": load, "served_by": level})
+                no_miss.append(R.NoMiss(footprint_bytes=fp, load=load, served_by=level))
                 continue
             if hit is not None:
                 r = fit_miss_unit(x, y, hit, [e.cv for e in used])
@@ -312,22 +332,22 @@ class Profile:
             if r is None:
                 continue
             size, lo, hi, _ = r
-            rows.append({"footprint_bytes": fp, "load": load, "served_by": level,
-                         "miss_unit_bytes": size, "miss_unit_pow2_bytes": float(2 ** round(math.log2(size))),
-                         "cycles_small_stride": lo, "cycles_saturated": hi, "source": F.provenance(used)})
+            rows.append(R.MissUnit(footprint_bytes=fp, load=load, served_by=level,
+                                   miss_unit_bytes=size, miss_unit_pow2_bytes=float(2 ** round(math.log2(size))),
+                                   cycles_small_stride=lo, cycles_saturated=hi, source=F.provenance(used)))
         # One figure per serving level: the median over footprints served by that level.
         summary = {}
-        for lvl in sorted({r["served_by"] for r in rows}, key=str):
-            sizes = [r["miss_unit_pow2_bytes"] for r in rows if r["served_by"] == lvl]
+        for lvl in sorted({r.served_by for r in rows}, key=str):
+            sizes = [r.miss_unit_pow2_bytes for r in rows if r.served_by == lvl]
             summary[str(lvl)] = float(np.median(sizes))
-        self.data["granularity"] = {"per_footprint": rows, "by_level": summary, "no_miss": no_miss, "method": (
+        self.granularity = R.Granularity(per_footprint=rows, by_level=summary, no_miss=no_miss, method=(
             "latency vs stride (pattern=stride, strides <= 4 KiB) fitted with hit + (miss - hit) x min(1, stride/B): "
             "below B, B/stride loads share one unit and all but the first hit in L1, so the hit latency is the "
             "hierarchy's L1 latency (fixed: one stride below B then suffices, a free intercept extrapolated "
             "B to half its size where the sweep starts at 16 B); strides past the saturation where latency falls "
             "back (a chain at a large stride touches fewer lines, which a faster level then holds) are cut off; B "
             "is the unit a miss brings in from the level the footprint spills to, rounded to a power of two; a "
-            "footprint that fits in L1 has no miss and no unit")}
+            "footprint that fits in L1 has no miss and no unit"))
 
     def _tlb(self):
         curves = self._latency_curves("memory.tlb")
@@ -337,8 +357,8 @@ class Profile:
             return
         rows = []
         for c in curves:
-            rows.append({"key": c.key, "model": c.fit.model, "reach_bytes": c.fit.knees,
-                         "levels_cycles": c.fit.levels, "source": F.provenance(c.entries)})
+            rows.append(R.TlbCurve(key=c.key, model=c.fit.model, reach_bytes=c.fit.knees,
+                                   levels_cycles=c.fit.levels, source=F.provenance(c.entries)))
         pts = []
         for e in ents:
             warm, n = e.num("warm_loads"), e.num("elements")
@@ -346,35 +366,34 @@ class Profile:
             pts.append(TlbPoint(F.num(e, "stride"), F.num(e, "footprint"), e.num("cycles_per_op", "value_median"),
                                 e.cv, steady))
         fit = fit_tlb(pts)
-        out = {"curves": rows, "source": F.provenance(ents), "method": TLB_METHOD,
-               "warm_up_recorded": all(p.steady is not None for p in pts)}
+        self.tlb = R.Tlb(curves=rows, source=F.provenance(ents), method=TLB_METHOD,
+                         warm_up_recorded=all(p.steady is not None for p in pts))
         if fit is None:
-            self.data["tlb"] = out
             return
-        out.update({
-            "page_bytes": fit.page_bytes if fit.page_status == "measured" else None,
-            "page_status": fit.page_status, "page_range_bytes": list(fit.page_range),
-            "strides_bytes": fit.strides, "noise_rel": fit.noise,
-            "base_cycles_by_stride": {str(int(k)): v for k, v in fit.base_cycles.items()},
-            "levels": [{"entries": lv.entries, "entries_range": list(lv.entries_range),
-                        "entries_bracket": list(lv.entries_bracket), "penalty_cycles": lv.penalty_cycles,
-                        "reach_bytes": lv.reach_bytes, "reach_range_bytes": list(lv.reach_range),
-                        "reach_bracket_bytes": list(lv.reach_bracket_bytes)} for lv in fit.levels],
-            "excluded": [{"stride_bytes": p.stride, "footprint_bytes": p.footprint, "cycles": p.cycles, "cv": p.cv,
-                          "why": "no full warm lap recorded" if p.steady is False else "unsteady samples"}
-                         for p in sorted(fit.excluded, key=lambda p: (p.stride, p.footprint))],
-            "max_footprint_by_stride": {str(int(k)): v for k, v in fit.max_footprint.items()},
-            "findings": tlb_findings(fit)})
-        # Kept for readers of the profile (summary, older consumers): the measured page only.
-        out["page"] = {"page_bytes": fit.page_bytes} if fit.page_status == "measured" else None
-        out["reach"] = [{"reach_bytes": lv.reach_bytes, "entries": lv.entries, "penalty_cycles": lv.penalty_cycles,
-                         "bracket_bytes": list(lv.reach_bracket_bytes)} for lv in fit.levels] or None
-        self.data["tlb"] = out
+        measured = fit.page_status == "measured"
+        self.tlb.fit = R.TlbFitResult(
+            page_bytes=fit.page_bytes if measured else None,
+            page_status=fit.page_status, page_range_bytes=list(fit.page_range),
+            strides_bytes=fit.strides, noise_rel=fit.noise,
+            base_cycles_by_stride={str(int(k)): v for k, v in fit.base_cycles.items()},
+            levels=[R.TlbLevelResult(entries=lv.entries, entries_range=list(lv.entries_range),
+                                     entries_bracket=list(lv.entries_bracket), penalty_cycles=lv.penalty_cycles,
+                                     reach_bytes=lv.reach_bytes, reach_range_bytes=list(lv.reach_range),
+                                     reach_bracket_bytes=list(lv.reach_bracket_bytes)) for lv in fit.levels],
+            excluded=[R.TlbExcludedPoint(stride_bytes=p.stride, footprint_bytes=p.footprint, cycles=p.cycles, cv=p.cv,
+                                         why="no full warm lap recorded" if p.steady is False else "unsteady samples")
+                      for p in sorted(fit.excluded, key=lambda p: (p.stride, p.footprint))],
+            max_footprint_by_stride={str(int(k)): v for k, v in fit.max_footprint.items()},
+            findings=tlb_findings(fit),
+            # Kept for readers of the profile (summary, older consumers): the measured page only.
+            page=R.TlbPage(page_bytes=fit.page_bytes) if measured else None,
+            reach=[R.TlbReach(reach_bytes=lv.reach_bytes, entries=lv.entries, penalty_cycles=lv.penalty_cycles,
+                              bracket_bytes=list(lv.reach_bracket_bytes)) for lv in fit.levels] or None)
 
     def _bandwidth(self):
         spec = F.FAMILY["memory.bandwidth"]
         curves = []
-        l2 = (self.data.get("hierarchy", {}).get("capacities", {}).get("l2_bytes") or self.ctxnum("gpu_l2_bytes"))
+        l2 = self.capacities().l2_bytes or self.ctxnum("gpu_l2_bytes")
         todo = []
         for key, ents in sorted(F.group(self.rs.by_family("memory.bandwidth"), spec["group"]).items(), key=lambda t: str(t[0])):
             x, y, used = _curve_xy(ents, "footprint")
@@ -394,23 +413,22 @@ class Profile:
         self.curves["bandwidth"] = curves
         # The curves' plateaus per level are reported per curve; the ceilings come only from the
         # probes that declare a premise (ceilings.py), and only where it held.
-        _, rows, errors = self._bandwidth_ceilings(curves)
-        self.data["bandwidth_errors"] = errors
-        caps = self.data.get("hierarchy", {}).get("capacities", {})
-        found = C.level_ceilings(self.rs, caps.get("l2_near_partition_bytes"), l2)
-        ceilings: Dict[str, dict] = {}
+        rows, errors = self._bandwidth_plateaus(curves)
+        found = C.level_ceilings(self.rs, self.capacities().l2_near_partition_bytes, l2)
+        ceilings: Dict[str, R.BandwidthCeiling] = {}
         theo = self.ctxnum("gpu_theoretical_dram_gbps")
         for c in found:
             name = c.level if c.kind == "read" else f"{c.level} {c.kind}"
-            ceilings[name] = dict(c.to_json(), name=name)
-            if c.level == "DRAM" and theo:
-                ceilings[name]["theoretical_gbps"] = theo
-                ceilings[name]["theoretical_how"] = "context gpu_theoretical_dram_gbps (2 x memory clock x bus width)"
             if theo and c.level == "DRAM" and c.gbps > theo:
                 errors.append(f"{name} ceiling {c.gbps:.0f} GB/s exceeds the theoretical {theo:.0f} GB/s: not used")
-                del ceilings[name]
-        self.data["premises"] = C.premise_report(self.rs)
-        self.data["bandwidth"] = {"curves": rows, "ceilings": ceilings, "errors": errors, "method": (
+                ceilings.pop(name, None)
+                continue
+            ceilings[name] = R.BandwidthCeiling(**c.to_json(), name=name)
+            if c.level == "DRAM" and theo:
+                ceilings[name].theoretical_gbps = theo
+                ceilings[name].theoretical_how = "context gpu_theoretical_dram_gbps (2 x memory clock x bus width)"
+        self.premises = R.PremiseReport.of(C.premise_report(self.rs))
+        self.bandwidth = R.Bandwidth(curves=rows, ceilings=ceilings, errors=errors, method=(
             "curves: each point is assigned to the level that serves it by its footprint relative to the capacities "
             "detected by the latency hierarchy (L1 = footprint <= L1 capacity, L2 = between %g x L1 and half the L2, "
             "DRAM = footprint >= %g x L2 capacity); a curve's plateau in a level = median of its points there. "
@@ -419,13 +437,14 @@ class Profile:
             "working sets up to %.0f %% of the near partition (the far partition separately); DRAM = best plateau of "
             "the memory.bandwidth/occupancy curves at working sets beyond 4 x L2, per kernel kind (read, write, "
             "copy, triad); shared = memory.shared_bandwidth"
-            % (L1_CLEAR_FACTOR, DRAM_FOOTPRINT_FACTOR, 100 * C.L2_PLATEAU_SHARE))}
+            % (L1_CLEAR_FACTOR, DRAM_FOOTPRINT_FACTOR, 100 * C.L2_PLATEAU_SHARE)))
 
-    # ------------------------------------------------------------------ access penalties
-    def _bandwidth_ceilings(self, curves: List[Curve]):
-        caps = self.data.get("hierarchy", {}).get("capacities", {})
-        l1 = caps.get("l1_bytes")
-        l2 = caps.get("l2_bytes") or self.ctxnum("gpu_l2_bytes")
+    def _bandwidth_plateaus(self, curves: List[Curve]):
+        """Per memory.bandwidth curve its plateau in each level (the rows), the best plateau per L2 level
+        (bandwidth_l2) and the plateaus above the theoretical figure (errors)."""
+        caps = self.capacities()
+        l1 = caps.l1_bytes
+        l2 = caps.l2_bytes or self.ctxnum("gpu_l2_bytes")
         theo = {"DRAM": self.ctxnum("gpu_theoretical_dram_gbps")}
         errors: List[str] = []
         if l1 and l2 and L1_CLEAR_FACTOR * l1 >= 0.5 * l2:
@@ -448,7 +467,7 @@ class Profile:
             if len(x):
                 allc.append(Curve("memory.occupancy", dict(zip(("kernel", "vector", "blocks_per_sm", "store"), key)),
                                   used, x, y, None, [], "GB/s"))
-        cands: Dict[str, List[dict]] = {}
+        cands: Dict[str, List[R.PlateauCandidate]] = {}
         rows = []
         for c in allc:
             kernel = str(c.key.get("kernel") or "")
@@ -469,30 +488,23 @@ class Profile:
                 if len(pts) == 0:
                     continue
                 plateau = float(np.median(pts))
-                lv.append({"name": name, "gbps_plateau": plateau, "points": int(m.sum())})
+                lv.append(R.Plateau(name=name, gbps_plateau=plateau, points=int(m.sum())))
                 theo_v = theo.get(name.split()[0])
                 if theo_v and plateau > theo_v:
                     errors.append(f"{c.family} {c.key}: {name} plateau {plateau:.0f} GB/s exceeds the theoretical "
                                   f"{theo_v:.0f} GB/s; not used (footprint classification or timing error)")
                     continue
-                cands.setdefault(name, []).append({"gbps": plateau, "how": f"plateau of {c.family} {c.key} "
-                                                   f"(median of its {len(pts)} points in the level)",
-                                                   "source": F.provenance([e for e, k in zip(c.entries, m) if k])})
+                cands.setdefault(name, []).append(R.PlateauCandidate(
+                    gbps=plateau, how=f"plateau of {c.family} {c.key} (median of its {len(pts)} points in the level)",
+                    source=F.provenance([e for e, k in zip(c.entries, m) if k])))
             if c.family == "memory.bandwidth":
-                rows.append({"key": c.key, "model": c.fit.model if c.fit else None, "levels": lv,
-                             "source": F.provenance(c.entries)})
-        best = {n: max(v, key=lambda d: d["gbps"]) for n, v in cands.items()}
-        ceilings: Dict[str, dict] = {}
-        for n in ("L1", "DRAM"):
-            if n in best:
-                ceilings[n] = best[n]
-        l2c = [best[n] for n in ("L2", "L2 hot set") if n in best]
-        if l2c:
-            top = max(l2c, key=lambda d: d["gbps"])
-            ceilings["L2"] = dict(top, how=top["how"] + "; the roofline L2 ceiling is the best L2-served plateau of: "
-                                  + ", ".join(f"{n} {best[n]['gbps']:.0f} GB/s" for n in ("L2", "L2 hot set") if n in best))
-        self.data["bandwidth_l2"] = {n: best[n] for n in ("L2", "L2 hot set") if n in best}
-        return ceilings, rows, errors
+                rows.append(R.BandwidthCurve(key=c.key, model=c.fit.model if c.fit else None, levels=lv,
+                                             source=F.provenance(c.entries)))
+        best = {n: max(v, key=lambda d: d.gbps) for n, v in cands.items()}
+        self.bandwidth_l2 = {n: best[n] for n in ("L2", "L2 hot set") if n in best}
+        return rows, errors
+
+    # ------------------------------------------------------------------ access penalties
 
     def _stride(self):
         ents = self.rs.by_family("memory.stride")
@@ -502,11 +514,11 @@ class Profile:
         rows = []
         for e in sorted(ents, key=lambda e: (F.num(e, "offset") if math.isfinite(F.num(e, "offset")) else 0,
                                              F.num(e, "stride_elements"))):
-            rows.append({"stride_elements": finite(F.num(e, "stride_elements")), "offset_bytes": finite(F.num(e, "offset")),
-                         "value": e.value, "unit": e.unit, "penalty_vs_best": best / e.value if e.value > 0 else None,
-                         "entry": e.name})
-        self.data["stride_alignment"] = {"rows": rows, "best": best, "source": F.provenance(ents),
-                                         "method": "penalty = best bandwidth of the family / this entry's bandwidth"}
+            rows.append(R.StrideRow(stride_elements=finite(F.num(e, "stride_elements")), offset_bytes=finite(F.num(e, "offset")),
+                                    value=e.value, unit=e.unit, penalty_vs_best=best / e.value if e.value > 0 else None,
+                                    entry=e.name))
+        self.stride_alignment = R.StrideAlignment(rows=rows, best=best, source=F.provenance(ents),
+                                                  method="penalty = best bandwidth of the family / this entry's bandwidth")
 
     def _banks(self):
         ents = self.rs.by_family("memory.bank_conflicts")
@@ -520,14 +532,13 @@ class Profile:
             rows = []
             for e in grp:
                 slow = (base.value / e.value) if higher else (e.value / base.value)
-                rows.append({"word_stride": finite(F.num(e, "word_stride")), "value": e.value, "unit": e.unit,
-                             "slowdown_vs_stride1": slow, "entry": e.name})
-            banks = _fit_banks([r["word_stride"] for r in rows], [r["slowdown_vs_stride1"] for r in rows],
-                               (wb or 4) / 4)
-            out.append({"word_bytes": wb, "rows": rows, "banks": banks, "source": F.provenance(grp)})
-        self.data["banks"] = {"by_word_bytes": out, "method": (
+                rows.append(R.BankRow(word_stride=finite(F.num(e, "word_stride")), value=e.value, unit=e.unit,
+                                      slowdown_vs_stride1=slow, entry=e.name))
+            banks = _fit_banks([r.word_stride for r in rows], [r.slowdown_vs_stride1 for r in rows], (wb or 4) / 4)
+            out.append(R.BankWords(word_bytes=wb, rows=rows, banks=banks, source=F.provenance(grp)))
+        self.banks = R.Banks(by_word_bytes=out, method=(
             "slowdown vs word stride 1; the bank count is the power of two B whose conflict degree "
-            "gcd(stride x words per access, B) best explains the slowdowns (least squares in log)")}
+            "gcd(stride x words per access, B) best explains the slowdowns (least squares in log)"))
 
     # ------------------------------------------------------------------ execution
     def _pipelines(self):
@@ -536,12 +547,12 @@ class Profile:
         for (op,), grp in sorted(F.group(lat_entries, ("op",)).items(), key=lambda t: str(t[0])):
             vals = [e.value for e in grp if math.isfinite(e.value)]
             if vals:
-                lat.append({"op": op, "latency": float(np.median(vals)), "unit": grp[0].unit,
-                            "cv": finite(np.nanmedian([e.cv for e in grp])), "source": F.provenance(grp)})
+                lat.append(R.PipelineLatency(op=op, latency=float(np.median(vals)), unit=grp[0].unit,
+                                             cv=finite(np.nanmedian([e.cv for e in grp])), source=F.provenance(grp)))
         thr = []
-        compute: Dict[str, dict] = {}
-        failed_premise: Dict[str, dict] = {}
-        theoretical: Dict[str, dict] = {}
+        compute: Dict[str, R.ComputeCeiling] = {}
+        failed_premise: Dict[str, R.FailedComputeCeiling] = {}
+        theoretical: Dict[str, R.TheoreticalCompute] = {}
         thr_entries = [e for f in F.THROUGHPUT_FAMILIES for e in self.rs.by_family(f)]
         for (op,), grp in sorted(F.group(thr_entries, ("op",)).items(), key=lambda t: str(t[0])):
             grp = [e for e in grp if math.isfinite(e.value)]
@@ -553,12 +564,13 @@ class Profile:
             enough = [e for e in sweep if e.value >= 0.95 * ceiling]
             cheapest = min(enough, key=lambda e: (F.num(e, "ilp") if math.isfinite(F.num(e, "ilp")) else 0) *
                            (F.num(e, "warps_per_sm") if math.isfinite(F.num(e, "warps_per_sm")) else 1)) if enough else None
-            row = {"op": op, "peak": ceiling, "peak_how": how, "best_single_entry": top.value, "unit": ref.unit,
-                   "at_ilp": finite(F.num(ref, "ilp")), "at_warps_per_sm": finite(F.num(ref, "warps_per_sm")),
-                   "smallest_ilp_reaching_95pct": finite(F.num(cheapest, "ilp")) if cheapest else None,
-                   "warps_per_sm_there": finite(F.num(cheapest, "warps_per_sm")) if cheapest else None,
-                   "fraction_of_theoretical": finite(ref.num("fraction_of_theoretical")) if ref.value == ceiling else None,
-                   "source": F.provenance(grp)}
+            row = R.ThroughputPeak(
+                op=op, peak=ceiling, peak_how=how, best_single_entry=top.value, unit=ref.unit,
+                at_ilp=finite(F.num(ref, "ilp")), at_warps_per_sm=finite(F.num(ref, "warps_per_sm")),
+                smallest_ilp_reaching_95pct=finite(F.num(cheapest, "ilp")) if cheapest else None,
+                warps_per_sm_there=finite(F.num(cheapest, "warps_per_sm")) if cheapest else None,
+                fraction_of_theoretical=finite(ref.num("fraction_of_theoretical")) if ref.value == ceiling else None,
+                source=F.provenance(grp))
             ref_gflops = self._as_gflops(ref, op)
             # The ceiling in GFLOP/s at the reference entry's own clock (the unit may be per clock).
             gflops = ref_gflops * ceiling / ref.value if ref_gflops is not None and ref.value > 0 else None
@@ -568,28 +580,30 @@ class Profile:
             peak_entry = next((e for e in grp if e.family == "exec.throughput_peak"), None)
             premise = peak_entry.premise if peak_entry is not None else None
             if gflops is not None:
-                row["gflops"] = gflops
+                row.gflops = gflops
                 if premise == "failed":
-                    failed_premise[op] = {"gflops": gflops, "why": peak_entry.premise_why}
-                elif kind[0] not in compute or gflops > compute[kind[0]]["gflops"]:
-                    compute[kind[0]] = {"gflops": gflops, "how": f"op={op}: {how}", "op": op, "premise": premise,
-                                        "premise_ratio": finite(peak_entry.num("premise_ratio")) if peak_entry else None,
-                                        "source": F.provenance([ref])}
+                    failed_premise[op] = R.FailedComputeCeiling(gflops=gflops, why=peak_entry.premise_why)
+                elif kind[0] not in compute or gflops > compute[kind[0]].gflops:
+                    compute[kind[0]] = R.ComputeCeiling(
+                        gflops=gflops, how=f"op={op}: {how}", op=op, premise=premise,
+                        premise_ratio=finite(peak_entry.num("premise_ratio")) if peak_entry else None,
+                        source=F.provenance([ref]))
             for e in grp:
                 th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
-                if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]]["gflops"]):
-                    theoretical[kind[0]] = {"gflops": th, "how": f"{e.family} op={op} counter {F.THEORETICAL_COMPUTE_COUNTER}"}
+                if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]].gflops):
+                    theoretical[kind[0]] = R.TheoreticalCompute(
+                        gflops=th, how=f"{e.family} op={op} counter {F.THEORETICAL_COMPUTE_COUNTER}")
             thr.append(row)
-        self.data["pipelines"] = {"latency": lat, "throughput": thr, "compute_ceilings": compute,
-                                  "compute_ceilings_failed_premise": failed_premise,
-                                  "compute_theoretical": theoretical, "method": (
+        self.pipelines = R.Pipelines(latency=lat, throughput=thr, compute_ceilings=compute,
+                                     compute_ceilings_failed_premise=failed_premise,
+                                     compute_theoretical=theoretical, method=(
             "latency: median over entries per op; throughput ceiling per op: the exec.throughput_peak entry's median "
             "(the sweep's best configuration re-measured, 10 samples: an independent measurement, so not biased up "
             "by picking the largest of ~80 noisy sweep entries, which lands high by about two of their noise sigmas); "
             "without it, the median of the sweep entries within noise of the top (value >= top x (1 - 3 sqrt(2) "
             "sigma), sigma = the entries' median sample CV); the best single entry is listed beside it; the cheapest "
             "ILP x warps reaching 95 % of the ceiling; GFLOP/s = ops/clock/SM x flops/op x SMs x SM clock (the "
-            "reference entry's clock) when the unit is per clock")}
+            "reference entry's clock) when the unit is per clock"))
 
     def _as_gflops(self, e: Entry, op: str) -> Optional[float]:
         kind = F.compute_op(op)
@@ -615,18 +629,17 @@ class Profile:
                                              key=lambda t: str(t[0])):
             vals = [e.value for e in grp if math.isfinite(e.value)]
             if vals:
-                launch.append({"measure": fam, "mode": mode, "grid_blocks": grid, "value": float(np.median(vals)),
-                               "unit": grp[0].unit,
-                               "min": float(np.min(vals)), "max": float(np.max(vals)), "entries": len(grp),
-                               "method": grp[0].method, "source": F.provenance(grp)})
+                launch.append(R.LaunchCost(measure=fam, mode=mode, grid_blocks=grid, value=float(np.median(vals)),
+                                           unit=grp[0].unit, min=float(np.min(vals)), max=float(np.max(vals)),
+                                           entries=len(grp), method=grp[0].method, source=F.provenance(grp)))
         barrier = []
         for (kind,), grp in sorted(F.group(self.rs.by_family("exec.barrier"), ("kind",)).items(), key=lambda t: str(t[0])):
             for e in sorted(grp, key=lambda e: F.num(e, "blocks")):
-                barrier.append({"kind": kind, "blocks": finite(F.num(e, "blocks")), "value": e.value, "unit": e.unit,
-                                "cv": finite(e.cv), "entry": e.name})
+                barrier.append(R.BarrierCost(kind=kind, blocks=finite(F.num(e, "blocks")), value=e.value, unit=e.unit,
+                                             cv=finite(e.cv), entry=e.name))
         if launch or barrier:
-            self.data["launch_barrier"] = {"launch": launch, "barrier": barrier,
-                                           "source": F.provenance(launch_entries + self.rs.by_family("exec.barrier"))}
+            self.launch_barrier = R.LaunchBarrier(
+                launch=launch, barrier=barrier, source=F.provenance(launch_entries + self.rs.by_family("exec.barrier")))
 
     # ------------------------------------------------------------------ transfers
     def _transfers(self):
@@ -642,44 +655,46 @@ class Profile:
                 if s and t:
                     sizes.append(s), secs.append(t), used.append(e)
             keyd = dict(zip(("direction", "memory", "engine"), key))
-            row = {"key": keyd, "points": len(used), "source": F.provenance(grp)}
+            row = R.TransferFit(key=keyd, points=len(used), source=F.provenance(grp))
+            rows.append(row)
             try:
                 ab = fit_alpha_beta(sizes, secs)
-                row.update({"alpha_us": ab.alpha_s * 1e6, "alpha_stderr_us": ab.alpha_stderr_s * 1e6,
-                            "beta_gbps": ab.beta_bps / 1e9, "beta_stderr_gbps": ab.beta_stderr_bps / 1e9,
-                            "half_bandwidth_bytes": ab.half_bandwidth_bytes, "rms_rel_error": ab.rms_rel_error,
-                            "max_rel_error": ab.max_rel_error, "robust_rel_scale": ab.robust_rel_scale,
-                            "outliers": ab.outliers, "outlier_sizes_bytes": list(ab.outlier_sizes)})
-                cvs = [e.cv for e in used if math.isfinite(e.cv)]
-                med_cv = float(np.median(cvs)) if cvs else None
-                row["median_point_cv"] = med_cv
-                # Residuals are judged against the points' own sample spread: a fit cannot be better
-                # than the data; far worse means the model (one alpha, one beta) does not hold.
-                if med_cv is not None and ab.robust_rel_scale > 2.0 * max(med_cv, 0.01):
-                    row["verdict"] = "model does not fit: residuals well above the points' own spread (two regimes?)"
-                elif med_cv is not None and ab.rms_rel_error > 2.0 * max(med_cv, 0.01):
-                    row["verdict"] = "fits the bulk; a few points far off (see outliers)"
-                else:
-                    row["verdict"] = "residuals at the level of the measurement noise (points' CV)"
-                self.curves["transfers"].append(Curve("transfer.host", keyd, used, np.array(sizes), np.array(secs),
-                                                      None, [], "seconds", ab))
-            except ValueError as exc:
-                row["fit"] = f"not fitted: {exc}"
-            rows.append(row)
-        base = [{"entry": e.name, "direction": F.text(e, "direction"), "size_bytes": finite(F.num(e, "size")),
-                 "value": e.value, "unit": e.unit, "cv": finite(e.cv), "method": e.method}
+            except ValueError as exc:  # too few sizes, or no positive time: no model for this key
+                row.fit = f"not fitted: {exc}"
+                continue
+            cvs = [e.cv for e in used if math.isfinite(e.cv)]
+            med_cv = float(np.median(cvs)) if cvs else None
+            # Residuals are judged against the points' own sample spread: a fit cannot be better
+            # than the data; far worse means the model (one alpha, one beta) does not hold.
+            if med_cv is not None and ab.robust_rel_scale > 2.0 * max(med_cv, 0.01):
+                verdict = "model does not fit: residuals well above the points' own spread (two regimes?)"
+            elif med_cv is not None and ab.rms_rel_error > 2.0 * max(med_cv, 0.01):
+                verdict = "fits the bulk; a few points far off (see outliers)"
+            else:
+                verdict = "residuals at the level of the measurement noise (points' CV)"
+            row.model = R.AlphaBetaFigures(
+                alpha_us=ab.alpha_s * 1e6, alpha_stderr_us=ab.alpha_stderr_s * 1e6,
+                beta_gbps=ab.beta_bps / 1e9, beta_stderr_gbps=ab.beta_stderr_bps / 1e9,
+                half_bandwidth_bytes=ab.half_bandwidth_bytes, rms_rel_error=ab.rms_rel_error,
+                max_rel_error=ab.max_rel_error, robust_rel_scale=ab.robust_rel_scale,
+                outliers=ab.outliers, outlier_sizes_bytes=list(ab.outlier_sizes), median_point_cv=med_cv,
+                verdict=verdict)
+            self.curves["transfers"].append(Curve("transfer.host", keyd, used, np.array(sizes), np.array(secs),
+                                                  None, [], "seconds", ab))
+        base = [R.TransferBaseline(entry=e.name, direction=F.text(e, "direction"), size_bytes=finite(F.num(e, "size")),
+                                   value=e.value, unit=e.unit, cv=finite(e.cv), method=e.method)
                 for e in self.rs.by_family("transfer.memcpy_baseline")]
-        self.data["transfers"] = {"fits": rows, "baseline": base, "method": (
+        self.transfers = R.Transfers(fits=rows, baseline=base, method=(
             "time(s) = alpha + s/beta per (direction, memory, engine), least squares on relative residuals "
             "(weights 1/t^2), made robust by IRLS with Huber weights (k = 1.345 robust sigmas); fit error = RMS "
             "and max relative residual over all points, robust sigma = 1.4826 MAD; outliers = points beyond 3 "
-            "robust sigmas (listed: a slow path or a bimodal per-call cost, not fitted)")}
+            "robust sigmas (listed: a slow path or a bimodal per-call cost, not fitted)"))
 
     def _baseline(self):
         ents = self.rs.by_family("baseline.memcpy_d2d")
         if ents:
-            self.data["baseline"] = [{"entry": e.name, "size_bytes": finite(F.num(e, "size")), "value": e.value,
-                                      "unit": e.unit, "cv": finite(e.cv)} for e in ents]
+            self.baseline = [R.D2dBaseline(entry=e.name, size_bytes=finite(F.num(e, "size")), value=e.value,
+                                           unit=e.unit, cv=finite(e.cv)) for e in ents]
 
     def _paired(self):
         rows = []
@@ -689,16 +704,16 @@ class Profile:
             for e in self.rs.by_family(fam):
                 problem = "/".join(f"{k}:{v}" for k, v in e.params.items() if k not in ("a", "b"))
                 a_us, b_us = e.num("time_median_s") * 1e6, e.num("b_time_median_s") * 1e6
-                rows.append({
-                    "entry": e.name, "kernel": fam[len(F.PAIRED_PREFIX):], "problem": problem,
-                    "a": e.tag("a_impl") or e.params.get("a"), "b": e.tag("b_impl") or e.params.get("b"),
-                    "a_ran": e.tag("a_impl_resolved"), "b_ran": e.tag("b_impl_resolved"),
-                    "speedup": finite(e.value), "a_first": finite(e.num("value_median_a_first")),
-                    "b_first": finite(e.num("value_median_b_first")), "cv": finite(e.cv),
-                    "a_us": finite(a_us), "b_us": finite(b_us), "l2": e.tag("l2"),
-                    "noisy": bool(math.isfinite(e.cv) and e.cv > F.PAIRED_NOISY_CV)})
+                rows.append(R.PairedRow(
+                    entry=e.name, kernel=fam[len(F.PAIRED_PREFIX):], problem=problem,
+                    a=e.tag("a_impl") or e.params.get("a"), b=e.tag("b_impl") or e.params.get("b"),
+                    a_ran=e.tag("a_impl_resolved"), b_ran=e.tag("b_impl_resolved"),
+                    speedup=finite(e.value), a_first=finite(e.num("value_median_a_first")),
+                    b_first=finite(e.num("value_median_b_first")), cv=finite(e.cv),
+                    a_us=finite(a_us), b_us=finite(b_us), l2=e.tag("l2"),
+                    noisy=bool(math.isfinite(e.cv) and e.cv > F.PAIRED_NOISY_CV)))
         if rows:
-            self.data["paired"] = rows
+            self.paired = rows
 
     def _generic(self):
         # Peer-to-peer families have their own section (p2p.py): never also as raw rows here.
@@ -707,14 +722,29 @@ class Profile:
         for fam in self.rs.families():
             if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):
                 continue
-            gen[fam] = [{"entry": e.name, "value": e.value, "unit": e.unit, "cv": finite(e.cv),
-                         "tags": e.tags} for e in self.rs.by_family(fam)]
+            gen[fam] = [R.OtherEntry(entry=e.name, value=e.value, unit=e.unit, cv=finite(e.cv), tags=e.tags)
+                        for e in self.rs.by_family(fam)]
         if gen:
-            self.data["other_families"] = gen
+            self.other_families = gen
 
     # ------------------------------------------------------------------ output
     def to_json(self) -> dict:
-        return _jsonable(self.data)
+        """device-profile.json's profile part: the sections in the order of the steps, those the inputs
+        have nothing for left out."""
+        out = {"device": self.device, "inputs": self.inputs}
+        bw = self.bandwidth
+        for key, value in (("hierarchy", self.hierarchy), ("granularity", self.granularity), ("tlb", self.tlb),
+                           ("bandwidth_l2", self.bandwidth_l2 if bw is not None else None),
+                           ("bandwidth_errors", bw.errors if bw is not None else None), ("premises", self.premises),
+                           ("bandwidth", bw), ("stride_alignment", self.stride_alignment), ("banks", self.banks),
+                           ("pipelines", self.pipelines), ("launch_barrier", self.launch_barrier),
+                           ("transfers", self.transfers), ("baseline", self.baseline), ("paired", self.paired),
+                           ("other_families", self.other_families)):
+            if value is not None:
+                out[key] = value
+        out["notes"] = self.notes
+        out["issues"] = self.issues
+        return R.to_json(out)
 
 
 def fit_miss_unit(x, y, hit: float, recorded_cv=None):
@@ -804,17 +834,4 @@ def _fit_banks(strides, slowdowns, words_per_access):
             err += (math.log(d) - math.log(degree)) ** 2
         if best is None or err < best[1]:
             best = (b, err)
-    return {"banks": best[0], "rms_log_error": math.sqrt(best[1] / len(pts))}
-
-
-def _jsonable(o):
-    if isinstance(o, dict):
-        return {str(k): _jsonable(v) for k, v in o.items()}
-    if isinstance(o, (list, tuple)):
-        return [_jsonable(v) for v in o]
-    if isinstance(o, (np.floating, float)):
-        v = float(o)
-        return v if math.isfinite(v) else None
-    if isinstance(o, np.integer):
-        return int(o)
-    return o
+    return R.BankFit(banks=best[0], rms_log_error=math.sqrt(best[1] / len(pts)))

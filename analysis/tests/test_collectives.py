@@ -138,6 +138,17 @@ def test_section_with_collective_entries(tmp_path):
     rows = {(r["op"], r["ranks"]): r for r in prof["collectives"]["fits"]}
     assert rows[("allreduce", 2)]["alpha_us"] == pytest.approx(12.0, rel=0.02)
     assert prof["collectives"]["curves"][0]["source"]["probe"] == ["transfer.collective"]
+    # The summary: one sentence, and the allreduce of every group size with a link to the section.
+    summary = md[md.index("\n## Summary\n"):md.index("\n## Inputs and data quality\n")]
+    head = next(line for line in summary.splitlines() if line.startswith("- Collectives (NCCL 2.30.7): "))
+    assert "allreduce over 4 GPUs " in head and " GB/s busbw at 1 GiB (α " in head and ", fit rms " in head
+    assert "; allgather " in head and " GB/s at its largest size; over 2 GPUs " in head  # measured at G = 4 too
+    assert head.endswith(" (section Multi-GPU: collectives).")
+    for ranks in (2, 4):
+        row = next(line for line in summary.splitlines() if line.startswith(f"| NCCL allreduce over {ranks} GPUs | "))
+        assert "| busbw " in row and " GB/s at 1 GiB; α " in row and row.endswith("| [collectives](#collectives) |")
+    assert "| NCCL broadcast over" not in summary  # the other ops stay in the section
+    assert '<td><a href="#collectives">collectives</a></td>' in html
 
 
 def test_no_section_without_collective_entries(tmp_path):
@@ -148,6 +159,17 @@ def test_no_section_without_collective_entries(tmp_path):
     assert C.fit_collectives(load(tmp_path, doc, name="w2.json")).curves == {}
     prof = json.load(open(out / "device-profile.json"))
     assert "collectives" not in prof
+
+
+def test_summary_without_allreduce_shows_every_op_and_says_why_a_fit_is_missing(tmp_path):
+    fits = C.fit_collectives(load(tmp_path, collective_doc(noise=0.0, sizes=[2**20])))
+    fits.curves = {k: c for k, c in fits.curves.items() if k[0] != "allreduce"}
+    rows = C.summary(fits)
+    assert {r["figure"] for r in rows} == ({f"NCCL {op} over 2 GPUs" for op in C.OPS[1:]}
+                                           | {"NCCL allgather over 4 GPUs"})
+    assert all(r["value"].endswith("; no α-β fit: alpha-beta fit needs at least two distinct sizes") for r in rows)
+    assert C.headline(fits).startswith("Collectives (NCCL 2.30.7): allgather over 4 GPUs ")
+    assert C.summary(None) == [] and C.headline(None) is None
 
 
 def test_section_follows_peer_to_peer_when_both_are_present(tmp_path):

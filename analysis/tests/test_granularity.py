@@ -8,7 +8,7 @@ import synth
 
 def granularity(dev, seed, tmp_path):
     doc = synth.synth_results(dev, noise=0.01, seed=seed, families=["memory.latency"])
-    return Profile(results.load([synth.write(str(tmp_path / f"r{seed}.json"), doc)])).data["granularity"]
+    return Profile(results.load([synth.write(str(tmp_path / f"r{seed}.json"), doc)])).to_json()["granularity"]
 
 
 @pytest.mark.parametrize("sector", [32.0, 64.0])

@@ -167,9 +167,35 @@ def test_report_has_the_multi_gpu_section(tmp_path):
     one = next(r for r in rows if r["gpus"] == 1)
     assert one["ceiling_gbps"] == pytest.approx(dram)
     assert one["bound_s"] == pytest.approx(100e6 / (dram * 1e9))
+    # The summary: a sentence and a row per kernel and G > 1, linking to the section.
+    summary = md[md.index("\n## Summary\n"):md.index("\n## Inputs and data quality\n")]
+    assert ("- Multi-GPU kernels on 2 GPUs, the problem that scales best per kernel: symv (one call) scaling "
+            "efficiency 0.750, ") in summary
+    row = next(line for line in summary.splitlines() if line.startswith("| symv (one call) on 2 GPUs | "))
+    two = next(r for r in rows if r["gpus"] == 2)
+    assert f"| best scaling efficiency 0.750, {two['pct_of_bound']:.1f} % of its bound (n=8192 precision=d " in row
+    assert row.endswith("| [multi-GPU kernels](#mgpu) |")
+    html = open(out["html"], encoding="utf-8").read()
+    assert '<td><a href="#mgpu">multi-GPU kernels</a></td>' in html
     # Multi-GPU entries are neither among the "other" families nor in the one-GPU roofline / optimality.
     assert "kernels.symv_mgpu" not in (profile.get("other_families") or {})
     assert not any("mgpu" in r["kernel"] for r in profile["optimality"])
+
+
+def test_highlights_take_the_best_scaling_and_else_the_best_bound():
+    def row(kernel, gpus, shape, eff, pct):
+        return {"kernel": kernel, "gpus": gpus, "shape": shape, "reduction": "p2p", "scaling_efficiency": eff,
+                "pct_of_bound": pct}
+    res = {"calls": [row("symv", 1, "n=1", 1.0, 90.0), row("symv", 2, "n=1", 0.6, 80.0), row("symv", 2, "n=2", 0.9, 70.0),
+                     row("gemv", 4, "n=1", None, 50.0), row("gemv", 4, "n=2", None, 60.0)],
+           "sytrd": [row("symv", 4, "n=9", 0.3, 40.0)]}
+    got = {(h["what"], h["gpus"]): h["row"]["shape"] for h in mgpu.highlights(res)}
+    assert got == {("symv (one call)", 2): "n=2", ("gemv (one call)", 4): "n=2", ("SYTRD sequence", 4): "n=9"}
+    values = {r["figure"]: r["value"] for r in mgpu.summary(res)}
+    assert values["gemv (one call) on 4 GPUs"] == "best 60.0 % of its bound (n=2, reduction p2p), no one-GPU time to scale from"
+    head = mgpu.headline(res)
+    assert head.startswith("Multi-GPU kernels on 4 GPUs") and "symv" not in head and "SYTRD sequence scaling" in head
+    assert mgpu.summary(None) == [] and mgpu.headline(None) is None
 
 
 def test_one_gpu_inputs_have_no_such_section(tmp_path):

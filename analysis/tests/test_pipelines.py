@@ -39,7 +39,7 @@ def test_ceiling_is_not_the_biased_maximum(seed, with_peak_entry, tmp_path):
     values = [e["value_median"] for e in doc["benchmarks"] if e["name"].startswith("exec.throughput/")]
     assert max(values) / TRUE_PEAK - 1 > 0.015  # the data show the bias the ceiling must avoid
     rs = results.load([synth.write(str(tmp_path / "r.json"), doc)])
-    p = Profile(rs).data["pipelines"]
+    p = Profile(rs).to_json()["pipelines"]
     row = next(r for r in p["throughput"] if r["op"] == "ffma")
     assert abs(row["peak"] / TRUE_PEAK - 1) < 0.01
     assert row["best_single_entry"] == pytest.approx(max(values + ([row["peak"]] if with_peak_entry else [])))

@@ -236,7 +236,7 @@ def test_unified_l2_has_no_near_partition_text(tmp_path):
     uni = synth.Device(name="Synthetic GPU U", l2_near_bytes=40e6, l2_bytes=40e6, lat_cycles=(30.0, 290.0, 290.0, 620.0))
     doc = synth.synth_results(uni, noise=0.005, seed=5, families=["memory.latency"])
     out = build_report(results.load([synth.write(str(tmp_path / "u.json"), doc)]), str(tmp_path / "rep"))
-    levels = {lv["name"] for lv in out["profile_obj"].data["hierarchy"]["levels"]}
+    levels = {lv["name"] for lv in out["profile_obj"].to_json()["hierarchy"]["levels"]}
     assert "L2" in levels and "L2 near partition" not in levels
     assert "near partition" not in open(out["markdown"], encoding="utf-8").read()
 
@@ -302,3 +302,40 @@ def test_launch_table_states_each_method_once(full_report):
     assert ex.count("back-to-back launches") == 2  # one line per measure (rate, sync), not one per row
     # one row per (measure, API), one column per grid size
     assert re.search(r"<tr><td>launch_rate</td><td>graph</td><td>1,\d\d\d</td></tr>", ex)
+
+
+H100X2 = [os.path.join(REPO, "reports", "h100x2", f"{n}.json.gz") for n in ("ceiling_premises", "ceilings", "multigpu")]
+
+
+@pytest.mark.skipif(not all(map(os.path.exists, H100X2)), reason="no committed 2 x H100 result files under reports/h100x2/")
+def test_multi_gpu_summary_of_the_committed_2_gpu_results(tmp_path):
+    """The summary of a multi-GPU run names the collectives and the multi-GPU kernels besides the P2P
+    figures, each row linking to its section."""
+    out = build_report(results.load(H100X2), str(tmp_path / "h100x2"))
+    summary = _section(open(out["html"], encoding="utf-8").read(), "summary")
+    for label, target in (("peer-to-peer latency: chase", "p2p"), ("NCCL allreduce over 2 GPUs", "collectives"),
+                          ("symv (one call) on 2 GPUs", "mgpu"), ("gemv (one call) on 2 GPUs", "mgpu"),
+                          ("SYTRD sequence on 2 GPUs", "mgpu")):
+        assert re.search(rf'<tr><td>{re.escape(label)}</td>(?:(?!<tr>).)*<td><a href="#{target}">', summary), label
+    head = summary[:summary.index("<table")]
+    assert "<li>Collectives (NCCL 2." in head and "allreduce over 2 GPUs " in head and " GB/s busbw at 1 GiB" in head
+    assert "<li>Multi-GPU kernels on 2 GPUs, the problem that scales best per kernel: " in head
+    assert "SYTRD sequence scaling efficiency 0." in head
+
+
+def test_html_escapes_what_the_inputs_say_and_markdown_cells_escape_pipes(tmp_path):
+    """The templates autoescape the HTML: text from the inputs (here the GPU name and a unit) never
+    becomes markup; in the Markdown a "|" in a cell does not split the table."""
+    name = '<script>alert("x")</script> GPU | B & C'
+    ent = {"name": "future.probe/x:1", "run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0,
+           "time_unit": "us", "value_median": 2.0, "value_cv": 0.01, "label": "probe=future.probe;unit=<i>w</i>"}
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1", "gpu_name": name}, "benchmarks": [ent]}))
+    out = build_report(results.load([str(path)]), str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "<script" not in html and "<i>w</i>" not in html
+    assert "&lt;script&gt;alert(&#34;x&#34;)&lt;/script&gt; GPU | B &amp; C" in html
+    assert "<td>&lt;i&gt;w&lt;/i&gt;</td>" in html
+    md = open(out["markdown"], encoding="utf-8").read()
+    assert f"# gpuprobe report: {name}\n" in md
+    assert '| gpu_name | <script>alert("x")</script> GPU \\| B & C |' in md

@@ -107,7 +107,7 @@ def test_unknown_family_passes_through(tmp_path, small_doc, capsys):
     p = synth.write(str(tmp_path / "r.json"), small_doc)
     from gpuprobe_analysis.profile import Profile
     prof = Profile(results.load([p]))
-    assert prof.data["other_families"]["future.probe"][0]["unit"] == "widgets"
+    assert prof.to_json()["other_families"]["future.probe"][0]["unit"] == "widgets"
 
 
 def test_cli_exit_codes(tmp_path, small_doc, capsys):
