@@ -1,9 +1,12 @@
 """Figures (PNG + SVG) of the profile, the roofline and the kernels. Agg backend only."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import pickle
 import re
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Sequence
 
@@ -162,16 +165,58 @@ def _bytes_formatter(v, _pos=None):
     return f"{v:g} B"
 
 
+# Inside parallel_saves(): the pool that writes the figures, and what it has yet to finish.
+_saver: Optional[ProcessPoolExecutor] = None
+_pending: List[Future] = []
+
+
+@contextlib.contextmanager
+def parallel_saves(workers: Optional[int] = None):
+    """Within the block, figures are written (PNG and SVG) by worker processes while the next ones are
+    drawn: writing them one after the other was most of a report's time. When the block ends every file
+    exists, and a worker's error is raised there. One core: written in place, as outside the block."""
+    global _saver, _pending
+    n = workers if workers is not None else min(8, os.cpu_count() or 1)
+    if n < 2 or _saver is not None:
+        yield
+        return
+    _saver = ProcessPoolExecutor(max_workers=n)
+    try:
+        yield
+        for done in _pending:
+            done.result()
+    finally:
+        pool, _saver, _pending = _saver, None, []
+        pool.shutdown(wait=True)
+
+
 def _save(fig, outdir: str, fid: str) -> Dict[str, str]:
     os.makedirs(outdir, exist_ok=True)
-    files = {}
-    for ext in ("png", "svg"):
-        path = os.path.join(outdir, f"{fid}.{ext}")
-        fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight")
-        files[ext] = path
+    files = {ext: os.path.join(outdir, f"{fid}.{ext}") for ext in ("png", "svg")}
+    blob = None
+    if _saver is not None:
+        try:
+            blob = pickle.dumps(fig)
+        except (pickle.PicklingError, AttributeError, TypeError):
+            blob = None  # an artist that does not pickle: this figure is written here
+    if blob is not None:
+        _pending.append(_saver.submit(_write_pickled, blob, files))
+    else:
+        _write(fig, files)
     plt.close(fig)
-    _palette_png(files["png"])
     return files
+
+
+def _write(fig, files: Dict[str, str]) -> None:
+    for ext, path in files.items():
+        fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight")
+    _palette_png(files["png"])
+
+
+def _write_pickled(blob: bytes, files: Dict[str, str]) -> None:
+    fig = pickle.loads(blob)
+    _write(fig, files)
+    plt.close(fig)
 
 
 def _palette_png(path: str):

@@ -283,12 +283,17 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         "opt": opt, "opt_main": headline_rows(opt), "read_dominated": READ_DOMINATED,
         "comparison": comparison, "memcpy": memcpy, "unsettled": unsettled, "gate": gate,
         "paired_noisy_cv": F.PAIRED_NOISY_CV, "long_table": LONG_TABLE,
-        # The figures, drawn here; the templates place (and so number) them.
-        "pf": {f.id: f for f in plots.profile_figures(prof, figdir)},
-        "roofline_figure": plots.roofline_figure(pts, ceilings, figdir),
-        "kernel_figures": plots.kernel_figures(pts, figdir, memcpy[0] if memcpy else None, ceilings),
-        "p2p": p2p.section(peer, figdir), "collectives": collectives.section(coll, figdir), "mgpu": multi,
+        "mgpu": multi,
     }
+    # The figures, drawn here (and written by worker processes meanwhile); the templates place (and so
+    # number) them.
+    with plots.parallel_saves():
+        context.update({
+            "pf": {f.id: f for f in plots.profile_figures(prof, figdir)},
+            "roofline_figure": plots.roofline_figure(pts, ceilings, figdir),
+            "kernel_figures": plots.kernel_figures(pts, figdir, memcpy[0] if memcpy else None, ceilings),
+            "p2p": p2p.section(peer, figdir), "collectives": collectives.section(coll, figdir),
+        })
     html_doc, figs = render("html", context)
     md_doc, _ = render("md", context)
     with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as fh:

@@ -1,5 +1,6 @@
 """The figure rules of plots.py: no series dropped, a distinct colour and marker per series, natural
 order, coincident ceilings drawn once."""
+import os
 import numpy as np
 
 from gpuprobe_analysis import plots
@@ -34,3 +35,24 @@ def test_theoretical_ceiling_next_to_the_measured_one_is_one_line():
     lines = plots._roof_lines(ceilings)
     assert [(c.name, c.measured) for c, _, _ in lines] == [("DRAM", True), ("L2", True), ("L2", False)]
     assert "95 % of 3,352 theoretical" in lines[0][1]
+
+
+def test_parallel_saves_write_the_same_files_by_the_end_of_the_block(tmp_path):
+    """Figures saved inside plots.parallel_saves() are written by worker processes: every file exists
+    when the block ends, and the PNG is the one an in-place save writes."""
+    import matplotlib.pyplot as plt
+    from gpuprobe_analysis import plots
+
+    def draw():
+        fig, ax = plt.subplots(figsize=(4, 3))
+        ax.plot([1, 2, 3], [3, 1, 2], "o-")
+        ax.set_xscale("log")
+        ax.xaxis.set_major_formatter(plots.matplotlib.ticker.FuncFormatter(plots._bytes_formatter))
+        return fig
+
+    inplace = plots._save(draw(), str(tmp_path / "inplace"), "f")
+    with plots.parallel_saves(workers=2):
+        files = plots._save(draw(), str(tmp_path / "parallel"), "f")
+    assert all(os.path.getsize(p) > 0 for p in files.values())
+    with open(inplace["png"], "rb") as a, open(files["png"], "rb") as b:
+        assert a.read() == b.read()
