@@ -282,9 +282,16 @@ ProbeDescriptor collective_descriptor() {
                     0.002};
   // A kernel replay of one rank's kernel would wait for its peers forever.
   d.counter_replay = false;
-  return d;
+  return std::move(d)
+      .titled("NCCL collectives")
+      .with_axes({text_axis("op", AxisRole::kGroup), numeric_axis("ranks", "GPUs", AxisRole::kGroup),
+                  numeric_axis("size", "bytes", AxisRole::kX)})
+      .with_fields({text_field("dtype"), text_field("redop"), numeric_field("count", "elements"),
+                    numeric_field("busbw_factor", "factor"), numeric_field("root", "rank"), text_field("nccl_version"),
+                    text_field("nccl_env"), numeric_field("busbw_gbps", "GB/s"), numeric_field("busbw_gbps_min", "GB/s"),
+                    numeric_field("busbw_gbps_max", "GB/s")});
 }
-const ProbeDescriptor kCollective = collective_descriptor();
+const ProbeDescriptor& kCollective = declare_family(collective_descriptor());
 
 // One group's communicators and buffers, kept from one entry to the next (the entries of a group are
 // registered together). The buffers hold the largest size on every rank, send and receive, filled
@@ -360,11 +367,8 @@ void collective_entry(benchmark::State& state, CollectiveOp op, int ranks, std::
   const ForkEvent fork;  // on the probed device, where the harness's stream lives
   const double factor = busbw_factor(op, ranks);
   Measurement m(state, kCollective, Work{static_cast<double>(size), 0, 1});
-  m.tag("op", collective_name(op));
-  m.tag("dtype", "float");
+  m.tag("dtype", "float");  // op, ranks and size come from the entry's name
   if (op != CollectiveOp::kAllGather && op != CollectiveOp::kBroadcast) m.tag("redop", "sum");
-  m.param("ranks", ranks);
-  m.param("size_bytes", static_cast<double>(size));
   m.param("count", static_cast<double>(counts.nccl_count));
   m.param("busbw_factor", factor);
   if (op == CollectiveOp::kReduce || op == CollectiveOp::kBroadcast) m.param("root", kCollectiveRoot);
@@ -399,7 +403,7 @@ void register_collective_probes() {
     for (CollectiveOp op : collective_ops())
       for (std::uint64_t size : sizes) {
         if (!collective_size_fits(op, ranks, size)) continue;  // below one float per rank
-        register_entry(entry_name(kCollective.family, {{"op", collective_name(op)},
+        register_entry(entry_name(kCollective, {{"op", collective_name(op)},
                                                        {"ranks", std::to_string(ranks)},
                                                        {"size", std::to_string(size)}}),
                        kCollective, [op, ranks, size, max_bytes](benchmark::State& st) {
