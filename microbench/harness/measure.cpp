@@ -344,6 +344,7 @@ void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                                    body(state);
                                    state.counters["entry_wall_seconds"] = std::chrono::duration<double>(
                                        std::chrono::steady_clock::now() - started).count();
+                                   current_entry().clear();  // no later Measurement takes this name's axes
                                  } catch (const std::exception& e) {
                                    fail(name, e);
                                  }
