@@ -94,6 +94,17 @@ const Field* ProbeDescriptor::field(const std::string& name) const {
 
 std::string ProbeDescriptor::value_unit() const { return figure == Figure::kValue ? unit : figure_unit(figure); }
 
+bool ProbeDescriptor::higher_is_better() const {
+  switch (figure) {
+    case Figure::kBandwidth:
+    case Figure::kFlopRate: return true;
+    case Figure::kTimePerOp:
+    case Figure::kCyclesPerOp: return false;
+    case Figure::kValue: return !lower_value_is_better;
+  }
+  return true;
+}
+
 std::vector<std::string> record_problems(const ProbeDescriptor& r) {
   std::vector<std::string> out;
   const std::string who = "family " + (r.family.empty() ? std::string("(unnamed)") : r.family) + ": ";
@@ -258,6 +269,7 @@ std::string name_template(const ProbeDescriptor& r) {
 std::string family_record_json(const ProbeDescriptor& r) {
   std::string j = "{\"family\":" + quoted(r.family) + ",\"title\":" + quoted(r.title) +
                   ",\"figure\":" + quoted(figure_name(r.figure)) + ",\"unit\":" + quoted(r.value_unit()) +
+                  ",\"better\":" + quoted(r.higher_is_better() ? "higher" : "lower") +
                   ",\"method\":" + quoted(r.method) + ",\"entry_name\":" + quoted(name_template(r)) +
                   ",\"premise\":{\"level\":" + quoted(premise_level_name(r.premise.level));
   if (r.premise.declared()) j += ",\"rule\":" + quoted(premise_rule(r.premise));

@@ -103,6 +103,9 @@ struct ProbeDescriptor {
   // replay would run one kernel alone -- a collective's kernel on one GPU then waits for its peers
   // forever (transfer.collective). Such entries are timed as usual and carry no counters.
   bool counter_replay = true;
+  // For Figure::kValue: whether a smaller value is the better one (cycles, seconds); the other figures
+  // say it themselves (bandwidth and flop rate: higher; time and cycles per op: lower).
+  bool lower_value_is_better = false;
 
   // The record proper (family.hpp): the report's title, the axes in name order, the declared fields,
   // and for pipeline families the floating-point work of each op.
@@ -115,6 +118,10 @@ struct ProbeDescriptor {
 
   ProbeDescriptor&& titled(std::string t) && {
     title = std::move(t);
+    return std::move(*this);
+  }
+  ProbeDescriptor&& lower_is_better() && {
+    lower_value_is_better = true;
     return std::move(*this);
   }
   ProbeDescriptor&& premise_by_entry(std::string note) && {
@@ -138,6 +145,8 @@ struct ProbeDescriptor {
   const Field* field(const std::string& name) const;  // nullptr if none ("<i>" patterns match)
   // The unit of value_*: the figure's, or `unit` for Figure::kValue.
   std::string value_unit() const;
+  // Whether a larger value_* is the better figure (compare's verdict).
+  bool higher_is_better() const;
 };
 
 // What is wrong with a record, one line each (none: it may be declared): an empty family, title or

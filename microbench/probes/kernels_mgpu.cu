@@ -99,7 +99,7 @@ const ProbeDescriptor& kSytrdDescriptor = declare_family(mgpu_record(
      "n-1 down to 1) of one n x n matrix, as kernels.symv_mgpu otherwise, enqueued back to back on GPU 0's stream; "
      "CUDA events around the whole sequence, not behind a launch gate (the host's submission is part of it); value "
      "= the sequence's seconds",
-     "s", 3, 1, 0, /*launch_gate=*/false},
+     "s", 3, 1, 0, /*launch_gate=*/false, Premise{}, true, /*lower_value_is_better=*/true},
     "Multi-GPU SYMV: the SYTRD sequence", "uplo", {},
     {numeric_field("calls", "calls"), numeric_field("size_first", "rows"), numeric_field("size_last", "rows"),
      numeric_field("seq_local_min_bytes_max_sum", "bytes"), numeric_field("seq_local_min_bytes_max_sum_dram", "bytes"),

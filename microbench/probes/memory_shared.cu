@@ -96,6 +96,7 @@ const ProbeDescriptor& kBankConflicts = declare_family(
                     "between barriers / (32 warps x loads) = cycles per warp-wide access",
                     "cycles", 5, 1}
         .titled("Shared-memory bank conflicts")
+        .lower_is_better()
         .with_axes({numeric_axis("word", "bytes", AxisRole::kGroup), numeric_axis("stride", "words", AxisRole::kX)}));
 
 struct CycleBuffers {

@@ -213,7 +213,7 @@ TEST(FamilyRecord, JsonHoldsTheAxesUnitsRolesFieldsAndOps) {
           .with_ops({{"ffma", "FP32", 2, "sm__x"}, {"iadd3", "", 0, ""}});
   const std::string j = family_record_json(pipe);
   for (const char* part :
-       {"\"family\":\"test.pipe\"", "\"title\":\"Pipe\"", "\"figure\":\"value\"", "\"unit\":\"ops/clk/SM\"",
+       {"\"family\":\"test.pipe\"", "\"title\":\"Pipe\"", "\"figure\":\"value\"", "\"unit\":\"ops/clk/SM\"", "\"better\":\"higher\"",
         "\"method\":\"quote \\\" and backslash \\\\\"", "\"entry_name\":\"test.pipe/op:<op>/ilp:<ilp>\"",
         "\"premise\":{\"level\":\"L2\",\"rule\":\"SM-sourced L2",
         "{\"name\":\"op\",\"type\":\"text\",\"unit\":\"\",\"role\":\"group\",\"in_name\":true}",
