@@ -264,6 +264,14 @@ TEST(FamilyRecord, ListFamiliesWorksWithoutAGpu) {
   EXPECT_NE(text.find("\"entry_name\":\"memory.latency/pattern:<pattern>/load:<load>/stride:<stride>/"
                       "footprint:<footprint>\""),
             std::string::npos);
+
+  // The analysis tests' synthetic files carry these records (analysis/tests/synth.py): a copy, kept
+  // equal to the binary's here, so that a record changed in C++ is changed for the tests too.
+  std::ifstream fixture(std::string(GPUPROBE_SOURCE_DIR) + "/analysis/tests/data/families.json");
+  ASSERT_TRUE(fixture.good());
+  const std::string copy((std::istreambuf_iterator<char>(fixture)), std::istreambuf_iterator<char>());
+  EXPECT_TRUE(copy == text) << "analysis/tests/data/families.json differs from gpuprobe --list-families: "
+                               "regenerate it with build/gpuprobe --list-families > analysis/tests/data/families.json";
 }
 
 }  // namespace
