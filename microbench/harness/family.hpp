@@ -109,12 +109,12 @@ struct ProbeDescriptor {
 
   // The record proper (family.hpp): the report's title, the axes in name order, the declared fields,
   // and for pipeline families the floating-point work of each op.
-  std::string title;
+  std::string title{};
   // Where entries set their own premise (Measurement::premise): which do, one line.
-  std::string premise_note;
-  std::vector<Axis> axes;
-  std::vector<Field> fields;
-  std::vector<ComputeOp> ops;
+  std::string premise_note{};
+  std::vector<Axis> axes{};
+  std::vector<Field> fields{};
+  std::vector<ComputeOp> ops{};
 
   ProbeDescriptor&& titled(std::string t) && {
     title = std::move(t);

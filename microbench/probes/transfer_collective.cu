@@ -270,28 +270,8 @@ std::string nccl_environment_text() {
 
 namespace {
 
-ProbeDescriptor collective_descriptor() {
-  ProbeDescriptor d{"transfer.collective", Figure::kBandwidth,
-                    "one NCCL collective of floats (sum, root 0) over GPUs 0..ranks-1, one rank per GPU in this "
-                    "process (ncclCommInitAll), all ranks in one ncclGroupStart/End; CUDA events on the probed "
-                    "GPU's stream, forked to every rank's stream and joined back: first start to last end; "
-                    "size = bytes of the largest buffer of one rank (nccl-tests); value = algbw = size / time, "
-                    "busbw_gbps = algbw x busbw_factor (nccl-tests)",
-                    "", 15, 2,
-                    // ~10 us calls get a few hundred warm-up calls, 1 GiB ones their 2.
-                    0.002};
-  // A kernel replay of one rank's kernel would wait for its peers forever.
-  d.counter_replay = false;
-  return std::move(d)
-      .titled("NCCL collectives")
-      .with_axes({text_axis("op", AxisRole::kGroup), numeric_axis("ranks", "GPUs", AxisRole::kGroup),
-                  numeric_axis("size", "bytes", AxisRole::kX)})
-      .with_fields({text_field("dtype"), text_field("redop"), numeric_field("count", "elements"),
-                    numeric_field("busbw_factor", "factor"), numeric_field("root", "rank"), text_field("nccl_version"),
-                    text_field("nccl_env"), numeric_field("busbw_gbps", "GB/s"), numeric_field("busbw_gbps_min", "GB/s"),
-                    numeric_field("busbw_gbps_max", "GB/s")});
-}
-const ProbeDescriptor& kCollective = declare_family(collective_descriptor());
+// The record lives in transfer_collective_plan.cpp, built with or without NCCL.
+const ProbeDescriptor& kCollective = collective_record();
 
 // One group's communicators and buffers, kept from one entry to the next (the entries of a group are
 // registered together). The buffers hold the largest size on every rank, send and receive, filled
