@@ -416,6 +416,10 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
         elif e is not None:
             e.record = records.get(e.family)
             entries.append(e)
+    unrecorded = sorted({e.family for e in entries if e.record is None}) if records else []
+    if unrecorded:
+        rs.warn(actual, "no family record for " + ", ".join(unrecorded) + f" in its {R.CONTEXT_KEY}: their axes "
+                "are unknown and what needs them is left out")
     if failed:
         shown = "; ".join(failed[:5]) + (f"; … {len(failed) - 5} more" if len(failed) > 5 else "")
         rs.warn(actual, f"{len(failed)} entries reported an error and are skipped: {shown}")
