@@ -35,8 +35,17 @@ int run(int argc, char** argv) {
   std::vector<std::string> args(argv, argv + argc);
   Context& ctx = context();
   ctx.options = parse_options(args);
+  check_declared_families();  // a malformed record is the build's bug: before anything runs
   if (ctx.options.help) {
     std::fputs(usage_text().c_str(), stdout);
+    return 0;
+  }
+  if (ctx.options.list_families) {
+    std::string out = "[\n";
+    const auto records = declared_families();
+    for (std::size_t i = 0; i < records.size(); ++i)
+      out += family_record_json(*records[i]) + (i + 1 < records.size() ? ",\n" : "\n");
+    std::fputs((out + "]\n").c_str(), stdout);
     return 0;
   }
   initialize_benchmark_flags(args);
@@ -64,6 +73,9 @@ int run(int argc, char** argv) {
   benchmark::AddCustomContext("gpuprobe_version", GPUPROBE_SOURCE_REVISION);
   benchmark::AddCustomContext("gpuprobe_source_tree", GPUPROBE_SOURCE_TREE);
   benchmark::AddCustomContext("gpuprobe_schema", "1");
+  // Every family this binary declares (its record: axes, units, title, method, flops per op), so that
+  // the result file says what its entries' names and fields mean (docs/results-schema.md).
+  benchmark::AddCustomContext(kFamiliesContextKey, declared_families_json());
   for (const auto& [key, value] : context_fields(ctx.device)) benchmark::AddCustomContext(key, value);
   benchmark::AddCustomContext("gpu_sm_clock_at_start_mhz",
                               nvml.sm_clock_mhz() ? std::to_string(*nvml.sm_clock_mhz()) : "unavailable");

@@ -2,7 +2,10 @@
 """GPU test: every memory probe at a tiny (--quick) size gives sane invariants.
 
 Runs gpuprobe --quick on the memory probes and the memcpy baseline, then checks the result file:
-  - schema: context and per-entry fields of docs/results-schema.md are present;
+  - schema: context and per-entry fields of docs/results-schema.md are present, the context holds the
+    family records (the same as --list-families prints), and every counter and tag of an entry is an
+    axis or field of its record or one of the harness's own fields (scripts/dev/migrate_results.py's
+    check);
   - latency does not fall from L1 to L2 to DRAM (random chains, per load flavour): no point more than
     2 % below the smallest footprint's;
   - no DRAM-sized bandwidth exceeds the theoretical DRAM bandwidth of the context;
@@ -13,6 +16,7 @@ Runs gpuprobe --quick on the memory probes and the memcpy baseline, then checks 
     fails (skipped when counters are refused).
 Exit code 77 (CTest: skipped) when gpuprobe reports no usable GPU (its exit code 2).
 """
+import copy
 import json
 import os
 import subprocess
@@ -41,8 +45,13 @@ def main() -> int:
             failures.append(text)
 
     ctx = doc["context"]
-    for key in ("gpu_name", "gpu_sm_count", "gpu_l2_bytes", "gpu_theoretical_dram_gbps", "gpuprobe_schema"):
+    for key in ("gpu_name", "gpu_sm_count", "gpu_l2_bytes", "gpu_theoretical_dram_gbps", "gpuprobe_schema",
+                "gpuprobe_families"):
         check(key in ctx, f"context lacks {key}")
+    listed = json.loads(subprocess.run([exe, "--list-families"], check=True, capture_output=True, text=True).stdout)
+    check(json.loads(ctx.get("gpuprobe_families", "[]")) == listed, "context records differ from --list-families")
+    problems = declared_fields_problems(doc, listed)
+    check(not problems, "undeclared fields: " + "; ".join(problems[:5]))
     entries = doc["benchmarks"]
     check(len(entries) > 20, f"only {len(entries)} entries")
     check(any(e.get("launch_gated") == 1 for e in entries), "no entry ran behind the launch gate")
@@ -61,7 +70,7 @@ def main() -> int:
 
     l2 = int(ctx["gpu_l2_bytes"])
     for load in ("ca", "cg"):
-        curve = sorted((e["footprint_bytes"], e["value_median"])
+        curve = sorted((e["footprint"], e["value_median"])
                        for e in fam(f"memory.latency/pattern:random/load:{load}/"))
         check(len(curve) >= 5, f"latency {load}: too few points")
         # A deeper level cannot be faster than the first one: no point falls below the smallest
@@ -78,13 +87,13 @@ def main() -> int:
     # (and the L2's dirty residue at kernel end) can lift a write figure above the DRAM rate.
     theoretical = float(ctx["gpu_theoretical_dram_gbps"])
     for e in fam("memory.bandwidth/") + fam("memory.occupancy/") + fam("baseline."):
-        fp = e.get("footprint_bytes", e.get("size_bytes", 0))
+        fp = e.get("footprint", e.get("size", 0))
         if fp >= 16 * l2:
             check(e["value_median"] <= theoretical, f"{e['name']}: {e['value_median']:.0f} GB/s > theoretical {theoretical:.0f}")
 
     for e in fam("memory.shared_bandwidth"):
         check(0 < e["bytes_per_clock_per_sm"] <= 128 * 1.02, f"shared bytes/clock/SM = {e['bytes_per_clock_per_sm']}")
-    conflicts = {int(e["word_stride"]): e["value_median"] for e in fam("memory.bank_conflicts/word:4/")}
+    conflicts = {int(e["stride"]): e["value_median"] for e in fam("memory.bank_conflicts/word:4/")}
     if 1 in conflicts and 29 in conflicts:
         check(abs(conflicts[29] - conflicts[1]) < 0.2 * conflicts[1], f"odd stride 29 should be conflict-free: {conflicts}")
     if 1 in conflicts and 8 in conflicts:
@@ -106,6 +115,14 @@ PREMISE_FILTER = (r"^memory\.(l1_peak|shared_bandwidth)/|^exec\.throughput_peak/
                   r"|^memory\.l2_bandwidth/kernel:read_cg/walk:(own_slice/loads:4|shared/loads:8/footprint:1048576)/"
                   r"|^memory\.bandwidth/kernel:read/vector:16/")
 MUST_FAIL = "memory.l2_bandwidth/kernel:read_cg/walk:shared/loads:8/footprint:1048576/"
+
+
+def declared_fields_problems(doc, records):
+    """What migrate_results.py reports for a file: counters or tags no record declares."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "scripts", "dev"))
+    import migrate_results
+    renamed, problems = migrate_results.migrate(copy.deepcopy(doc), {r["family"]: r for r in records})
+    return problems + [f"old spelling {k}" for k in renamed]
 
 
 def check_premises(exe, check):

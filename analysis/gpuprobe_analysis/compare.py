@@ -27,12 +27,17 @@ def compare(a: ResultSet, b: ResultSet, sigmas: float = 2.0, floor: float = 0.0)
         noise = math.sqrt((cva or 0) ** 2 + (cvb or 0) ** 2)
         threshold = max(sigmas * noise, floor)
         rel = vb / va - 1.0
-        higher = bool(F.HIGHER_IS_BETTER.search(x.unit or ""))
-        better = (rel > 0) == higher
+        higher = F.higher_is_better(x)  # the family record's; None for a file without records
+        if abs(rel) <= threshold:
+            verdict = "within noise"
+        elif higher is None:
+            verdict = "changed (no family record says which way is better)"
+        else:
+            verdict = "better" if (rel > 0) == higher else "worse"
         rows.append({"entry": name, "unit": x.unit, "a": va, "b": vb, "change_pct": 100 * rel,
                      "noise_pct": 100 * noise, "threshold_pct": 100 * threshold,
                      "significant": abs(rel) > threshold and abs(rel) > 0,
-                     "verdict": ("better" if better else "worse") if abs(rel) > threshold else "within noise",
+                     "verdict": verdict,
                      "cv_missing": cva is None or cvb is None})
     ctx = [(k, a.context.get(k), b.context.get(k)) for k in CONTEXT_KEYS if a.context.get(k) != b.context.get(k)]
     return {"rows": rows, "significant": [r for r in rows if r["significant"]],

@@ -1,80 +1,23 @@
-"""What the analysis knows about each probe family, in tables: adapting to a renamed counter or tag
-is one line here. Families not listed go to the generic table unchanged."""
+"""How the analysis reads a probe family: its axes, units, title and flops per op come from the
+family's record in the result file (records.py, written by the binary from
+microbench/harness/family.hpp); this module holds what is the analysis' own: which families each
+report section reads, and the counter metrics it turns into bytes and flops."""
 from __future__ import annotations
 
 import math
 import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from .results import Entry
+from .records import FamilyRecord
+from .results import Entry, ResultSet
 
-# Numeric parameters: the names a probe may give them (counter first, then name parameter).
-NUMERIC = {
-    "footprint": ("footprint_bytes", "footprint"),
-    "stride": ("stride_bytes", "stride"),
-    "size": ("size_bytes", "size", "bytes"),
-    "vector": ("vector_bytes", "vector"),
-    "blocks_per_sm": ("blocks_per_sm",),
-    "stride_elements": ("stride_elements", "stride"),
-    "offset": ("offset_bytes", "offset"),
-    "word_stride": ("word_stride", "stride"),
-    "word_bytes": ("word_bytes", "word"),
-    "ilp": ("ilp",),
-    "loads": ("loads_per_thread", "loads"),
-    "warps_per_sm": ("warps_per_sm", "warps"),
-    "blocks": ("blocks", "blocks_total"),
-    "grid": ("grid_blocks", "grid"),
-    "n": ("n",),
-    "m": ("m",),
-    "k": ("k",),
-}
-
-# Textual parameters (label tags, else name parameters).
-TEXT = {
-    "pattern": ("pattern",),
-    "load": ("load",),
-    "kernel": ("kernel",),
-    "op": ("op",),
-    "mode": ("mode", "api"),
-    "kind": ("kind", "barrier"),
-    "direction": ("direction", "dir"),
-    "memory": ("memory", "mem"),
-    "engine": ("engine",),
-    "form": ("form",),
-    "impl": ("impl",),
-    "precision": ("precision", "dtype", "type"),
-    "uplo": ("uplo",),
-    "trans": ("trans",),
-    "carveout": ("carveout",),
-    "l2": ("l2",),
-    "store": ("store",),
-    "walk": ("walk",),
-}
-
-# Per family: the parameters that define one curve/row ("group") and the swept one ("x").
-FAMILY = {
-    "memory.latency": dict(group=("pattern", "load", "stride"), x="footprint", title="Load latency (pointer chase)"),
-    "memory.tlb": dict(group=("pattern", "load", "stride"), x="footprint", title="TLB (large-stride pointer chase)"),
-    "memory.bandwidth": dict(group=("kernel", "vector", "blocks_per_sm"), x="footprint", title="Bandwidth vs working set"),
-    "memory.stride": dict(group=("offset",), x="stride_elements", title="Strided and misaligned access"),
-    "memory.shared_bandwidth": dict(group=(), x=None, title="Shared-memory bandwidth"),
-    "memory.l1_peak": dict(group=("vector",), x=None, title="L1 load bandwidth, per-block resident arrays"),
-    "memory.bank_conflicts": dict(group=("word_bytes",), x="word_stride", title="Shared-memory bank conflicts"),
-    "baseline.memcpy_d2d": dict(group=(), x="size", title="cudaMemcpy device-to-device"),
-    "exec.pipeline_latency": dict(group=("op",), x=None, title="Pipeline latency"),
-    "exec.latency": dict(group=("op",), x=None, title="Pipeline latency"),
-    "exec.throughput": dict(group=("op",), x="ilp", title="Instruction throughput"),
-    "exec.throughput_peak": dict(group=("op",), x=None, title="Instruction throughput, best configuration"),
-    "exec.launch": dict(group=("mode",), x=None, title="Kernel launch cost"),
-    "exec.launch_rate": dict(group=("mode",), x=None, title="Kernel launch cost"),
-    "exec.launch_submit": dict(group=("mode",), x=None, title="Kernel launch cost"),
-    "exec.launch_gap": dict(group=("mode",), x=None, title="Kernel launch cost"),
-    "exec.launch_sync": dict(group=("mode",), x=None, title="Kernel launch cost"),
-    "exec.barrier": dict(group=("kind",), x="blocks", title="Barrier cost"),
-    "transfer.host": dict(group=("direction", "memory", "engine"), x="size", title="Host-device transfers"),
-    "transfer.memcpy_baseline": dict(group=("direction",), x="size", title="Blocking cudaMemcpy baseline"),
-    "transfer.collective": dict(group=("op", "ranks"), x="size", title="NCCL collectives"),  # collectives.py
-}
+# The families the device profile's sections read (profile.py); the others of a file go to its
+# generic table, except those with their own module (P2P_FAMILIES, kernels, paired).
+PROFILE_FAMILIES = (
+    "memory.latency", "memory.tlb", "memory.bandwidth", "memory.stride", "memory.shared_bandwidth",
+    "memory.l1_peak", "memory.bank_conflicts", "baseline.memcpy_d2d", "exec.latency", "exec.throughput",
+    "exec.throughput_peak", "exec.launch_rate", "exec.launch_submit", "exec.launch_gap", "exec.launch_sync",
+    "exec.barrier", "transfer.host", "transfer.memcpy_baseline", "transfer.collective")
 # Peer-to-peer families: their own module and report section (p2p.py), never the generic table.
 P2P_FAMILIES = ("transfer.p2p", "transfer.p2p_latency", "transfer.p2p_chase")
 KERNEL_PREFIX = "kernels."
@@ -86,23 +29,11 @@ PAIRED_PREFIX = "paired."
 # A paired entry whose per-sample speedups spread more than this (CV) is marked: something slowed one
 # call of some pairs more than the other (docs/probes.md, "Paired entries").
 PAIRED_NOISY_CV = 0.2
-PIPELINE_LATENCY_FAMILIES = ("exec.pipeline_latency", "exec.latency")
+PIPELINE_LATENCY_FAMILIES = ("exec.latency",)
 THROUGHPUT_FAMILIES = ("exec.throughput", "exec.throughput_peak")
 LAUNCH_PREFIX = "exec.launch"  # exec.launch, exec.launch_rate, _submit, _gap, _sync
 # Counter of exec.throughput_peak with the datasheet rate of the op at the measured clock (dashed).
 THEORETICAL_COMPUTE_COUNTER = "theoretical_gflops_at_kernel_clock"
-
-# Compute pipelines: (regex on the op tag, precision, flops per op). First match wins.
-COMPUTE_OPS: List[Tuple[str, str, float]] = [
-    (r"_shared", "FP32 (shared operand)", 2.0),  # ffma_shared: an FFMA fed from shared memory, not a peak
-    (r"(bfma2|fma.*bf16x2)", "BF16", 4.0),
-    (r"(hfma2|fma.*(f16x2|half2))", "FP16", 4.0),
-    (r"(dfma|fma.*(f64|fp64|double)|(f64|fp64|double).*fma)", "FP64", 2.0),
-    (r"(ffma|fma.*(f32|fp32|float)|(f32|fp32|float).*fma|^fma$)", "FP32", 2.0),
-    (r"(hfma|fma.*(f16|fp16|half))", "FP16", 2.0),
-    (r"(dadd|dmul|(add|mul).*(f64|fp64|double))", "FP64", 1.0),
-    (r"(fadd|fmul|(add|mul).*(f32|fp32|float))", "FP32", 1.0),
-]
 
 # Kernel precisions (the precision tag, else the family name) -> compute ceiling.
 PRECISION = [
@@ -139,30 +70,53 @@ PEAK_CONTEXT = {"DRAM": "gpu_theoretical_dram_gbps", "L2": "gpu_theoretical_l2_g
                 "L1": "gpu_theoretical_l1_gbps", "FP32": "gpu_theoretical_fp32_gflops",
                 "FP64": "gpu_theoretical_fp64_gflops"}
 
-# Units in which larger is better (compare's direction); others (time, cycles) smaller is better.
-HIGHER_IS_BETTER = re.compile(r"(gb/s|gflop|tflop|/s$|per.?s|ops/|/clock|/cycle|bytes/)", re.I)
-
 
 def num(e: Entry, key: str) -> float:
-    return e.num(*NUMERIC.get(key, (key,)))
+    """A numeric axis or field: the entry's counter of that name, else its name's parameter."""
+    return e.num(key)
 
 
 def text(e: Entry, key: str) -> Optional[str]:
-    for k in TEXT.get(key, (key,)):
-        v = e.tag(k)
-        if v is not None:
-            return v
-    return None
+    """A text axis or field: the entry's label tag of that name, else its name's parameter."""
+    return e.tag(key)
 
 
 def param(e: Entry, key: str):
-    """A group parameter, textual or numeric, as a hashable value."""
+    """An axis, textual or numeric as the entry's record declares it, as a hashable value (None when
+    absent). Without a record: the tag if there is one, else the number."""
     if key == "family":
         return e.family
-    if key in TEXT:
+    is_text = e.record.is_text(key) if e.record is not None else None
+    if is_text or (is_text is None and e.tag(key) is not None):
         return text(e, key)
     v = num(e, key)
     return None if math.isnan(v) else v
+
+
+def record(rs: ResultSet, family: str) -> Optional[FamilyRecord]:
+    return rs.record(family)
+
+
+def group_keys(rs: ResultSet, family: str) -> Optional[Tuple[str, ...]]:
+    """The axes that key the family's curves (its record's group axes); None without a record."""
+    r = rs.record(family)
+    return r.group if r is not None else None
+
+
+def x_key(rs: ResultSet, family: str) -> Optional[str]:
+    """The family's swept axis; None without a record or without one."""
+    r = rs.record(family)
+    return r.x if r is not None else None
+
+
+def title(rs: ResultSet, family: str, default: str) -> str:
+    r = rs.record(family)
+    return r.title if r is not None and r.title else default
+
+
+def higher_is_better(e: Entry) -> Optional[bool]:
+    """Whether a larger value is the better figure, as the entry's record says (None: no record)."""
+    return None if e.record is None else e.record.better == "higher"
 
 
 def group(entries: Iterable[Entry], keys: Sequence[str]) -> Dict[tuple, List[Entry]]:
@@ -172,15 +126,13 @@ def group(entries: Iterable[Entry], keys: Sequence[str]) -> Dict[tuple, List[Ent
     return out
 
 
-def compute_op(op: Optional[str]):
-    """(precision, flops per op) of an instruction tag, or None."""
-    if not op:
+def compute_op(e: Entry, op: Optional[str]):
+    """(precision, flops per op) of an instruction as the entry's record declares it, or None for an
+    op that is no floating-point peak (or an entry without a record)."""
+    o = e.record.op(op) if e.record is not None and op else None
+    if o is None or not o.precision or not o.flops_per_op > 0:
         return None
-    low = op.lower()
-    for rx, prec, flops in COMPUTE_OPS:
-        if re.search(rx, low):
-            return prec, flops
-    return None
+    return o.precision, o.flops_per_op
 
 
 def kernel_precision(e: Entry) -> str:

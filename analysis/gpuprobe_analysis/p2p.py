@@ -81,7 +81,7 @@ class P2pAnalysis:
 
 
 def _device(e: Entry, which: str) -> Optional[int]:
-    v = e.num(f"{which}_device", which)
+    v = e.num(which)  # the axis src or dst: the counter of that name, else the entry name's
     return int(v) if math.isfinite(v) and v >= 0 and v == int(v) else None
 
 

@@ -502,11 +502,11 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
     sa = p.rs.by_family("memory.stride")
     if sa:
         # Two sweeps share the family: strides at offset 0, offsets at stride 1 (docs/probes-memory.md).
-        aligned = sorted([e for e in sa if not F.num(e, "offset") > 0], key=lambda e: F.num(e, "stride_elements"))
-        shifted = sorted([e for e in sa if F.num(e, "stride_elements") == 1], key=lambda e: F.num(e, "offset"))
+        aligned = sorted([e for e in sa if not F.num(e, "offset") > 0], key=lambda e: F.num(e, "stride"))
+        shifted = sorted([e for e in sa if F.num(e, "stride") == 1], key=lambda e: F.num(e, "offset"))
         unit = sa[0].unit or "value"
         fig, axes = plt.subplots(1, 2, figsize=(11, 4.4))
-        axes[0].plot([F.num(e, "stride_elements") for e in aligned], [e.value for e in aligned], "o-", ms=4)
+        axes[0].plot([F.num(e, "stride") for e in aligned], [e.value for e in aligned], "o-", ms=4)
         axes[0].set_xscale("log", base=2)
         axes[0].set_yscale("log")
         axes[0].set_xlabel("stride (4-byte elements, log2), offset 0")
@@ -526,7 +526,8 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
     if bank:
         series = [(f"{_fmt_key(b.word_bytes)}-byte words", [r.word_stride for r in b.rows],
                    [r.slowdown_vs_stride1 for r in b.rows], p.rs.by_family("memory.bank_conflicts")) for b in bank]
-        figs.append(simple_xy(series, "bank_conflicts", "Shared-memory bank conflicts", "word stride (log2)",
+        figs.append(simple_xy(series, "bank_conflicts", F.title(p.rs, "memory.bank_conflicts", "Shared-memory bank conflicts"),
+                              "word stride (log2)",
                               "slowdown vs stride 1 (x)", outdir, "Slowdown ~ conflict degree gcd(stride, banks).", logy=True))
     lat = p.pipelines.latency if p.pipelines else []
     if lat:
@@ -552,10 +553,10 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
     bar = p.rs.by_family("exec.barrier")
     if bar:
         series = []
-        for (kind,), grp in sorted(F.group(bar, ("kind",)).items(), key=lambda t: str(t[0])):
+        for (kind,), grp in sorted(F.group(bar, ("barrier",)).items(), key=lambda t: str(t[0])):
             grp = sorted(grp, key=lambda e: F.num(e, "blocks"))
             series.append((str(kind), [F.num(e, "blocks") for e in grp], [e.value for e in grp], grp))
-        figs.append(simple_xy(series, "barrier", "Barrier cost", "blocks (log2)", f"per barrier ({bar[0].unit})",
+        figs.append(simple_xy(series, "barrier", F.title(p.rs, "exec.barrier", "Barrier cost"), "blocks (log2)", f"per barrier ({bar[0].unit})",
                               outdir, "Median cost of one barrier per kind.", logy=True))
     tr = p.curves.get("transfers", [])
     if tr:

@@ -172,21 +172,24 @@ class Profile:
 
     # ------------------------------------------------------------------ memory hierarchy
     def _latency_curves(self, family: str) -> List[Curve]:
-        spec = F.FAMILY[family]
+        group_keys, xkey = F.group_keys(self.rs, family), F.x_key(self.rs, family)
+        if self.rs.by_family(family) and (group_keys is None or xkey is None):
+            self.notes.append(f"{family}: no curves (its family record, which names the axes, is missing)")
+            return []
         curves = []
         todo = []
-        for key, ents in sorted(F.group(self.rs.by_family(family), spec["group"]).items(), key=lambda t: str(t[0])):
-            x, y, used = _curve_xy(ents, spec["x"], "cycles_per_op")
+        for key, ents in sorted(F.group(self.rs.by_family(family), group_keys or ()).items(), key=lambda t: str(t[0])):
+            x, y, used = _curve_xy(ents, xkey, "cycles_per_op")
             ylabel = "cycles per load"
             if len(x) < MIN_CURVE_POINTS:
-                x, y, used = _curve_xy(ents, spec["x"])  # value_median (unit in the label)
+                x, y, used = _curve_xy(ents, xkey)  # value_median (unit in the label)
                 ylabel = f"{used[0].unit or 'value'} per load" if used else ylabel
             if len(np.unique(x)) < MIN_CURVE_POINTS:
                 continue
             todo.append((key, x, y, used, ylabel))
         fits = detect_levels_many([(x, y, [e.cv for e in used]) for _, x, y, used, _ in todo])
         for (key, x, y, used, ylabel), fit in zip(todo, fits):
-            keyd = dict(zip(spec["group"], key))
+            keyd = dict(zip(group_keys, key))
             load = keyd.get("load") or ""
             if family == "memory.latency":
                 # A slow drift (DRAM latency rising with the TLB misses) or the tail of an edge split
@@ -391,12 +394,16 @@ class Profile:
                               bracket_bytes=list(lv.reach_bracket_bytes)) for lv in fit.levels] or None)
 
     def _bandwidth(self):
-        spec = F.FAMILY["memory.bandwidth"]
+        group_keys, xkey = F.group_keys(self.rs, "memory.bandwidth"), F.x_key(self.rs, "memory.bandwidth")
+        if self.rs.by_family("memory.bandwidth") and (group_keys is None or xkey is None):
+            self.notes.append("memory.bandwidth: no curves (its family record, which names the axes, is missing)")
+            group_keys, xkey = None, None
         curves = []
         l2 = self.capacities().l2_bytes or self.ctxnum("gpu_l2_bytes")
         todo = []
-        for key, ents in sorted(F.group(self.rs.by_family("memory.bandwidth"), spec["group"]).items(), key=lambda t: str(t[0])):
-            x, y, used = _curve_xy(ents, "footprint")
+        ents_all = self.rs.by_family("memory.bandwidth") if group_keys is not None else []
+        for key, ents in sorted(F.group(ents_all, group_keys or ()).items(), key=lambda t: str(t[0])):
+            x, y, used = _curve_xy(ents, xkey)
             if len(x):
                 # Footprints below the fastest point are limited by launch/loop overhead, not by a
                 # level: the curve starts at its maximum.
@@ -409,7 +416,7 @@ class Profile:
         fits = detect_levels_many([(x, 1.0 / y, [e.cv for e in used]) for _, x, y, used in todo])
         for (key, x, y, used), fit in zip(todo, fits):
             names = name_levels(fit.knees, l2, True)
-            curves.append(Curve("memory.bandwidth", dict(zip(spec["group"], key)), used, x, y, fit, names, "GB/s"))
+            curves.append(Curve("memory.bandwidth", dict(zip(group_keys, key)), used, x, y, fit, names, "GB/s"))
         self.curves["bandwidth"] = curves
         # The curves' plateaus per level are reported per curve; the ceilings come only from the
         # probes that declare a premise (ceilings.py), and only where it held.
@@ -513,8 +520,8 @@ class Profile:
         best = max((e.value for e in ents if math.isfinite(e.value)), default=math.nan)
         rows = []
         for e in sorted(ents, key=lambda e: (F.num(e, "offset") if math.isfinite(F.num(e, "offset")) else 0,
-                                             F.num(e, "stride_elements"))):
-            rows.append(R.StrideRow(stride_elements=finite(F.num(e, "stride_elements")), offset_bytes=finite(F.num(e, "offset")),
+                                             F.num(e, "stride"))):
+            rows.append(R.StrideRow(stride_elements=finite(F.num(e, "stride")), offset_bytes=finite(F.num(e, "offset")),
                                     value=e.value, unit=e.unit, penalty_vs_best=best / e.value if e.value > 0 else None,
                                     entry=e.name))
         self.stride_alignment = R.StrideAlignment(rows=rows, best=best, source=F.provenance(ents),
@@ -525,14 +532,14 @@ class Profile:
         if not ents:
             return
         out = []
-        for (wb,), grp in sorted(F.group(ents, ("word_bytes",)).items(), key=lambda t: t[0][0] or 0):
-            grp = sorted(grp, key=lambda e: F.num(e, "word_stride"))
-            base = next((e for e in grp if F.num(e, "word_stride") == 1), grp[0])
-            higher = bool(F.HIGHER_IS_BETTER.search(base.unit or ""))
+        for (wb,), grp in sorted(F.group(ents, ("word",)).items(), key=lambda t: t[0][0] or 0):
+            grp = sorted(grp, key=lambda e: F.num(e, "stride"))
+            base = next((e for e in grp if F.num(e, "stride") == 1), grp[0])
+            higher = bool(F.higher_is_better(base))
             rows = []
             for e in grp:
                 slow = (base.value / e.value) if higher else (e.value / base.value)
-                rows.append(R.BankRow(word_stride=finite(F.num(e, "word_stride")), value=e.value, unit=e.unit,
+                rows.append(R.BankRow(word_stride=finite(F.num(e, "stride")), value=e.value, unit=e.unit,
                                       slowdown_vs_stride1=slow, entry=e.name))
             banks = _fit_banks([r.word_stride for r in rows], [r.slowdown_vs_stride1 for r in rows], (wb or 4) / 4)
             out.append(R.BankWords(word_bytes=wb, rows=rows, banks=banks, source=F.provenance(grp)))
@@ -574,7 +581,7 @@ class Profile:
             ref_gflops = self._as_gflops(ref, op)
             # The ceiling in GFLOP/s at the reference entry's own clock (the unit may be per clock).
             gflops = ref_gflops * ceiling / ref.value if ref_gflops is not None and ref.value > 0 else None
-            kind = F.compute_op(op)
+            kind = F.compute_op(grp[0], op)
             # The premise (the op's SASS instructions ran, as counted) is declared on its peak entry; a
             # failed one keeps the op out of the compute ceilings, another op of its precision may stand.
             peak_entry = next((e for e in grp if e.family == "exec.throughput_peak"), None)
@@ -606,7 +613,7 @@ class Profile:
             "reference entry's clock) when the unit is per clock"))
 
     def _as_gflops(self, e: Entry, op: str) -> Optional[float]:
-        kind = F.compute_op(op)
+        kind = F.compute_op(e, op)
         if kind is None:
             return None
         unit = (e.unit or "").lower()
@@ -625,7 +632,7 @@ class Profile:
     def _launch_barrier(self):
         launch = []
         launch_entries = [e for e in self.rs.entries if e.family.startswith(F.LAUNCH_PREFIX)]
-        for (fam, mode, grid), grp in sorted(F.group(launch_entries, ("family", "mode", "grid")).items(),
+        for (fam, mode, grid), grp in sorted(F.group(launch_entries, ("family", "api", "grid")).items(),
                                              key=lambda t: str(t[0])):
             vals = [e.value for e in grp if math.isfinite(e.value)]
             if vals:
@@ -633,7 +640,7 @@ class Profile:
                                            unit=grp[0].unit, min=float(np.min(vals)), max=float(np.max(vals)),
                                            entries=len(grp), method=grp[0].method, source=F.provenance(grp)))
         barrier = []
-        for (kind,), grp in sorted(F.group(self.rs.by_family("exec.barrier"), ("kind",)).items(), key=lambda t: str(t[0])):
+        for (kind,), grp in sorted(F.group(self.rs.by_family("exec.barrier"), ("barrier",)).items(), key=lambda t: str(t[0])):
             for e in sorted(grp, key=lambda e: F.num(e, "blocks")):
                 barrier.append(R.BarrierCost(kind=kind, blocks=finite(F.num(e, "blocks")), value=e.value, unit=e.unit,
                                              cv=finite(e.cv), entry=e.name))
@@ -717,7 +724,7 @@ class Profile:
 
     def _generic(self):
         # Peer-to-peer families have their own section (p2p.py): never also as raw rows here.
-        known = set(F.FAMILY) | set(F.P2P_FAMILIES)
+        known = set(F.PROFILE_FAMILIES) | set(F.P2P_FAMILIES)
         gen = {}
         for fam in self.rs.families():
             if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):

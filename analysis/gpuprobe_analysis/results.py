@@ -6,6 +6,10 @@ truncated file are read up to their last complete entry and marked incomplete. W
 gpuprobe's is rejected whole: a file without `gpuprobe_schema` in its context (e.g. a plain Google
 Benchmark file), and an entry with a value that cannot be a measurement (NaN, infinite, negative,
 not a number), so that no figure, plot or ceiling is ever built on one. `FILE.gz` is read as gzip.
+
+Each entry carries its family's record from its file's context (records.py): the axes, units, title
+and flops per op the binary declared. A file without records (written before they existed) is read,
+with a warning; what needs a family's axes is then left out.
 """
 from __future__ import annotations
 
@@ -16,6 +20,9 @@ import re
 import zlib
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional
+
+from . import records as R
+from .records import FamilyRecord
 
 SCHEMA_VERSION = "1"
 
@@ -60,6 +67,7 @@ class Entry:
     source: str  # file it came from
     real_time: float = math.nan
     time_unit: str = ""
+    record: Optional[FamilyRecord] = None  # its family's record, from its file's context
 
     def tag(self, key: str, default: Optional[str] = None) -> Optional[str]:
         """A textual parameter: the label's tag, else the name's parameter."""
@@ -120,6 +128,7 @@ class ResultFile:
     partial: bool  # a FILE.partial: the run that wrote it did not finish
     entries: List[Entry]
     damaged: str = ""  # why the text ends early or breaks ("truncated JSON", ...); "" when intact
+    records: Dict[str, FamilyRecord] = field(default_factory=dict)  # by family, from the context
 
     @property
     def complete(self) -> bool:
@@ -155,6 +164,10 @@ class ResultSet:
 
     def by_family(self, family: str) -> List[Entry]:
         return [e for e in self.entries if e.family == family]
+
+    def record(self, family: str) -> Optional[FamilyRecord]:
+        """The family's record from the first file that has one (files of one binary agree)."""
+        return next((f.records[family] for f in self.files if family in f.records), None)
 
     def context_number(self, key: str) -> float:
         return to_number(self.context.get(key))
@@ -388,6 +401,11 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
         return None
     context = {str(k): ("" if v is None else str(v)) for k, v in context.items()}
     _check_context(actual, context, rs)
+    records, why = R.parse(context.get(R.CONTEXT_KEY))
+    if why:
+        rs.warn(actual, f"no family records ({R.CONTEXT_KEY} {why}): the file comes from a gpuprobe before "
+                "records, so the axes of its families are unknown and what needs them is left out "
+                "(scripts/dev/migrate_results.py adds them)")
     entries = []
     failed = []
     aggregates = 0
@@ -396,7 +414,12 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
         if e == "aggregate":
             aggregates += 1
         elif e is not None:
+            e.record = records.get(e.family)
             entries.append(e)
+    unrecorded = sorted({e.family for e in entries if e.record is None}) if records else []
+    if unrecorded:
+        rs.warn(actual, "no family record for " + ", ".join(unrecorded) + f" in its {R.CONTEXT_KEY}: their axes "
+                "are unknown and what needs them is left out")
     if failed:
         shown = "; ".join(failed[:5]) + (f"; … {len(failed) - 5} more" if len(failed) > 5 else "")
         rs.warn(actual, f"{len(failed)} entries reported an error and are skipped: {shown}")
@@ -405,7 +428,7 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
     if not entries:
         rs.error(actual, "no usable entries")
         rs.rejected.append(actual)
-    rf = ResultFile(actual, context, partial, entries, damaged)
+    rf = ResultFile(actual, context, partial, entries, damaged, records)
     rs.files.append(rf)
     return rf
 

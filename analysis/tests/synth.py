@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
@@ -153,12 +154,12 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             for f in footprints(1024, 4 * 2**30, 4):
                 cyc = b.jitter(mixture(f, caps, levels, "gradual"))
                 b.add("memory.latency", {"pattern": "random", "load": load, "stride": "128", "footprint": str(f)},
-                      "cycles", lat_method, cyc, {"footprint_bytes": f, "stride_bytes": 128, "elements": f // 128,
+                      "cycles", lat_method, cyc, {"footprint": f, "stride": 128, "elements": f // 128,
                                                    "cycles_per_op": cyc, "ns_per_op": cyc / ghz,
                                                    "ops_per_sample": 4096}, {"pattern": "random", "load": load})
         for f in (4096, 16384):
             b.add("memory.latency", {"pattern": "random", "load": "shared", "stride": "4", "footprint": str(f)}, "cycles",
-                  lat_method, 25.0, {"footprint_bytes": f, "stride_bytes": 4, "cycles_per_op": 25.0, "ns_per_op": 25 / ghz},
+                  lat_method, 25.0, {"footprint": f, "stride": 4, "cycles_per_op": 25.0, "ns_per_op": 25 / ghz},
                   {"pattern": "random", "load": "shared"})
         # Fixed-stride chains: within a level every access hits; beyond, one miss per unit.
         for s in [8 * 2**i for i in range(10)]:
@@ -177,7 +178,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                     cyc = l1 + (dram - l1) * min(1.0, s / dev.dram_unit_bytes)
                 cyc = b.jitter(cyc)
                 b.add("memory.latency", {"pattern": "stride", "load": "ca", "stride": str(s), "footprint": str(f)},
-                      "cycles", lat_method, cyc, {"footprint_bytes": f, "stride_bytes": s, "cycles_per_op": cyc,
+                      "cycles", lat_method, cyc, {"footprint": f, "stride": s, "cycles_per_op": cyc,
                                                    "ns_per_op": cyc / ghz}, {"pattern": "stride", "load": "ca"})
     if want("memory.tlb"):
         base = dev.lat_cycles[2]
@@ -192,7 +193,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                                  for r, p in zip(dev.tlb_reach, dev.tlb_penalty_cycles))
                 cyc = b.jitter(cyc)
                 b.add("memory.tlb", {"pattern": "stride", "load": "ca", "stride": str(s), "footprint": str(f)}, "cycles",
-                      "fixed-stride pointer chase", cyc, {"footprint_bytes": f, "stride_bytes": s, "cycles_per_op": cyc,
+                      "fixed-stride pointer chase", cyc, {"footprint": f, "stride": s, "cycles_per_op": cyc,
                                                           "ns_per_op": cyc / ghz}, {"pattern": "stride", "load": "ca"})
     if want("memory.bandwidth"):
         inv = [1.0 / v for v in dev.bw_gbps]
@@ -203,7 +204,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                 tags, pc = premise("DRAM", counters) if f > 4 * dev.l2_bytes else ({}, {})
                 b.add("memory.bandwidth", {"kernel": kernel, "vector": "16", "footprint": str(f)}, "GB/s",
                       "grid-stride loop over the footprint, repeated", gbps,
-                      {"footprint_bytes": f, "vector_bytes": 16, "blocks_per_sm": 4, "gbps": gbps, **pc},
+                      {"footprint": f, "vector": 16, "blocks_per_sm": 4, "gbps": gbps, **pc},
                       {"kernel": kernel, **tags})
     if want("memory.l2_bandwidth"):
         # One walker per SM: the near partition's rate up to its capacity, the far rate beyond (85 %).
@@ -213,33 +214,33 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                 tags, pc = premise("L2", counters)
                 b.add("memory.l2_bandwidth", {"kernel": kernel, "walk": "own_slice", "loads": "4", "footprint": str(f)},
                       "GB/s", "one walker per SM, ld.global.cg", gbps,
-                      {"footprint_bytes": f, "vector_bytes": 16, "loads_per_thread": 4, **pc},
+                      {"footprint": f, "vector": 16, "loads": 4, **pc},
                       {"kernel": kernel, "walk": "own_slice", **tags})
     if want("memory.l1_peak"):
         for vector in (8, 16):
             tags, pc = premise("L1", counters)
             b.add("memory.l1_peak", {"vector": str(vector)}, "GB/s", "per-block resident arrays",
-                  dev.bw_gbps[0] * (1.0 if vector == 16 else 0.99), {"vector_bytes": vector, **pc}, tags)
+                  dev.bw_gbps[0] * (1.0 if vector == 16 else 0.99), {"vector": vector, **pc}, tags)
     if want("memory.stride"):
         dram = dev.bw_gbps[2]
         for s in (1, 2, 4, 8, 16, 32):
             b.add("memory.stride", {"stride": str(s), "offset": "0"}, "GB/s", "float loads at stride", dram / min(s, 8),
-                  {"stride_elements": s, "offset_bytes": 0})
+                  {"stride": s, "offset": 0})
         for off in (4, 8, 64):
             b.add("memory.stride", {"stride": "1", "offset": str(off)}, "GB/s", "float loads at stride", dram * 0.8,
-                  {"stride_elements": 1, "offset_bytes": off})
+                  {"stride": 1, "offset": off})
     if want("memory.bank_conflicts"):
         for s in (1, 2, 4, 8, 16, 32, 64):
-            b.add("memory.bank_conflicts", {"word_bytes": "4", "stride": str(s)}, "cycles", "32-bit shared loads",
-                  2.0 * math.gcd(s, dev.banks), {"word_stride": s, "word_bytes": 4})
+            b.add("memory.bank_conflicts", {"word": "4", "stride": str(s)}, "cycles", "32-bit shared loads",
+                  2.0 * math.gcd(s, dev.banks), {"stride": s, "word": 4})
     if want("memory.shared_bandwidth"):
         tags, pc = premise("shared", counters)
         b.add("memory.shared_bandwidth", {"vector": "16"}, "GB/s", "shared loads", dev.bw_gbps[0] * 0.9,
-              {"vector_bytes": 16, **pc}, tags)
+              {"vector": 16, **pc}, tags)
     if want("baseline.memcpy_d2d"):
         for size in (256 * 2**20, 2**30):
             b.add("baseline.memcpy_d2d", {"size": str(size)}, "GB/s", "cudaMemcpyAsync device-to-device",
-                  dev.bw_gbps[2] * 0.9, {"size_bytes": size})
+                  dev.bw_gbps[2] * 0.9, {"size": size})
     if want("exec.latency"):
         for op, c in (("ffma", 4.0), ("dfma", 8.0), ("imad", 4.0), ("rsqrt", 18.0)):
             b.add("exec.latency", {"op": op}, "cycles", "dependent chain", c, {"ops_per_sample": 65536,
@@ -249,7 +250,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             for warps in (8, 32):
                 for ilp in (1, 2, 4, 8):
                     v = min(peak, peak * ilp * warps / 128)
-                    b.add("exec.throughput", {"op": op, "ilp": str(ilp), "warps": str(warps)}, "ops/clk/SM",
+                    b.add("exec.throughput", {"op": op, "ilp": str(ilp), "warps_per_sm": str(warps)}, "ops/clk/SM",
                           "independent chains", v, {"ilp": ilp, "warps_per_sm": warps,
                                                     "sm_clock_kernel_mhz": dev.clock_mhz}, {"op": op})
             b.add("exec.throughput_peak", {"op": op}, "ops/clk/SM", "best configuration re-measured", peak,
@@ -262,7 +263,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
         for fam, api, us in (("exec.launch_rate", "triple_chevron", 2.5), ("exec.launch_rate", "graph", 1.1),
                              ("exec.launch_sync", "triple_chevron", 9.0)):
             b.add(fam, {"api": api, "grid": "1"}, "ns", "back-to-back launches", us * 1e3,
-                  {"grid_blocks": 1, "ops_per_sample": 1000}, {"api": api})
+                  {"grid": 1, "ops_per_sample": 1000}, {"api": api})
     if want("exec.barrier"):
         for blocks in (1, 16, 132):
             b.add("exec.barrier", {"barrier": "cg_grid_sync", "blocks": str(blocks)}, "ns", "cooperative grid sync",
@@ -274,11 +275,11 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
                 t = b.jitter(alpha + size / beta)
                 b.add("transfer.host", {"memory": memory, "engine": "ce", "direction": direction, "size": str(size)},
                       "GB/s", "one transfer timed with CUDA events", size / t / 1e9,
-                      {"size_bytes": size, "bytes_per_sample": size, "gbps": size / t / 1e9, "ops_per_sample": 1,
+                      {"size": size, "bytes_per_sample": size, "gbps": size / t / 1e9, "ops_per_sample": 1,
                        "ns_per_op": t * 1e9}, {"memory": memory, "engine": "ce", "direction": direction}, seconds=t)
         for direction in ("h2d", "d2h"):
             b.add("transfer.memcpy_baseline", {"direction": direction, "size": str(2**28)}, "GB/s",
-                  "blocking cudaMemcpy", 24.0, {"size_bytes": 2**28}, {"memory": "pinned", "direction": direction})
+                  "blocking cudaMemcpy", 24.0, {"size": 2**28}, {"memory": "pinned", "direction": direction})
     if want("transfer.collective") and dev.gpus > 1:
         collective_entries(b, dev)
     if want("kernels"):
@@ -306,7 +307,7 @@ def collective_entries(b: Builder, dev: Device, sizes=None, busbw_counter: bool 
                 continue
             t = b.jitter(alpha + size / beta)
             algbw = size / t / 1e9
-            c = {"ranks": g, "size_bytes": size, "count": size // 4 // (g if op in ("reducescatter", "allgather") else 1),
+            c = {"ranks": g, "size": size, "count": size // 4 // (g if op in ("reducescatter", "allgather") else 1),
                  "bytes_per_sample": size, "gbps": algbw, "ops_per_sample": 1, "ns_per_op": t * 1e9,
                  "launch_gated": 1, "launch_gate_timeouts": 0}
             if busbw_counter:
@@ -362,7 +363,7 @@ def _p2p(b: Builder, dev: Device):
             if src == dst:
                 continue
             pair = {"src": str(src), "dst": str(dst)}
-            devs = {"src_device": src, "dst_device": dst}
+            devs = {"src": src, "dst": dst}
             for engine in ("ce", "sm"):
                 for form in ("write", "read"):
                     for direction in ("uni", "bidir"):
@@ -372,8 +373,8 @@ def _p2p(b: Builder, dev: Device):
                         gbps = dev.p2p_gbps[(engine, direction)] * slow
                         copies = 2 if direction == "bidir" else 1
                         tags = {"engine": engine, "form": form, "direction": direction}
-                        b.add("transfer.p2p", dict(pair, **tags), "GB/s", "copies of size_bytes, CUDA events", gbps,
-                              dict(devs, size_bytes=size, copies=copies, bytes_per_sample=copies * size),
+                        b.add("transfer.p2p", dict(pair, **tags), "GB/s", "copies of size bytes, CUDA events", gbps,
+                              dict(devs, size=size, copies=copies, bytes_per_sample=copies * size),
                               tags, seconds=copies * size / (gbps * 1e9))
             slow = dev.p2p_slow_pairs.get((src, dst), 1.0)
             b.add("transfer.p2p_latency", pair, "ns", "100 back-to-back 4-byte copies, CUDA events / 100",
@@ -383,8 +384,18 @@ def _p2p(b: Builder, dev: Device):
                   {"load": "volatile"})
 
 
-def context(dev: Device) -> dict:
-    return {
+# The family records gpuprobe writes into every result file (its --list-families; the C++ test
+# FamilyRecord.ListFamiliesWorksWithoutAGpu keeps this copy equal to the binary's).
+FAMILIES_FIXTURE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "families.json")
+
+
+def family_records() -> str:
+    with open(FAMILIES_FIXTURE, encoding="utf-8") as fh:
+        return json.dumps(json.load(fh), separators=(",", ":"))
+
+
+def context(dev: Device, records: bool = True) -> dict:
+    return {**({"gpuprobe_families": family_records()} if records else {}),
         "date": "2026-11-22T12:00:00+00:00", "host_name": "synthetic", "executable": "gpuprobe", "num_cpus": 16,
         "library_build_type": "release", "gpuprobe_schema": "1", "gpuprobe_version": "synthetic",
         "gpuprobe_sweep": "full", "gpu_index": "0", "gpu_name": dev.name, "gpu_pci_bus_id": "0000:00:00.0",

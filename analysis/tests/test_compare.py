@@ -41,3 +41,20 @@ def test_cli_profile_and_compare(tmp_path, capsys):
     assert (tmp_path / "prof" / "device-profile.json").exists()
     assert main(["compare", p, p, "-o", str(tmp_path / "c.md")]) == 0
     assert "Changes beyond noise: 0 of" in (tmp_path / "c.md").read_text()
+
+
+def test_direction_comes_from_the_record(tmp_path):
+    a = synth.synth_results(noise=0.0, families=["memory.bank_conflicts"])
+    for e in a["benchmarks"]:
+        e["value_cv"] = 0.01
+    b = copy.deepcopy(a)
+    b["benchmarks"][0]["value_median"] *= 1.5  # cycles per access up: worse (the record says lower is better)
+    res = compare(results.load([synth.write(str(tmp_path / "a.json"), a)]),
+                  results.load([synth.write(str(tmp_path / "b.json"), b)]))
+    assert [r["verdict"] for r in res["significant"]] == ["worse"]
+    # Without records nothing says which way is better: the change is listed, without a verdict.
+    for doc in (a, b):
+        del doc["context"]["gpuprobe_families"]
+    res = compare(results.load([synth.write(str(tmp_path / "a2.json"), a)]),
+                  results.load([synth.write(str(tmp_path / "b2.json"), b)]))
+    assert [r["verdict"] for r in res["significant"]] == ["changed (no family record says which way is better)"]

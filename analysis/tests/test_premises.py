@@ -23,7 +23,7 @@ def hot_set_entry(value_gbps, ratio):
         f";{k}={v}" for k, v in tags.items())
     return {"name": "memory.l2_bandwidth/kernel:read_cg/footprint:32768", "run_name": "x", "run_type": "iteration",
             "iterations": 10, "real_time": 1.0, "time_unit": "us", "label": label, "value_median": value_gbps,
-            "value_cv": 0.001, "footprint_bytes": 32768, **pc}
+            "value_cv": 0.001, "footprint": 32768, **pc}
 
 
 def profile_of(tmp_path, d):

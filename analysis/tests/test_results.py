@@ -161,3 +161,45 @@ def test_counters_run_merges_by_name_without_iterations(tmp_path):
     es = [e for f in rs.files for e in f.entries]
     assert len(es) == 1
     assert es[0].value == 2.0 and es[0].counters["dram__bytes_read.sum"] == 1e6
+
+
+# ---------------------------------------------------------------- family records (context gpuprobe_families)
+
+def test_entries_carry_their_family_record(tmp_path, small_doc):
+    rs = results.load([synth.write(str(tmp_path / "r.json"), small_doc)])
+    rec = rs.record("exec.latency")
+    assert rec is not None and rec.title and rec.group == ("op",) and rec.x is None
+    assert all(e.record is rs.files[0].records[e.family] for e in rs.entries)
+    # The op table of the binary, one source for flops per op: the analysis guesses nothing.
+    from gpuprobe_analysis import families as F
+    e = rs.by_family("exec.latency")[0]
+    assert F.compute_op(e, "ffma") == ("FP32", 2.0) and F.compute_op(e, "hfma2") == ("FP16", 4.0)
+    assert F.compute_op(e, "imad") is None and F.compute_op(e, "no_such_op") is None
+    bw = rs.record("memory.bandwidth")
+    assert bw.group == ("kernel", "vector", "blocks_per_sm") and bw.x == "footprint"
+    assert bw.axis("footprint").unit == "bytes" and not bw.axis("blocks_per_sm").in_name
+    assert rs.record("memory.bank_conflicts").better == "lower" and bw.better == "higher"
+
+
+def test_a_file_without_records_is_read_with_a_warning(tmp_path):
+    doc = synth.synth_results(noise=0.01, families=["memory.latency"])
+    del doc["context"]["gpuprobe_families"]
+    rs = results.load([synth.write(str(tmp_path / "r.json"), doc)])
+    assert rs.entries and all(e.record is None for e in rs.entries)
+    assert "no family records (gpuprobe_families absent)" in messages(rs)
+    assert "migrate_results.py" in messages(rs)
+    from gpuprobe_analysis.profile import Profile
+    p = Profile(rs)
+    assert p.curves["latency"] == [] and any("record" in n for n in p.notes)
+
+
+def test_unreadable_records_and_a_family_without_one_are_named(tmp_path):
+    doc = synth.synth_results(noise=0.01, families=["exec.latency"])
+    doc["context"]["gpuprobe_families"] = "{not json"
+    rs = results.load([synth.write(str(tmp_path / "a.json"), doc)])
+    assert "gpuprobe_families unreadable" in messages(rs)
+    doc = synth.synth_results(noise=0.01, families=["exec.latency"])
+    doc["benchmarks"][0]["name"] = "exec.new_family/op:ffma"
+    doc["benchmarks"][0]["label"] = doc["benchmarks"][0]["label"].replace("probe=exec.latency", "probe=exec.new_family")
+    rs = results.load([synth.write(str(tmp_path / "b.json"), doc)])
+    assert "no family record for exec.new_family" in messages(rs)

@@ -69,7 +69,7 @@ def test_a_knee_on_one_stride_only_is_not_a_tlb_level(tmp_path):
     dev = synth.Device(tlb_reach=(), tlb_penalty_cycles=())
     doc = synth.synth_results(dev, noise=0.01, seed=0, families=["memory.tlb"])
     for e in doc["benchmarks"]:
-        if e["stride_bytes"] == 64 * KiB and e["footprint_bytes"] > 2 * GiB:
+        if e["stride"] == 64 * KiB and e["footprint"] > 2 * GiB:
             e["value_median"] = e["cycles_per_op"] = e["cycles_per_op"] * 1.8
     t = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).to_json()["tlb"]
     assert t["levels"] == []
@@ -80,10 +80,10 @@ def test_points_without_a_full_warm_lap_are_left_out(tmp_path):
     dev = DEVICES["2m-three-levels"]
     doc = synth.synth_results(dev, noise=0.01, seed=0, families=["memory.tlb"])
     for e in doc["benchmarks"]:
-        n = e["footprint_bytes"] // e["stride_bytes"]
+        n = e["footprint"] // e["stride"]
         e["elements"] = n
         e["warm_loads"] = n
-        if e["stride_bytes"] == 4 * MiB and n > 64:  # cold laps: far slower, as on real first touches
+        if e["stride"] == 4 * MiB and n > 64:  # cold laps: far slower, as on real first touches
             e["warm_loads"] = 64
             e["value_median"] = e["cycles_per_op"] = e["cycles_per_op"] * 2
     t = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).to_json()["tlb"]

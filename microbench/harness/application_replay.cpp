@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdio>
 #include <memory>
+#include <sstream>
 #include <utility>
 
 #include "gpuprobe/check.hpp"
@@ -141,8 +142,36 @@ std::unique_ptr<benchmark::BenchmarkReporter> file_reporter_for(const std::strin
 
 }  // namespace
 
+bool ContextLineFilter::ReportContext(const Context& context) {
+  inner_->SetOutputStream(&GetOutputStream());
+  std::ostringstream lines;
+  inner_->SetErrorStream(&lines);
+  const bool go_on = inner_->ReportContext(context);
+  inner_->SetErrorStream(&GetErrorStream());
+  std::istringstream in(lines.str());
+  std::string line;
+  while (std::getline(in, line)) {
+    bool hide = false;
+    for (const std::string& key : hidden_) hide = hide || line.rfind(key + ": ", 0) == 0;
+    if (!hide) GetErrorStream() << line << '\n';
+  }
+  GetErrorStream().flush();
+  return go_on;
+}
+
+void ContextLineFilter::ReportRuns(const std::vector<Run>& runs) { inner_->ReportRuns(runs); }
+
+void ContextLineFilter::Finalize() { inner_->Finalize(); }
+
 int run_selection(benchmark::BenchmarkReporter* display) {
   Context& ctx = context();
+  std::unique_ptr<benchmark::BenchmarkReporter> default_display;
+  if (!display) {
+    default_display.reset(benchmark::CreateDefaultDisplayReporter());
+    display = default_display.get();
+  }
+  ContextLineFilter shown(display, {kFamiliesContextKey});
+  display = &shown;
   if (!ctx.counters || !ctx.counters->application_replay()) {
     benchmark::RunSpecifiedBenchmarks(display);
     return 0;
@@ -155,7 +184,6 @@ int run_selection(benchmark::BenchmarkReporter* display) {
   // With a result file the console shows the timed run as it goes (progress) and the file gets the
   // counters; without one, the console report waits for the counters.
   DeferredReporter file(file_inner.get(), passes);
-  if (!display) display = benchmark::CreateDefaultDisplayReporter();
   DeferredReporter console(to_file ? nullptr : display, passes);
 
   const auto t0 = std::chrono::steady_clock::now();

@@ -30,8 +30,26 @@ namespace gpuprobe {
 void attach_counter_values(std::vector<benchmark::BenchmarkReporter::Run>& runs,
                            const std::map<std::string, profilers::MetricValues>& values);
 
+// A display reporter that leaves out of its context lines (on its error stream) those that start
+// with one of `hidden` + ": ": the console reporter prints every custom context key, and the family
+// records (tens of kB of JSON, kFamiliesContextKey) belong in the result file, not on the terminal.
+// Everything else is `inner`'s, unchanged (a JSON display still writes the whole context).
+class ContextLineFilter final : public benchmark::BenchmarkReporter {
+ public:
+  ContextLineFilter(benchmark::BenchmarkReporter* inner, std::vector<std::string> hidden)
+      : inner_(inner), hidden_(std::move(hidden)) {}
+  bool ReportContext(const Context& context) override;
+  void ReportRuns(const std::vector<Run>& runs) override;
+  void Finalize() override;
+
+ private:
+  benchmark::BenchmarkReporter* inner_;
+  std::vector<std::string> hidden_;
+};
+
 // Runs the selected entries (see above). Returns the number of counter passes that ran (0 without
-// application replay). `display`: the console reporter (null: Google Benchmark's default).
+// application replay). `display`: the console reporter (null: Google Benchmark's default); either way
+// shown through ContextLineFilter without the family records.
 int run_selection(benchmark::BenchmarkReporter* display = nullptr);
 
 }  // namespace gpuprobe

@@ -35,37 +35,56 @@ std::string& current_entry() {
 }
 }  // namespace
 
-const char* figure_unit(Figure f) {
-  switch (f) {
-    case Figure::kBandwidth: return "GB/s";
-    case Figure::kFlopRate: return "GFLOP/s";
-    case Figure::kTimePerOp: return "ns";
-    case Figure::kCyclesPerOp: return "cycles";
-    case Figure::kValue: return "";
-  }
-  return "";
-}
-
-std::string entry_name(const std::string& family,
-                       std::initializer_list<std::pair<const char*, std::string>> params) {
-  std::string name = family;
-  for (const auto& [key, value] : params) name += std::string("/") + key + ":" + value;
-  return name;
-}
-
 Measurement::Measurement(benchmark::State& state, const ProbeDescriptor& descriptor, const Work& work)
     : state_(state), descriptor_(descriptor), work_(work), premise_(descriptor.premise) {
-  const std::string unit = descriptor.figure == Figure::kValue ? descriptor.unit : figure_unit(descriptor.figure);
-  label_ = "probe=" + descriptor.family + ";unit=" + unit + ";method=" + descriptor.method;
+  label_ = "probe=" + descriptor.family + ";unit=" + descriptor.value_unit() + ";method=" + descriptor.method;
+  // The name's axes, spelled once: the counters and tags of the same names come from it. An entry
+  // outside register_entry (no current name) has none.
+  const std::string& name = current_entry();
+  if (name.empty()) return;
+  for (const auto& [key, value] : check_entry_name(descriptor, name)) {
+    if (descriptor.axis(key)->type == AxisType::kNumeric) {
+      state_.counters[key] = std::strtod(value.c_str(), nullptr);
+    } else {
+      label_ += ";" + key + "=" + value;
+      name_tags_.emplace_back(key, value);
+    }
+  }
 }
 
-void Measurement::param(const std::string& name, double value) { state_.counters[name] = value; }
+void Measurement::param(const std::string& name, double value) {
+  const Axis* axis = descriptor_.axis(name);
+  const Field* field = axis ? nullptr : descriptor_.field(name);
+  const bool numeric = axis ? axis->type == AxisType::kNumeric : field && field->type == AxisType::kNumeric;
+  if (!numeric)
+    throw Error("counter '" + name + "' is not a numeric axis or field of the record of " + descriptor_.family +
+                " (microbench/harness/family.hpp: declare it there)");
+  state_.counters[name] = value;
+}
 
 void Measurement::tag(const std::string& name, const std::string& value) {
+  const Axis* axis = descriptor_.axis(name);
+  const Field* field = axis ? nullptr : descriptor_.field(name);
+  const bool text = axis ? axis->type == AxisType::kText : field && field->type == AxisType::kText;
+  if (!text)
+    throw Error("tag '" + name + "' is not a text axis or field of the record of " + descriptor_.family +
+                " (microbench/harness/family.hpp: declare it there)");
+  if (axis && axis->in_name) {
+    for (const auto& [key, from_name] : name_tags_)
+      if (key == name) {
+        if (value != from_name)
+          throw Error("tag " + name + "=" + value + " contradicts the entry name's " + name + ":" + from_name);
+        return;  // already in the label, from the name
+      }
+  }
   label_ += ";" + name + "=" + value;
 }
 
-void Measurement::extra(const std::string& name, double value) { state_.counters[name] = value; }
+void Measurement::harness_counter(const std::string& name, double value) { state_.counters[name] = value; }
+
+void Measurement::harness_tag(const std::string& name, const std::string& value) {
+  label_ += ";" + name + "=" + value;
+}
 
 double Measurement::value_of(const Sample& s) const {
   switch (descriptor_.figure) {
@@ -92,10 +111,10 @@ void replay_on(const EventTimer& timer, const std::function<void(cudaStream_t)>&
 bool Measurement::launch_gated() const { return descriptor_.launch_gate && context().options.launch_gate; }
 
 void Measurement::record_gate(const EventTimer& timer) {
-  param("launch_gated", timer.gated() ? 1 : 0);
+  harness_counter("launch_gated", timer.gated() ? 1 : 0);
   if (!timer.gated()) return;
   const unsigned timeouts = timer.gate_timeouts();
-  param("launch_gate_timeouts", timeouts);
+  harness_counter("launch_gate_timeouts", timeouts);
   if (timeouts > 0)
     std::fprintf(stderr, "gpuprobe: %s: %u launch gate(s) timed out: those samples include the host's time\n",
                  current_entry().c_str(), timeouts);
@@ -168,11 +187,11 @@ void Measurement::run_paired(const std::function<std::pair<double, double>(bool 
   for (std::size_t i = first; i < a_seconds.size(); ++i)
     (a_first_of[i] ? ratio_a_first : ratio_b_first).push_back(b_seconds[i] / a_seconds[i]);
   const Summary sb = summarize(b);
-  extra("b_time_median_s", sb.median);
-  extra("b_time_cv", sb.cv);
-  extra("ratio_of_medians", sb.median / summarize(a).median);
-  if (!ratio_a_first.empty()) extra("value_median_a_first", summarize(ratio_a_first).median);
-  if (!ratio_b_first.empty()) extra("value_median_b_first", summarize(ratio_b_first).median);
+  harness_counter("b_time_median_s", sb.median);
+  harness_counter("b_time_cv", sb.cv);
+  harness_counter("ratio_of_medians", sb.median / summarize(a).median);
+  if (!ratio_a_first.empty()) harness_counter("value_median_a_first", summarize(ratio_a_first).median);
+  if (!ratio_b_first.empty()) harness_counter("value_median_b_first", summarize(ratio_b_first).median);
 }
 
 void Measurement::time_host(const std::function<void()>& work) {
@@ -200,7 +219,7 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
     const double seconds = sample().seconds;
     if (warmup_samples++ > 0) warmup_seconds += seconds;  // not the first: see min_warmup_seconds
   }
-  if (descriptor_.min_warmup_seconds > 0) param("warmup_samples", warmup_samples);
+  if (descriptor_.min_warmup_seconds > 0) harness_counter("warmup_samples", warmup_samples);
 
   std::vector<Sample> samples;
   std::vector<double> clocks;
@@ -303,6 +322,7 @@ void Measurement::finish(const std::vector<Sample>& samples, const std::vector<d
 
 void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                     std::function<void(benchmark::State&)> body, int samples_wanted) {
+  check_entry_name(descriptor, name);  // a name off its record is the probe's bug, excluded or not
   const std::string& exclude = context().options.exclude;
   if (!exclude.empty()) {
     static const std::regex excluded(exclude);  // validated by parse_options; the flag is set once
@@ -324,6 +344,7 @@ void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                                    body(state);
                                    state.counters["entry_wall_seconds"] = std::chrono::duration<double>(
                                        std::chrono::steady_clock::now() - started).count();
+                                   current_entry().clear();  // no later Measurement takes this name's axes
                                  } catch (const std::exception& e) {
                                    fail(name, e);
                                  }

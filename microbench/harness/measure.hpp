@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "device.hpp"
+#include "family.hpp"
 #include "gpuprobe/profiler.hpp"
 #include "options.hpp"
 #include "premise.hpp"
@@ -27,46 +28,6 @@ namespace gpuprobe {
 class Nvml;
 class EventTimer;
 
-// Which figure a probe reports as its value_* statistics (docs/results-schema.md).
-enum class Figure {
-  kBandwidth,    // GB/s   = Work::bytes / sample seconds / 1e9
-  kFlopRate,     // GFLOP/s = Work::flops / seconds / 1e9
-  kTimePerOp,    // ns per op = seconds / Work::ops * 1e9
-  kCyclesPerOp,  // cycles per op = Sample::cycles / Work::ops
-  kValue,        // the probe's own per-sample value (Sample::value), unit in the descriptor
-};
-
-const char* figure_unit(Figure f);  // "GB/s", "GFLOP/s", "ns", "cycles"
-
-// One per probe family (or kernel benchmark): every derived figure and output field comes from it.
-struct ProbeDescriptor {
-  std::string family;   // dotted, e.g. "memory.latency"; the entry names start with it
-  Figure figure;        // what value_* is
-  std::string method;   // how one sample is measured, one line (goes into the label)
-  std::string unit;     // unit of value_* for Figure::kValue (others derive it from the figure)
-  int default_samples = 10;
-  int warmup = 2;
-  // Warm-up continues past `warmup` samples until those after the first add up to this much
-  // measured time (at most kMaxWarmupSamples): a ~10 us kernel then gets a few hundred warm-up
-  // calls, a long one its `warmup`. The first sample does not count: it carries one-time costs
-  // (lazy loading of the kernel's module, a library's first call), which on the H100 made it alone
-  // exceed 2 ms for 10 us kernels (2026-11-25). 0: `warmup` samples only. The count run goes into
-  // the entry (`warmup_samples`).
-  double min_warmup_seconds = 0;
-  // time_events / time_events_paired start each timed interval behind a launch gate
-  // (launch_gate.hpp): the interval holds the GPU's time for the work, not the host's time to submit
-  // it (3.5-4.7 us per launch on the H100 machines). false where the host belongs to the figure (launch
-  // rate, relaunch barriers) or may block behind the gate (transfers: a pageable cudaMemcpyAsync
-  // is staged by the host). --launch-gate=off turns it off for every entry.
-  bool launch_gate = true;
-  // Which level must serve what the entries count, checked against the counters whenever they run
-  // (premise.hpp). Entries whose premise depends on their parameters set it with Measurement::premise.
-  Premise premise;
-  // false: the work is never handed to the counter backend (--counters, --papi-events), whose kernel
-  // replay would run one kernel alone -- a collective's kernel on one GPU then waits for its peers
-  // forever (transfer.collective). Such entries are timed as usual and carry no counters.
-  bool counter_replay = true;
-};
 constexpr int kMaxWarmupSamples = 1000;
 
 // What one sample does; per-sample constants from which figures derive.
@@ -118,22 +79,28 @@ Context& context();
 // memory (room for workspaces, cuBLAS and the L2 flush buffer) and within --max-footprint if given.
 bool kernel_footprint_fits(double bytes);
 
-// Entry names: family/key:value/... (Google Benchmark's own "name/arg:value" convention).
-std::string entry_name(const std::string& family,
-                       std::initializer_list<std::pair<const char*, std::string>> params);
-
 // The per-entry measurement. Typical use in a probe body:
-//   Measurement m(state, kDescriptor, work);
-//   m.param("footprint_bytes", bytes);  m.tag("flavour", "cg");
+//   Measurement m(state, kDescriptor, work);   // the name's axes become counters and tags
+//   m.param("elements", n);  m.tag("flavour", "cg");   // declared fields (family.hpp)
 //   m.time_events([&](cudaStream_t s) { kernel<<<g, b, 0, s>>>(...); });
 class Measurement {
  public:
+  // The entry's in-name axes (its name, as register_entry gave it) are written at once: a numeric
+  // axis as the counter of its name, a text axis as the label tag of its name.
   Measurement(benchmark::State& state, const ProbeDescriptor& descriptor, const Work& work);
 
-  // A numeric parameter of the entry, written as a counter so that analysis reads it directly.
+  // A numeric axis or field of the record, written as a counter so that analysis reads it directly.
+  // For an in-name axis this replaces the value from the name (the exact figure where the name holds
+  // a nominal one, e.g. a working set rounded to whole vectors). Throws Error for a name the record
+  // does not declare as numeric.
   void param(const std::string& name, double value);
-  // A textual parameter, written into the label as name=value.
+  // A text axis or field of the record, written into the label as name=value. An in-name axis must
+  // have the name's value. Throws Error for a name the record does not declare as text.
   void tag(const std::string& name, const std::string& value);
+  // What the harness itself adds to any entry (settle.hpp's fields; docs/results-schema.md, "Fields
+  // every entry may carry"): not declared per family, never a probe's own parameter.
+  void harness_counter(const std::string& name, double value);
+  void harness_tag(const std::string& name, const std::string& value);
   // Reads 2x the L2 of unrelated data before every sample, so each sample starts with a cold L2
   // holding only clean lines (see flush_l2).
   void flush_l2_before_each_sample(bool on) { flush_l2_ = on; }
@@ -175,8 +142,9 @@ class Measurement {
   void run_paired(const std::function<std::pair<double, double>(bool a_first)>& pair,
                   const std::function<void()>& replay);
 
-  // Extra output fields computed by the probe (e.g. the smallest ILP reaching peak).
-  void extra(const std::string& name, double value);
+  // Extra output fields computed by the probe (e.g. the smallest ILP reaching peak): a numeric field
+  // of the record, as param.
+  void extra(const std::string& name, double value) { param(name, value); }
   // This entry's premise, in place of the descriptor's (e.g. DRAM only for DRAM-sized working sets).
   void premise(const Premise& p) { premise_ = p; }
 
@@ -197,6 +165,8 @@ class Measurement {
   bool flush_l2_ = false;
   std::function<void(cudaStream_t)> prepare_;
   Premise premise_;
+  // The entry's in-name text axes and their values (tag checks against them).
+  std::vector<std::pair<std::string, std::string>> name_tags_;
 };
 
 // Writes a premise check into an entry's output: counters premise_ok (1 or 0, absent when
@@ -212,8 +182,9 @@ inline HostTime host_now() { return std::chrono::steady_clock::now(); }
 inline double host_seconds_since(HostTime t0) { return std::chrono::duration<double>(host_now() - t0).count(); }
 
 // Registers a probe entry with `samples` samples (0: the descriptor's default), --samples overriding
-// either. The body runs inside an error guard: an exception prints one line naming the entry and
-// ends the process (exit 1, or 2 for a usage error), leaving any --benchmark_out file as FILE.partial.
+// either. The name must be one entry_name builds from the descriptor's record (check_entry_name:
+// Error otherwise). The body runs inside an error guard: an exception prints one line naming the entry
+// and ends the process (exit 1, or 2 for a usage error), leaving any --benchmark_out file as FILE.partial.
 void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
                     std::function<void(benchmark::State&)> body, int samples = 0);
 

@@ -112,6 +112,8 @@ Options parse_options(std::vector<std::string>& args) {
       opt.launch_gate = v == "on";
     } else if (a == "--help" || a == "-h") {
       opt.help = true;
+    } else if (a == "--list-families") {
+      opt.list_families = true;
     } else if (take_value(a, "--benchmark_out", v)) {
       if (v.empty()) throw UsageError("--benchmark_out needs a file name");
       opt.benchmark_out = v;
@@ -219,6 +221,9 @@ std::string usage_text() {
       "                          gate kernel, so the time is the GPU's, without the host's\n"
       "                          submission of the launches; off: the start event is taken\n"
       "                          as the host begins to submit (entries say which: launch_gated)\n"
+      "  --list-families         print every probe family's record (name, figure, unit, method,\n"
+      "                          axes with units and roles, fields, premise) as JSON and exit;\n"
+      "                          needs no GPU (docs/results-schema.md, \"Family records\")\n"
       "  --help                  this text\n"
       "\n"
       "Useful Google Benchmark flags:\n"

@@ -24,6 +24,7 @@ struct Options {
   std::string exclude;            // --exclude=RE: entries whose name matches are not registered
   bool launch_gate = true;        // --launch-gate=on|off: event-timed entries start behind a launch gate
   bool help = false;              // --help
+  bool list_families = false;     // --list-families: print the family records (JSON) and exit
   std::string benchmark_out;      // the --benchmark_out=FILE the user gave (written via FILE.partial)
   std::string benchmark_out_format = "json";  // --benchmark_out_format (also left for Google Benchmark)
   bool list_tests = false;        // --benchmark_list_tests (also left for Google Benchmark)

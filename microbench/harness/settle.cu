@@ -48,11 +48,11 @@ const char* settle_state(const SettleResult& r) {
 }
 
 void record_settle(Measurement& m, const std::string& what, const SettleResult& r) {
-  m.param(what + "_settle_passes", r.passes);
-  m.param(what + "_settle_seconds", r.seconds);
-  m.param(what + "_read_gbps_first", r.first_gbps);
-  m.param(what + "_read_gbps_settled", r.settled_gbps);
-  m.tag(what + "_settled", settle_state(r));
+  m.harness_counter(what + "_settle_passes", r.passes);
+  m.harness_counter(what + "_settle_seconds", r.seconds);
+  m.harness_counter(what + "_read_gbps_first", r.first_gbps);
+  m.harness_counter(what + "_read_gbps_settled", r.settled_gbps);
+  m.harness_tag(what + "_settled", settle_state(r));
 }
 
 }  // namespace gpuprobe

@@ -255,11 +255,16 @@ BarrierOutcome BarrierRun::outcome() {
 
 namespace {
 
-const ProbeDescriptor kBarrier{
-    "exec.barrier", Figure::kTimePerOp,
-    "one cooperative launch running 1000 barriers back to back (relaunch: 1000 launches), CUDA events / 1000; "
-    "a checked run (data written before each barrier read by every block after) precedes the timing",
-    "", 10, 2, 0, /*launch_gate=*/false};  // relaunch: 1000 launches, about the launch queue's depth
+const ProbeDescriptor& kBarrier = declare_family(
+    ProbeDescriptor{
+        "exec.barrier", Figure::kTimePerOp,
+        "one cooperative launch running 1000 barriers back to back (relaunch: 1000 launches), CUDA events / 1000; "
+        "a checked run (data written before each barrier read by every block after) precedes the timing",
+        "", 10, 2, 0, /*launch_gate=*/false}  // relaunch: 1000 launches, about the launch queue's depth
+        .titled("Barrier cost")
+        .with_axes({text_axis("barrier", AxisRole::kGroup), numeric_axis("blocks", "blocks", AxisRole::kX)})
+        .with_fields({numeric_field("blocks_per_sm", "blocks"), numeric_field("block_threads", "threads"),
+                      numeric_field("verified", "0/1")}));
 
 void barrier_entry(benchmark::State& state, BarrierKind kind, int blocks) {
   const unsigned rounds = context().options.quick ? 200 : 1000;
@@ -273,8 +278,6 @@ void barrier_entry(benchmark::State& state, BarrierKind kind, int blocks) {
   }
   BarrierRun run(kind, blocks, rounds, false);
   Measurement m(state, kBarrier, Work{0, 0, double(rounds)});
-  m.tag("barrier", barrier_name(kind));
-  m.param("blocks", blocks);
   m.param("blocks_per_sm", double(blocks) / context().device.sm_count);
   m.param("block_threads", kBarrierBlockThreads);
   m.param("verified", 1);
@@ -300,7 +303,7 @@ void register_barrier_probes() {
       if (per_sm * sms <= max_blocks) counts.push_back(per_sm * sms);
     if (!ctx.options.quick && (counts.empty() || counts.back() != max_blocks)) counts.push_back(max_blocks);
     for (int blocks : counts)
-      register_entry(entry_name(kBarrier.family, {{"barrier", barrier_name(kind)}, {"blocks", std::to_string(blocks)}}),
+      register_entry(entry_name(kBarrier, {{"barrier", barrier_name(kind)}, {"blocks", std::to_string(blocks)}}),
                      kBarrier, [kind, blocks](benchmark::State& st) { barrier_entry(st, kind, blocks); });
   }
 }

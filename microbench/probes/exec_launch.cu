@@ -144,23 +144,39 @@ void enqueue_batch(LaunchApi api, int grid, unsigned count, cudaStream_t stream,
   GP_CUDA_CHECK_LAUNCH();
 }
 
-const ProbeDescriptor kRate{"exec.launch_rate", Figure::kTimePerOp,
-                            "1000 back-to-back launches of a kernel whose block 0 stores one timestamp; "
-                            "CUDA events around them / 1000 (graph: one graph of 1000 nodes)",
-                            "", 10, 2, 0, /*launch_gate=*/false};  // the host's pace is the figure
-const ProbeDescriptor kSubmit{"exec.launch_submit", Figure::kTimePerOp,
-                              "host std::chrono time of 256 launch calls (graph: one cudaGraphLaunch of 256 "
-                              "nodes), synchronized after the timed region / 256",
-                              "", 10, 2};
-const ProbeDescriptor kGap{"exec.launch_gap", Figure::kTimePerOp,
-                           "device side: 256 launches queued behind a gate kernel that waits for the host to "
-                           "finish queuing; %globaltimer stamped by block 0 of each; (last - first) / 255 = "
-                           "start-to-start interval at the GPU's pace",
-                           "", 10, 2};
-const ProbeDescriptor kSync{"exec.launch_sync", Figure::kTimePerOp,
-                            "host std::chrono time of 100 x (one launch + cudaStreamSynchronize) / 100 "
-                            "(graph: a one-node graph)",
-                            "", 10, 2};
+// The four measures of a launch share their axes: the launch API and the grid.
+ProbeDescriptor launch_record(ProbeDescriptor d, const char* title, std::vector<Field> fields = {}) {
+  fields.insert(fields.begin(), numeric_field("block_threads", "threads"));
+  return std::move(d).titled(title).with_axes({text_axis("api", AxisRole::kGroup),
+                                               numeric_axis("grid", "blocks", AxisRole::kGroup)})
+      .with_fields(std::move(fields));
+}
+
+const ProbeDescriptor& kRate = declare_family(launch_record(
+    {"exec.launch_rate", Figure::kTimePerOp,
+     "1000 back-to-back launches of a kernel whose block 0 stores one timestamp; "
+     "CUDA events around them / 1000 (graph: one graph of 1000 nodes)",
+     "", 10, 2, 0, /*launch_gate=*/false},  // the host's pace is the figure
+    "Kernel launch cost: back-to-back rate"));
+const ProbeDescriptor& kSubmit = declare_family(launch_record(
+    {"exec.launch_submit", Figure::kTimePerOp,
+     "host std::chrono time of 256 launch calls (graph: one cudaGraphLaunch of 256 "
+     "nodes), synchronized after the timed region / 256",
+     "", 10, 2},
+    "Kernel launch cost: host submission"));
+const ProbeDescriptor& kGap = declare_family(launch_record(
+    {"exec.launch_gap", Figure::kTimePerOp,
+     "device side: 256 launches queued behind a gate kernel that waits for the host to "
+     "finish queuing; %globaltimer stamped by block 0 of each; (last - first) / 255 = "
+     "start-to-start interval at the GPU's pace",
+     "", 10, 2},
+    "Kernel launch cost: start-to-start gap on the GPU", {numeric_field("gate_timeouts", "time-outs")}));
+const ProbeDescriptor& kSync = declare_family(launch_record(
+    {"exec.launch_sync", Figure::kTimePerOp,
+     "host std::chrono time of 100 x (one launch + cudaStreamSynchronize) / 100 "
+     "(graph: a one-node graph)",
+     "", 10, 2},
+    "Kernel launch cost: launch and synchronize"));
 
 struct LaunchSetup {
   cudaStream_t stream = nullptr;
@@ -171,17 +187,14 @@ struct LaunchSetup {
   LaunchSetup& operator=(const LaunchSetup&) = delete;
 };
 
-void tag_entry(Measurement& m, LaunchApi api, int grid) {
-  m.tag("api", api_name(api));
-  m.param("grid_blocks", grid);
-  m.param("block_threads", kLaunchBlock);
-}
+// api and grid come from the entry's name.
+void tag_entry(Measurement& m) { m.param("block_threads", kLaunchBlock); }
 
 void rate_entry(benchmark::State& state, LaunchApi api, int grid) {
   std::unique_ptr<LaunchGraph> graph;
   if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kBatch, nullptr);
   Measurement m(state, kRate, Work{0, 0, double(kBatch)});
-  tag_entry(m, api, grid);
+  tag_entry(m);
   m.time_events([&](cudaStream_t s) { enqueue_batch(api, grid, kBatch, s, nullptr, graph.get()); });
 }
 
@@ -190,7 +203,7 @@ void submit_entry(benchmark::State& state, LaunchApi api, int grid) {
   std::unique_ptr<LaunchGraph> graph;
   if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, kSubmitBatch, nullptr);
   Measurement m(state, kSubmit, Work{0, 0, double(kSubmitBatch)});
-  tag_entry(m, api, grid);
+  tag_entry(m);
   auto replay = [&] {
     enqueue_batch(api, grid, kSubmitBatch, setup.stream, nullptr, graph.get());
     GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
@@ -217,7 +230,7 @@ void gap_entry(benchmark::State& state, LaunchApi api, int grid) {
   LaunchGate gate(kGateTimeoutNs);
 
   Measurement m(state, kGap, Work{0, 0, double(kGapBatch - 1)});
-  tag_entry(m, api, grid);
+  tag_entry(m);
   auto gated_batch = [&] {
     gate.hold(setup.stream);
     enqueue_batch(api, grid, kGapBatch, setup.stream, setup.stamps.data(), graph.get());
@@ -248,7 +261,7 @@ void sync_entry(benchmark::State& state, LaunchApi api, int grid) {
   std::unique_ptr<LaunchGraph> graph;
   if (api == LaunchApi::kGraph) graph = std::make_unique<LaunchGraph>(grid, 1, nullptr);
   Measurement m(state, kSync, Work{0, 0, double(kSyncBatch)});
-  tag_entry(m, api, grid);
+  tag_entry(m);
   auto one = [&] {
     enqueue_batch(api, grid, 1, setup.stream, nullptr, graph.get());
     GP_CUDA_CHECK(cudaStreamSynchronize(setup.stream));
@@ -282,7 +295,7 @@ void register_launch_probes() {
       for (int grid : grids) {
         if (api == LaunchApi::kCooperative && (!ctx.device.cooperative_launch || grid > co_resident)) continue;
         const Body b = body;
-        register_entry(entry_name(descriptor->family, {{"api", api_name(api)}, {"grid", std::to_string(grid)}}),
+        register_entry(entry_name(*descriptor, {{"api", api_name(api)}, {"grid", std::to_string(grid)}}),
                        *descriptor, [b, api, grid](benchmark::State& st) { b(st, api, grid); });
       }
 }

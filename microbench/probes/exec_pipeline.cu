@@ -97,20 +97,22 @@ struct OpRow {
 
 const std::vector<OpRow>& op_rows() {
   static const std::vector<OpRow> rows = {
-      {{PipeOp::kFAdd, "fadd", "gp_latency_fadd", 1, true, metrics::kSassFadd}, gp_latency_fadd},
-      {{PipeOp::kFMul, "fmul", "gp_latency_fmul", 1, false}, gp_latency_fmul},
-      {{PipeOp::kFFma, "ffma", "gp_latency_ffma", 2, true, metrics::kSassFfma}, gp_latency_ffma},
-      {{PipeOp::kDAdd, "dadd", "gp_latency_dadd", 1, true, metrics::kSassDadd}, gp_latency_dadd},
-      {{PipeOp::kDFma, "dfma", "gp_latency_dfma", 2, true, metrics::kSassDfma}, gp_latency_dfma},
-      {{PipeOp::kHFma2, "hfma2", "gp_latency_hfma2", 4, true, metrics::kSassHfma}, gp_latency_hfma2},
-      {{PipeOp::kBFma2, "bfma2", "gp_latency_bfma2", 4, true}, gp_latency_bfma2},
-      {{PipeOp::kIAdd, "iadd3", "gp_latency_iadd3", 0, true}, gp_latency_iadd3},
-      {{PipeOp::kIMad, "imad", "gp_latency_imad", 0, true}, gp_latency_imad},
-      {{PipeOp::kRsqrt, "rsqrt", "gp_latency_rsqrt", 0, true}, gp_latency_rsqrt},
-      {{PipeOp::kLog2, "log2", "gp_latency_log2", 0, false}, gp_latency_log2},
-      {{PipeOp::kSin, "sin", "gp_latency_sin", 0, false}, gp_latency_sin},
-      {{PipeOp::kExp2, "exp2", "gp_latency_exp2", 0, false}, gp_latency_exp2},
-      {{PipeOp::kFFmaShared, "ffma_shared", "gp_latency_ffma_shared", 2, false}, gp_latency_ffma_shared},
+      {{PipeOp::kFAdd, "fadd", "gp_latency_fadd", 1, "FP32", true, metrics::kSassFadd}, gp_latency_fadd},
+      {{PipeOp::kFMul, "fmul", "gp_latency_fmul", 1, "FP32", false}, gp_latency_fmul},
+      {{PipeOp::kFFma, "ffma", "gp_latency_ffma", 2, "FP32", true, metrics::kSassFfma}, gp_latency_ffma},
+      {{PipeOp::kDAdd, "dadd", "gp_latency_dadd", 1, "FP64", true, metrics::kSassDadd}, gp_latency_dadd},
+      {{PipeOp::kDFma, "dfma", "gp_latency_dfma", 2, "FP64", true, metrics::kSassDfma}, gp_latency_dfma},
+      {{PipeOp::kHFma2, "hfma2", "gp_latency_hfma2", 4, "FP16", true, metrics::kSassHfma}, gp_latency_hfma2},
+      {{PipeOp::kBFma2, "bfma2", "gp_latency_bfma2", 4, "BF16", true}, gp_latency_bfma2},
+      {{PipeOp::kIAdd, "iadd3", "gp_latency_iadd3", 0, nullptr, true}, gp_latency_iadd3},
+      {{PipeOp::kIMad, "imad", "gp_latency_imad", 0, nullptr, true}, gp_latency_imad},
+      {{PipeOp::kRsqrt, "rsqrt", "gp_latency_rsqrt", 0, nullptr, true}, gp_latency_rsqrt},
+      {{PipeOp::kLog2, "log2", "gp_latency_log2", 0, nullptr, false}, gp_latency_log2},
+      {{PipeOp::kSin, "sin", "gp_latency_sin", 0, nullptr, false}, gp_latency_sin},
+      {{PipeOp::kExp2, "exp2", "gp_latency_exp2", 0, nullptr, false}, gp_latency_exp2},
+      // An FFMA fed from shared memory: its rate is not the FP32 peak, so its own ceiling name.
+      {{PipeOp::kFFmaShared, "ffma_shared", "gp_latency_ffma_shared", 2, "FP32 (shared operand)", false},
+       gp_latency_ffma_shared},
   };
   return rows;
 }
@@ -370,23 +372,55 @@ namespace {
 constexpr std::uint64_t kLatencyGroups = 1024;  // 65536 dependent operations per sample
 constexpr double kPeakFraction = 0.95;          // "reaches peak": within 5 % of the best point
 
-const ProbeDescriptor kLatency{
-    "exec.latency", Figure::kCyclesPerOp,
-    "one warp, each thread a dependent chain of 65536 operations (64 per unrolled group); "
-    "clock64 of thread 0 around the timed loop / operations",
-    "", 10, 2};
+// The ops of the pipeline table (op_rows) as the records carry them: one source for flops per op.
+std::vector<ComputeOp> record_ops() {
+  std::vector<ComputeOp> ops;
+  for (const OpRow& r : op_rows())
+    ops.push_back({r.info.name, r.info.precision ? r.info.precision : "", r.info.flops_per_op,
+                   r.info.sass_metric ? r.info.sass_metric : ""});
+  return ops;
+}
 
-const ProbeDescriptor kThroughput{
-    "exec.throughput", Figure::kValue,
-    "ILP independent chains per thread, warps_per_sm warps on every SM; thread-instructions / "
-    "(globaltimer span of the grid x SM clock measured in block 0 by clock64/globaltimer) / SMs",
-    "ops/clk/SM", 5, 1};
+const ProbeDescriptor& kLatency = declare_family(
+    ProbeDescriptor{"exec.latency", Figure::kCyclesPerOp,
+                    "one warp, each thread a dependent chain of 65536 operations (64 per unrolled group); "
+                    "clock64 of thread 0 around the timed loop / operations",
+                    "", 10, 2}
+        .titled("Pipeline latency")
+        .with_axes({text_axis("op", AxisRole::kGroup)})
+        .with_fields({numeric_field("chain_length", "operations")})
+        .with_ops(record_ops()));
 
-const ProbeDescriptor kThroughputPeak{
-    "exec.throughput_peak", Figure::kValue,
-    "the sweep's best ILP x warps re-measured as exec.throughput; min_parallelism = smallest ILP x "
-    "warps_per_sm within 5 % of that best",
-    "ops/clk/SM", 10, 2};
+const ProbeDescriptor& kThroughput = declare_family(
+    ProbeDescriptor{"exec.throughput", Figure::kValue,
+                    "ILP independent chains per thread, warps_per_sm warps on every SM; thread-instructions / "
+                    "(globaltimer span of the grid x SM clock measured in block 0 by clock64/globaltimer) / SMs",
+                    "ops/clk/SM", 5, 1}
+        .titled("Instruction throughput")
+        .with_axes({text_axis("op", AxisRole::kGroup), numeric_axis("ilp", "chains per thread", AxisRole::kX),
+                    numeric_axis("warps_per_sm", "warps", AxisRole::kGroup)})
+        .with_fields({numeric_field("parallelism", "chains per SM"), numeric_field("sms_used", "SMs")})
+        .with_ops(record_ops()));
+
+const ProbeDescriptor& kThroughputPeak = declare_family(
+    ProbeDescriptor{"exec.throughput_peak", Figure::kValue,
+                    "the sweep's best ILP x warps re-measured as exec.throughput; min_parallelism = smallest ILP x "
+                    "warps_per_sm within 5 % of that best",
+                    "ops/clk/SM", 10, 2}
+        .titled("Instruction throughput, best configuration")
+        .premise_by_entry("compute for the ops with a SASS counter (ops[].premise_metric): the counted operations "
+                          "ran as that instruction")
+        .with_axes({text_axis("op", AxisRole::kGroup)})
+        .with_fields({numeric_field("ilp", "chains per thread"), numeric_field("warps_per_sm", "warps"),
+                      numeric_field("sweep_points", "entries"), numeric_field("sms_used", "SMs"),
+                      numeric_field("min_parallelism", "chains per SM"),
+                      numeric_field("min_parallelism_ilp", "chains per thread"),
+                      numeric_field("min_parallelism_warps_per_sm", "warps"),
+                      numeric_field("min_parallelism_value", "ops/clk/SM"),
+                      numeric_field("theoretical_ops_per_clk_per_sm", "ops/clk/SM"),
+                      numeric_field("fraction_of_theoretical", "fraction"),
+                      numeric_field("theoretical_gflops_at_kernel_clock", "GFLOP/s")})
+        .with_ops(record_ops()));
 
 std::uint64_t throughput_ops_per_thread(PipeOp op, bool quick) {
   // About 1 ms per sample at full occupancy; the SFU issues 16 results/clk/SM, 8x fewer than FP32.
@@ -429,7 +463,6 @@ Work throughput_work(PipeOp op, int ilp, int warps, bool quick) {
 void latency_entry(benchmark::State& state, PipeOp op) {
   const ChainOperands operands = chain_operands(op);
   Measurement m(state, kLatency, Work{0, 0, double(kLatencyGroups * kLatencyUnroll)});
-  m.tag("op", pipe_op_info(op).name);
   m.param("chain_length", double(kLatencyGroups * kLatencyUnroll));
   m.run(
       [&] {
@@ -446,10 +479,7 @@ void latency_entry(benchmark::State& state, PipeOp op) {
 void throughput_entry(benchmark::State& state, PipeOp op, int ilp, int warps) {
   const bool quick = context().options.quick;
   Measurement m(state, kThroughput, throughput_work(op, ilp, warps, quick));
-  m.tag("op", pipe_op_info(op).name);
-  m.param("ilp", ilp);
-  m.param("warps_per_sm", warps);
-  m.param("parallelism", ilp * warps);
+  m.param("parallelism", ilp * warps);  // op, ilp and warps_per_sm come from the entry's name
   int sms_used = 0;
   m.run([&] { return throughput_sample(op, ilp, warps, quick, &sms_used); },
         [&] { run_throughput(op, ilp, warps, throughput_ops_per_thread(op, quick), context().device.sm_count); });
@@ -473,7 +503,6 @@ void throughput_peak_entry(benchmark::State& state, PipeOp op) {
       smallest = &p;
   }
   Measurement m(state, kThroughputPeak, throughput_work(op, best.ilp, best.warps, quick));
-  m.tag("op", pipe_op_info(op).name);
   if (const char* metric = pipe_op_info(op).sass_metric) m.premise(Premise::compute(metric));
   m.param("ilp", best.ilp);
   m.param("warps_per_sm", best.warps);
@@ -504,7 +533,7 @@ void register_pipeline_probes() {
   const bool quick = context().options.quick;
   for (const PipeOpInfo& op : pipe_ops()) {
     const PipeOp id = op.op;
-    register_entry(entry_name(kLatency.family, {{"op", op.name}}), kLatency,
+    register_entry(entry_name(kLatency, {{"op", op.name}}), kLatency,
                    [id](benchmark::State& st) { latency_entry(st, id); });
   }
   const std::vector<int> ilps = quick ? std::vector<int>{1, 4, 8} : std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8};
@@ -516,10 +545,10 @@ void register_pipeline_probes() {
     const PipeOp id = op.op;
     for (int w : warps)
       for (int i : ilps)
-        register_entry(entry_name(kThroughput.family, {{"op", op.name}, {"ilp", std::to_string(i)},
+        register_entry(entry_name(kThroughput, {{"op", op.name}, {"ilp", std::to_string(i)},
                                                         {"warps_per_sm", std::to_string(w)}}),
                        kThroughput, [id, i, w](benchmark::State& st) { throughput_entry(st, id, i, w); });
-    register_entry(entry_name(kThroughputPeak.family, {{"op", op.name}}), kThroughputPeak,
+    register_entry(entry_name(kThroughputPeak, {{"op", op.name}}), kThroughputPeak,
                    [id](benchmark::State& st) { throughput_peak_entry(st, id); });
   }
 }

@@ -34,6 +34,9 @@ struct PipeOpInfo {
   const char* name;         // entry key, e.g. "ffma"
   const char* kernel_name;  // extern "C" latency kernel, e.g. "gp_latency_ffma" (check_sass.sh)
   double flops_per_op;      // floating-point operations per thread-instruction (fma = 2, x2 = 2 lanes)
+  // The compute ceiling its peak belongs to ("FP32", "FP64", "FP16", "BF16"); nullptr for no
+  // floating-point work. The family records carry it and flops_per_op to the analysis.
+  const char* precision;
   bool in_throughput;       // swept by exec.throughput
   // The thread-level SASS counter that counts this op's instructions: the premise of its peak
   // (exec.throughput_peak). nullptr: no counter proves it, so its peak is never a ceiling.

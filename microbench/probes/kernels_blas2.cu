@@ -59,36 +59,72 @@ constexpr int kResidentSamples = 50;
 bool l2_resident(double min_bytes) { return min_bytes <= static_cast<double>(context().device.l2_bytes); }
 int blas2_samples(double min_bytes) { return l2_resident(min_bytes) ? kResidentSamples : 0; }  // 0: the descriptor's
 
-const ProbeDescriptor kSymvDescriptor{
-    "kernels.symv", Figure::kBandwidth,
-    "one y = alpha A x + beta y (A symmetric, one triangle stored, column-major, lda = n, alpha = 1, beta = 0) per "
-    "sample, timed with CUDA events; bytes = minimal (stored triangle n(n+1)/2 + x + y); flops = 2n^2",
-    "", 10, 2, kBlas2MinWarmupSeconds};
+// The records' axes and fields. A call describes itself (SymvCall/GemvCall::describe) with its fields
+// under a prefix: none in the single entries, a_ and b_ in the paired ones.
+std::vector<Field> call_fields(const std::string& prefix) {
+  return {text_field(prefix + "impl_resolved"), text_field(prefix + "atomics"),
+          numeric_field(prefix + "workspace_bytes", "bytes"), numeric_field(prefix + "cublas_version", "version")};
+}
+std::vector<Field> blas2_fields(std::vector<Field> calls) {
+  calls.push_back(text_field("l2"));
+  calls.push_back(numeric_field("entry_on_operands", "entries"));
+  return calls;
+}
+std::vector<Field> paired_fields() {
+  std::vector<Field> f = call_fields("a_"), b = call_fields("b_");
+  f.insert(f.end(), b.begin(), b.end());
+  f.push_back(text_field("a_impl"));
+  f.push_back(text_field("b_impl"));
+  return blas2_fields(f);
+}
+Axis precision_axis() { return text_axis("precision", AxisRole::kGroup); }
 
-const ProbeDescriptor kGemvDescriptor{
-    "kernels.gemv", Figure::kBandwidth,
-    "one y = alpha op(A) x + beta y (column-major, lda = m, alpha = 1, beta = 0) per sample, timed with CUDA "
-    "events; bytes = minimal (A + x + y); flops = 2mn",
-    "", 10, 2, kBlas2MinWarmupSeconds};
+const ProbeDescriptor& kSymvDescriptor = declare_family(
+    ProbeDescriptor{"kernels.symv", Figure::kBandwidth,
+                    "one y = alpha A x + beta y (A symmetric, one triangle stored, column-major, lda = n, alpha = 1, "
+                    "beta = 0) per sample, timed with CUDA events; bytes = minimal (stored triangle n(n+1)/2 + x + "
+                    "y); flops = 2n^2",
+                    "", 10, 2, kBlas2MinWarmupSeconds}
+        .titled("SYMV: ours vs cuBLAS")
+        .with_axes({text_axis("impl", AxisRole::kGroup), precision_axis(), text_axis("uplo", AxisRole::kGroup),
+                    numeric_axis("n", "rows", AxisRole::kX)})
+        .with_fields(blas2_fields(call_fields(""))));
+
+const ProbeDescriptor& kGemvDescriptor = declare_family(
+    ProbeDescriptor{"kernels.gemv", Figure::kBandwidth,
+                    "one y = alpha op(A) x + beta y (column-major, lda = m, alpha = 1, beta = 0) per sample, timed "
+                    "with CUDA events; bytes = minimal (A + x + y); flops = 2mn",
+                    "", 10, 2, kBlas2MinWarmupSeconds}
+        .titled("GEMV: ours vs cuBLAS")
+        .with_axes({text_axis("impl", AxisRole::kGroup), precision_axis(), text_axis("trans", AxisRole::kGroup),
+                    numeric_axis("m", "rows", AxisRole::kFixed), numeric_axis("n", "columns", AxisRole::kX)})
+        .with_fields(blas2_fields(call_fields(""))));
 
 // Paired entries (Measurement::time_events_paired): A and B timed in the same samples, alternating
 // which goes first; the value is A's speedup over B. For the comparisons that separate entries cannot
 // settle: calls of ~10 us (L2-resident problems), and ratios within a few per cent of 1.
-const ProbeDescriptor kSymvPairedDescriptor{
-    "paired.symv",
-    Figure::kValue,
-    "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same operands and "
-    "stream, timed with CUDA events, A first in even samples and B first in odd ones; A = one SYMV (as kernels.symv: "
-    "lda = n, alpha = 1, beta = 0), B = another SYMV impl or our GEMV on the full n x n buffer; gbps = A's on SYMV's "
-    "minimal bytes",
-    "x", 30, 2, kBlas2MinWarmupSeconds};
-const ProbeDescriptor kGemvPairedDescriptor{
-    "paired.gemv",
-    Figure::kValue,
-    "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same operands and "
-    "stream, timed with CUDA events, A first in even samples and B first in odd ones; one GEMV each (as "
-    "kernels.gemv: lda = m, alpha = 1, beta = 0); gbps = A's on minimal bytes",
-    "x", 30, 2, kBlas2MinWarmupSeconds};
+const ProbeDescriptor& kSymvPairedDescriptor = declare_family(
+    ProbeDescriptor{"paired.symv", Figure::kValue,
+                    "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same "
+                    "operands and stream, timed with CUDA events, A first in even samples and B first in odd ones; "
+                    "A = one SYMV (as kernels.symv: lda = n, alpha = 1, beta = 0), B = another SYMV impl or our "
+                    "GEMV on the full n x n buffer; gbps = A's on SYMV's minimal bytes",
+                    "x", 30, 2, kBlas2MinWarmupSeconds}
+        .titled("SYMV pairs timed in the same samples")
+        .with_axes({text_axis("a", AxisRole::kGroup), text_axis("b", AxisRole::kGroup), precision_axis(),
+                    text_axis("uplo", AxisRole::kGroup), numeric_axis("n", "rows", AxisRole::kX)})
+        .with_fields(paired_fields()));
+const ProbeDescriptor& kGemvPairedDescriptor = declare_family(
+    ProbeDescriptor{"paired.gemv", Figure::kValue,
+                    "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same "
+                    "operands and stream, timed with CUDA events, A first in even samples and B first in odd ones; "
+                    "one GEMV each (as kernels.gemv: lda = m, alpha = 1, beta = 0); gbps = A's on minimal bytes",
+                    "x", 30, 2, kBlas2MinWarmupSeconds}
+        .titled("GEMV pairs timed in the same samples")
+        .with_axes({text_axis("a", AxisRole::kGroup), text_axis("b", AxisRole::kGroup), precision_axis(),
+                    text_axis("trans", AxisRole::kGroup), numeric_axis("m", "rows", AxisRole::kFixed),
+                    numeric_axis("n", "columns", AxisRole::kX)})
+        .with_fields(paired_fields()));
 
 // What an entry times: one of our implementations (a record of the library's table, entry impl
 // record.entry) or cuBLAS; the one place where an impl name turns into what runs.
@@ -448,7 +484,7 @@ void register_symv_paired(const std::vector<int>& sizes) {
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
       for (const SymvPartner& b : kSymvPartners) {
         if ((!resident && !b.at_dram_n) || (!b.symv && !gemv_resident)) continue;
-        const std::string name = entry_name(kSymvPairedDescriptor.family,
+        const std::string name = entry_name(kSymvPairedDescriptor,
                                             {{"a", entry_of(SymvImpl::kAuto)},
                                              {"b", b.name},
                                              {"precision", precision_name<T>()},
@@ -488,7 +524,7 @@ void register_gemv_paired(const std::vector<std::pair<int, int>>& shapes) {
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
       for (const Pair& p : kPairs) {
         if (p.n_only && (trans != Trans::kNoTrans || (p.resident_only && !l2_resident(bytes)))) continue;
-        const std::string name = entry_name(kGemvPairedDescriptor.family,
+        const std::string name = entry_name(kGemvPairedDescriptor,
                                             {{"a", p.a},
                                              {"b", p.b},
                                              {"precision", precision_name<T>()},
@@ -511,7 +547,7 @@ void register_symv(const std::vector<int>& sizes) {
     if (!kernel_footprint_fits(double(n) * n * sizeof(T))) continue;
     for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
       for (const SymvBenchInfo& info : symv_bench_impls()) {
-        const std::string name = entry_name(kSymvDescriptor.family, {{"impl", info.name},
+        const std::string name = entry_name(kSymvDescriptor, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"uplo", uplo == Uplo::kLower ? "lower" : "upper"},
                                                                      {"n", std::to_string(n)}});
@@ -529,7 +565,7 @@ void register_gemv(const std::vector<std::pair<int, int>>& shapes) {
     for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
       for (const GemvBenchInfo& info : gemv_bench_impls()) {
         if (!registered_for(info, trans)) continue;
-        const std::string name = entry_name(kGemvDescriptor.family, {{"impl", info.name},
+        const std::string name = entry_name(kGemvDescriptor, {{"impl", info.name},
                                                                      {"precision", precision_name<T>()},
                                                                      {"trans", trans == Trans::kNoTrans ? "n" : "t"},
                                                                      {"m", std::to_string(rows)},

@@ -60,32 +60,58 @@ const std::string kTiming =
     "CUDA events on GPU 0's stream around the call, which forks into every GPU's stream with an event and joins back "
     "(cross-device event waits): first start to last end over the GPUs";
 
-const ProbeDescriptor kSymvDescriptor{
-    "kernels.symv_mgpu", Figure::kBandwidth,
-    "one y = alpha A x + beta y on G GPUs per sample (A symmetric n x n, one triangle stored, 1D block-column cyclic "
-    "with b = 64, ldl = n; x replicated, y lands on every GPU; alpha = 1, beta = 0), " + kTiming +
-        "; bytes = minimal summed over the GPUs (each GPU's stored elements + x + y); flops = 2n^2",
-    "", 10, 2, kMinWarmupSeconds};
-const ProbeDescriptor kGemvDescriptor{
-    "kernels.gemv_mgpu", Figure::kBandwidth,
-    "one y = alpha op(A) x + beta y on G GPUs per sample (A n x n, 1D block-column cyclic with b = 64, ldl = n; x "
-    "replicated, y lands on every GPU; alpha = 1, beta = 0), " + kTiming +
-        "; bytes = minimal summed over the GPUs (each GPU's columns + its x + y); flops = 2n^2",
-    "", 10, 2, kMinWarmupSeconds};
+// The four families' axes: GPUs, precision, the triangle or transposition (`shape`), the reduction,
+// the order n, and for the trailing calls their size; their fields (describe() and the entries).
+ProbeDescriptor mgpu_record(ProbeDescriptor d, const char* title, const char* shape, std::vector<Axis> more_axes,
+                            std::vector<Field> more_fields) {
+  std::vector<Axis> axes{numeric_axis("gpus", "GPUs", AxisRole::kGroup), text_axis("precision", AxisRole::kGroup),
+                         text_axis(shape, AxisRole::kGroup), text_axis("reduction", AxisRole::kGroup),
+                         numeric_axis("n", "rows", AxisRole::kX)};
+  axes.insert(axes.end(), more_axes.begin(), more_axes.end());
+  std::vector<Field> fields{numeric_field("block", "columns"), numeric_field("ldl", "elements"),
+                            numeric_field("element_bytes", "bytes"), text_field("devices"),
+                            numeric_field("local_min_bytes_gpu<i>", "bytes"),
+                            numeric_field("local_min_bytes_max", "bytes"), text_field("reduction_op"),
+                            numeric_field("reduction_bytes", "bytes"), numeric_field("entry_on_operands", "entries"),
+                            text_field("l2")};
+  fields.insert(fields.end(), more_fields.begin(), more_fields.end());
+  return std::move(d).titled(title).with_axes(std::move(axes)).with_fields(std::move(fields));
+}
+
+const ProbeDescriptor& kSymvDescriptor = declare_family(mgpu_record(
+    {"kernels.symv_mgpu", Figure::kBandwidth,
+     "one y = alpha A x + beta y on G GPUs per sample (A symmetric n x n, one triangle stored, 1D block-column cyclic "
+     "with b = 64, ldl = n; x replicated, y lands on every GPU; alpha = 1, beta = 0), " + kTiming +
+         "; bytes = minimal summed over the GPUs (each GPU's stored elements + x + y); flops = 2n^2",
+     "", 10, 2, kMinWarmupSeconds},
+    "Multi-GPU SYMV", "uplo", {}, {numeric_field("workspace_bytes", "bytes")}));
+const ProbeDescriptor& kGemvDescriptor = declare_family(mgpu_record(
+    {"kernels.gemv_mgpu", Figure::kBandwidth,
+     "one y = alpha op(A) x + beta y on G GPUs per sample (A n x n, 1D block-column cyclic with b = 64, ldl = n; x "
+     "replicated, y lands on every GPU; alpha = 1, beta = 0), " + kTiming +
+         "; bytes = minimal summed over the GPUs (each GPU's columns + its x + y); flops = 2n^2",
+     "", 10, 2, kMinWarmupSeconds},
+    "Multi-GPU GEMV", "trans", {}, {numeric_field("workspace_bytes", "bytes")}));
 // Not gated: submitting thousands of dependent calls is part of what the sequence costs.
-const ProbeDescriptor kSytrdDescriptor{
-    "kernels.symv_mgpu_sytrd", Figure::kValue,
-    "the SYTRD's SYMV sequence per sample: one call on each trailing submatrix A(k:n, k:n), k = 1 ... n-1 (sizes "
-    "n-1 down to 1) of one n x n matrix, as kernels.symv_mgpu otherwise, enqueued back to back on GPU 0's stream; CUDA events "
-    "around the whole sequence, not behind a launch gate (the host's submission is part of it); value = the "
-    "sequence's seconds",
-    "s", 3, 1, 0, /*launch_gate=*/false};
-const ProbeDescriptor kTrailingDescriptor{
-    "kernels.symv_mgpu_trailing", Figure::kTimePerOp,
-    "one y = alpha A(o:n, o:n) x + beta y per sample on a trailing submatrix of size n - o of the n x n matrix of "
-    "kernels.symv_mgpu_sytrd (as kernels.symv_mgpu otherwise), " + kTiming + "; value = ns per call; bytes = minimal summed over the "
-    "GPUs",
-    "", 10, 2, kMinWarmupSeconds};
+const ProbeDescriptor& kSytrdDescriptor = declare_family(mgpu_record(
+    {"kernels.symv_mgpu_sytrd", Figure::kValue,
+     "the SYTRD's SYMV sequence per sample: one call on each trailing submatrix A(k:n, k:n), k = 1 ... n-1 (sizes "
+     "n-1 down to 1) of one n x n matrix, as kernels.symv_mgpu otherwise, enqueued back to back on GPU 0's stream; "
+     "CUDA events around the whole sequence, not behind a launch gate (the host's submission is part of it); value "
+     "= the sequence's seconds",
+     "s", 3, 1, 0, /*launch_gate=*/false, Premise{}, true, /*lower_value_is_better=*/true},
+    "Multi-GPU SYMV: the SYTRD sequence", "uplo", {},
+    {numeric_field("calls", "calls"), numeric_field("size_first", "rows"), numeric_field("size_last", "rows"),
+     numeric_field("seq_local_min_bytes_max_sum", "bytes"), numeric_field("seq_local_min_bytes_max_sum_dram", "bytes"),
+     numeric_field("seq_local_min_bytes_max_sum_l2", "bytes"), numeric_field("seq_reduction_bytes_sum", "bytes")}));
+const ProbeDescriptor& kTrailingDescriptor = declare_family(mgpu_record(
+    {"kernels.symv_mgpu_trailing", Figure::kTimePerOp,
+     "one y = alpha A(o:n, o:n) x + beta y per sample on a trailing submatrix of size n - o of the n x n matrix of "
+     "kernels.symv_mgpu_sytrd (as kernels.symv_mgpu otherwise), " + kTiming +
+         "; value = ns per call; bytes = minimal summed over the GPUs",
+     "", 10, 2, kMinWarmupSeconds},
+    "Multi-GPU SYMV: trailing submatrices of the SYTRD sequence", "uplo",
+    {numeric_axis("size", "rows", AxisRole::kFixed)}, {numeric_field("offset", "rows")}));
 
 template <class T>
 constexpr const char* precision_name() {
@@ -311,15 +337,12 @@ Operands<T>& operands(int gpus, int n) {
 // The entry's fields common to the families: the layout, each GPU's minimal bytes and their
 // maximum (the bound's numerator), the reduction, the operands' settling.
 template <class T>
-void describe(Measurement& m, Operands<T>& o, const char* reduction, const std::vector<double>& local_bytes,
+void describe(Measurement& m, Operands<T>& o, const std::vector<double>& local_bytes,
               const char* reduction_op, double reduction_bytes) {
-  m.param("gpus", o.gpus);
-  m.param("n", o.n);
+  // gpus, precision, the reduction and n come from the entry's name.
   m.param("block", kBlock);
   m.param("ldl", o.n);
   m.param("element_bytes", sizeof(T));
-  m.tag("precision", precision_name<T>());
-  m.tag("reduction", reduction);
   m.tag("devices", device_list(o.devices));
   for (std::size_t q = 0; q < local_bytes.size(); ++q) m.param("local_min_bytes_gpu" + std::to_string(q), local_bytes[q]);
   m.param("local_min_bytes_max", *std::max_element(local_bytes.begin(), local_bytes.end()));
@@ -399,8 +422,7 @@ void symv_entry(benchmark::State& state, int gpus, int n, Uplo uplo, const std::
   const std::vector<double> local = symv_local_bytes<T>(o->layout, uplo, n, 0);
   const double max_local = *std::max_element(local.begin(), local.end());
   Measurement m(state, kSymvDescriptor, Work{sum(local), kernels::symv_flops(n), 0});
-  describe(m, *o, reduction.c_str(), local, "allreduce", kernels::symv_mgpu_reduction_bytes(gpus, n, sizeof(T)));
-  m.tag("uplo", uplo_name(uplo));
+  describe(m, *o, local, "allreduce", kernels::symv_mgpu_reduction_bytes(gpus, n, sizeof(T)));
   m.param("workspace_bytes", static_cast<double>(o->symv_ws_bytes));
   tag_l2(m, gpus, max_local);
   const MgpuContext& ctx = context_for(gpus, reduction_of(reduction));
@@ -418,10 +440,9 @@ void gemv_entry(benchmark::State& state, int gpus, int n, Trans trans, const std
     local.push_back(kernels::gemv_mgpu_local_min_bytes(o->layout, q, trans, n, n, 0, sizeof(T), false));
   const double max_local = *std::max_element(local.begin(), local.end());
   Measurement m(state, kGemvDescriptor, Work{sum(local), kernels::gemv_flops(n, n), 0});
-  describe(m, *o, reduction.c_str(), local, kernels::gemv_mgpu_reduction_op(trans),
+  describe(m, *o, local, kernels::gemv_mgpu_reduction_op(trans),
            kernels::gemv_mgpu_reduction_bytes(trans, gpus, n, n, sizeof(T)));
   const int t = trans == Trans::kNoTrans ? 0 : 1;
-  m.tag("trans", t == 0 ? "n" : "t");
   m.param("workspace_bytes", static_cast<double>(o->gemv_ws_bytes[t]));
   tag_l2(m, gpus, max_local);
   const MgpuContext& ctx = context_for(gpus, reduction_of(reduction));
@@ -454,9 +475,8 @@ void sytrd_entry(benchmark::State& state, int gpus, int n, Uplo uplo, const std:
     reduction_sum += kernels::symv_mgpu_reduction_bytes(gpus, n - offset, sizeof(T));
   }
   Measurement m(state, kSytrdDescriptor, Work{total_bytes, flops, static_cast<double>(n - 1)});
-  describe(m, *o, reduction.c_str(), symv_local_bytes<T>(o->layout, uplo, n - 1, 1), "allreduce",
+  describe(m, *o, symv_local_bytes<T>(o->layout, uplo, n - 1, 1), "allreduce",
            kernels::symv_mgpu_reduction_bytes(gpus, n - 1, sizeof(T)));
-  m.tag("uplo", uplo_name(uplo));
   m.tag("l2", "as_left");  // the sequence runs as a factorization would: no flush between its calls
   m.param("calls", n - 1);
   m.param("size_first", n - 1);
@@ -483,10 +503,8 @@ void trailing_entry(benchmark::State& state, int gpus, int n, int size, Uplo upl
   const std::vector<double> local = symv_local_bytes<T>(o->layout, uplo, size, offset);
   const double max_local = *std::max_element(local.begin(), local.end());
   Measurement m(state, kTrailingDescriptor, Work{sum(local), kernels::symv_flops(size), 1});
-  describe(m, *o, reduction.c_str(), local, "allreduce", kernels::symv_mgpu_reduction_bytes(gpus, size, sizeof(T)));
-  m.tag("uplo", uplo_name(uplo));
-  m.param("size", size);
-  m.param("offset", offset);
+  describe(m, *o, local, "allreduce", kernels::symv_mgpu_reduction_bytes(gpus, size, sizeof(T)));
+  m.param("offset", offset);  // size comes from the entry's name
   tag_l2(m, gpus, max_local);
   const MgpuContext& ctx = context_for(gpus, reduction_of(reduction));
   GP_CUDA_CHECK(cudaSetDevice(probed_device()));
@@ -562,7 +580,7 @@ void register_precision(bool quick) {
       const std::string common = std::string("/gpus:") + std::to_string(gpus) + "/precision:" + precision_name<T>();
       for (Uplo uplo : {Uplo::kLower, Uplo::kUpper})
         for (const std::string& red : reductions_for(gpus))
-          register_entry(entry_name(kSymvDescriptor.family, {{"gpus", std::to_string(gpus)},
+          register_entry(entry_name(kSymvDescriptor, {{"gpus", std::to_string(gpus)},
                                                              {"precision", precision_name<T>()},
                                                              {"uplo", uplo_name(uplo)},
                                                              {"reduction", red},
@@ -572,7 +590,7 @@ void register_precision(bool quick) {
                          samples_for(max_local_symv<T>(gpus, n, uplo, n, 0)));
       for (Trans trans : {Trans::kNoTrans, Trans::kTrans})
         for (const std::string& red : reductions_for(gpus))
-          register_entry(entry_name(kGemvDescriptor.family, {{"gpus", std::to_string(gpus)},
+          register_entry(entry_name(kGemvDescriptor, {{"gpus", std::to_string(gpus)},
                                                              {"precision", precision_name<T>()},
                                                              {"trans", trans == Trans::kNoTrans ? "n" : "t"},
                                                              {"reduction", red},
@@ -596,7 +614,7 @@ void register_sytrd(bool quick) {
   for (int gpus : gpu_counts()) {
     if (!memory_shortfall<T>(gpus, n).empty()) continue;
     for (const std::string& red : reductions_for(gpus)) {
-      register_entry(entry_name(kSytrdDescriptor.family, {{"gpus", std::to_string(gpus)},
+      register_entry(entry_name(kSytrdDescriptor, {{"gpus", std::to_string(gpus)},
                                                           {"precision", precision_name<T>()},
                                                           {"uplo", uplo_name(uplo)},
                                                           {"reduction", red},
@@ -605,7 +623,7 @@ void register_sytrd(bool quick) {
                      [gpus, n, uplo, red](benchmark::State& st) { sytrd_entry<T>(st, gpus, n, uplo, red); });
       for (int size : sizes) {
         const double local = max_local_symv<T>(gpus, n, uplo, size, n - size);
-        register_entry(entry_name(kTrailingDescriptor.family, {{"gpus", std::to_string(gpus)},
+        register_entry(entry_name(kTrailingDescriptor, {{"gpus", std::to_string(gpus)},
                                                                {"precision", precision_name<T>()},
                                                                {"uplo", uplo_name(uplo)},
                                                                {"reduction", red},

@@ -27,11 +27,17 @@ namespace {
 using kernels::SgemmImpl;
 using kernels::Trans;
 
-const ProbeDescriptor kSgemmDescriptor{
-    "kernels.sgemm", Figure::kFlopRate,
-    "one C = alpha op(A) op(B) + beta C (column-major, FP32, alpha = 1, beta = 0) per sample, timed with "
-    "CUDA events; flops = 2mnk; bytes = minimal (A and B read once, C written once)",
-    "", 10, 2};
+const ProbeDescriptor& kSgemmDescriptor = declare_family(
+    ProbeDescriptor{"kernels.sgemm", Figure::kFlopRate,
+                    "one C = alpha op(A) op(B) + beta C (column-major, FP32, alpha = 1, beta = 0) per sample, timed "
+                    "with CUDA events; flops = 2mnk; bytes = minimal (A and B read once, C written once)",
+                    "", 10, 2}
+        .titled("SGEMM: ours vs cuBLAS")
+        .with_axes({text_axis("impl", AxisRole::kGroup), text_axis("trans", AxisRole::kGroup),
+                    numeric_axis("m", "rows", AxisRole::kFixed), numeric_axis("n", "columns", AxisRole::kX),
+                    numeric_axis("k", "inner dimension", AxisRole::kFixed)})
+        .with_fields({text_field("l2"), text_field("math_mode"), text_field("nvidia_tf32_override"),
+                      numeric_field("cublas_version", "version"), text_field("kernel")}));
 
 // What an entry times: one of our implementations (a kernels::kSgemmImpls record, entry impl
 // "ours_<name>") or cuBLAS SGEMM in one math mode.
@@ -77,12 +83,7 @@ void sgemm_entry(benchmark::State& state, const BenchImpl& impl, const Shape& s)
 
   Measurement meas(state, kSgemmDescriptor,
                    Work{kernels::sgemm_min_bytes(s.m, s.n, s.k, beta != 0.f), kernels::sgemm_flops(s.m, s.n, s.k), 0});
-  meas.param("m", s.m);
-  meas.param("n", s.n);
-  meas.param("k", s.k);
-  meas.tag("impl", impl.name);
-  meas.tag("trans", trans_name(s.ta, s.tb));
-  meas.tag("l2", "not flushed (compute-bound)");
+  meas.tag("l2", "not flushed (compute-bound)");  // impl, trans, m, n and k come from the entry's name
 
   if (impl.ours == nullptr) {
     CublasHandle handle;
@@ -143,7 +144,7 @@ void register_sgemm_benchmarks() {
       // 0.1 % at 16384, and its counter run there took 5 s: FLOP counters patch the SASS).
       const bool baseline = (impl.ours && impl.ours->impl == SgemmImpl::kVolkovDemmel) || impl.cublas_pedantic;
       if (baseline && double(s.m) * s.n * s.k > 8192.0 * 8192 * 8192) continue;
-      const std::string name = entry_name(kSgemmDescriptor.family, {{"impl", impl.name},
+      const std::string name = entry_name(kSgemmDescriptor, {{"impl", impl.name},
                                                                      {"trans", trans_name(s.ta, s.tb)},
                                                                      {"m", std::to_string(s.m)},
                                                                      {"n", std::to_string(s.n)},

@@ -371,37 +371,64 @@ unsigned* bandwidth_sink() {
   return sink.data();
 }
 
-const ProbeDescriptor kBandwidth{
-    "memory.bandwidth", Figure::kBandwidth,
-    "all SMs, 256-thread blocks; each thread visits elements i, i+step, ... mod n (coalesced, reuse "
-    "distance = working set; pattern=sweep); working sets > 4 x L2: one pass, one contiguous tile of 4 x 256 "
-    "vectors per block, 4 loads in flight per thread (pattern=tiles); CUDA events; bytes = accesses x vector bytes; "
-    "a freshly allocated pool is read until its read rate is stable before any sample",
-    "", 10, 2};
-const ProbeDescriptor kL1Peak{
-    "memory.l1_peak", Figure::kBandwidth,
-    "8 blocks x 256 threads per SM, each block re-reading its own 16 KiB array (L1-resident), loads at "
-    "compile-time offsets; ~4 ms samples; CUDA events; bytes = loads x vector bytes",
-    "", 10, 2};
-const ProbeDescriptor kOccupancy{
-    "memory.occupancy", Figure::kBandwidth,
-    "as memory.bandwidth at a DRAM-sized and an L2-sized working set, varying resident 256-thread "
-    "blocks per SM and the store cache hint (default or st.global.cs)", "", 10, 2};
-const ProbeDescriptor kL2Bandwidth{
-    "memory.l2_bandwidth", Figure::kBandwidth,
-    "walk=shared and walk=own_slice: one 1024-thread block per SM (its shared-memory request leaves room for "
-    "no second one) walking a ring of chunks, 16-byte ld.global.cg loads or st.global.cg stores; shared: every "
-    "SM over the whole working set from its own starting chunk; own_slice: every SM over its own 1/SMs of it "
-    "(no sector is read by two SMs, so the L2's request coalescer cannot merge them); loads = 16-byte accesses "
-    "per thread per chunk (a chunk is 1024 x loads x 16 B). walk=blocks: many short 1024-thread blocks, block b "
-    "accessing piece b mod runs (8 KiB) of each of 32 rows, 8-byte ld/st.global.cg. Working sets up to the L2 "
-    "size; CUDA events; bytes = accesses x vector bytes",
-    "", 10, 2};
-const ProbeDescriptor kStride{
-    "memory.stride", Figure::kBandwidth,
-    "all SMs; thread t reads float (t + j x threads) x stride from base + offset; bytes = 4 per load "
-    "(useful bytes: the effective bandwidth a strided code sees); CUDA events",
-    "", 10, 5};
+const ProbeDescriptor& kBandwidth = declare_family(
+    ProbeDescriptor{
+        "memory.bandwidth", Figure::kBandwidth,
+        "all SMs, 256-thread blocks; each thread visits elements i, i+step, ... mod n (coalesced, reuse "
+        "distance = working set; pattern=sweep); working sets > 4 x L2: one pass, one contiguous tile of 4 x 256 "
+        "vectors per block, 4 loads in flight per thread (pattern=tiles); CUDA events; bytes = accesses x vector "
+        "bytes; a freshly allocated pool is read until its read rate is stable before any sample",
+        "", 10, 2}
+        .titled("Bandwidth vs working set")
+        .premise_by_entry("DRAM for working sets beyond 4 x the L2 (every counted byte moved to or from DRAM once)")
+        .with_axes({text_axis("kernel", AxisRole::kGroup), numeric_axis("vector", "bytes", AxisRole::kGroup),
+                    numeric_axis("footprint", "bytes", AxisRole::kX),
+                    numeric_axis("blocks_per_sm", "blocks", AxisRole::kGroup).outside_name()})
+        .with_fields({numeric_field("threads", "threads"), text_field("store"), text_field("pattern")}));
+const ProbeDescriptor& kL1Peak = declare_family(
+    ProbeDescriptor{"memory.l1_peak", Figure::kBandwidth,
+                    "8 blocks x 256 threads per SM, each block re-reading its own 16 KiB array (L1-resident), loads "
+                    "at compile-time offsets; ~4 ms samples; CUDA events; bytes = loads x vector bytes",
+                    "", 10, 2, 0, true, Premise::l1()}
+        .titled("L1 load bandwidth, per-block resident arrays")
+        .with_axes({numeric_axis("vector", "bytes", AxisRole::kGroup)})
+        .with_fields({numeric_field("blocks_per_sm", "blocks"), numeric_field("block_bytes", "bytes")}));
+const ProbeDescriptor& kOccupancy = declare_family(
+    ProbeDescriptor{"memory.occupancy", Figure::kBandwidth,
+                    "as memory.bandwidth at a DRAM-sized and an L2-sized working set, varying resident 256-thread "
+                    "blocks per SM and the store cache hint (default or st.global.cs)",
+                    "", 10, 2}
+        .titled("Bandwidth vs resident blocks per SM and store hint")
+        .premise_by_entry("DRAM for working sets beyond 4 x the L2 (every counted byte moved to or from DRAM once)")
+        .with_axes({text_axis("kernel", AxisRole::kGroup), numeric_axis("vector", "bytes", AxisRole::kGroup),
+                    text_axis("store", AxisRole::kGroup), numeric_axis("footprint", "bytes", AxisRole::kGroup),
+                    numeric_axis("blocks_per_sm", "blocks", AxisRole::kX)})
+        .with_fields({numeric_field("threads", "threads"), text_field("pattern")}));
+const ProbeDescriptor& kL2Bandwidth = declare_family(
+    ProbeDescriptor{
+        "memory.l2_bandwidth", Figure::kBandwidth,
+        "walk=shared and walk=own_slice: one 1024-thread block per SM (its shared-memory request leaves room for "
+        "no second one) walking a ring of chunks, 16-byte ld.global.cg loads or st.global.cg stores; shared: every "
+        "SM over the whole working set from its own starting chunk; own_slice: every SM over its own 1/SMs of it "
+        "(no sector is read by two SMs, so the L2's request coalescer cannot merge them); loads = 16-byte accesses "
+        "per thread per chunk (a chunk is 1024 x loads x 16 B). walk=blocks: many short 1024-thread blocks, block b "
+        "accessing piece b mod runs (8 KiB) of each of 32 rows, 8-byte ld/st.global.cg. Working sets up to the L2 "
+        "size; CUDA events; bytes = accesses x vector bytes",
+        "", 10, 2, 0, true, Premise::l2()}
+        .titled("L2 bandwidth (ld/st.global.cg walks)")
+        .with_axes({text_axis("kernel", AxisRole::kGroup), text_axis("walk", AxisRole::kGroup),
+                    numeric_axis("loads", "accesses per thread per chunk or block", AxisRole::kGroup),
+                    numeric_axis("footprint", "bytes", AxisRole::kX)})
+        .with_fields({numeric_field("vector", "bytes"), numeric_field("blocks_per_sm", "blocks"),
+                      numeric_field("threads", "threads")}));
+const ProbeDescriptor& kStride = declare_family(
+    ProbeDescriptor{"memory.stride", Figure::kBandwidth,
+                    "all SMs; thread t reads float (t + j x threads) x stride from base + offset; bytes = 4 per load "
+                    "(useful bytes: the effective bandwidth a strided code sees); CUDA events",
+                    "", 10, 5}
+        .titled("Strided and misaligned access")
+        .with_axes({numeric_axis("stride", "elements", AxisRole::kX), numeric_axis("offset", "bytes", AxisRole::kGroup)})
+        .with_fields({numeric_field("span_bytes", "bytes")}));
 
 struct StreamConfig {
   StreamKernelInfo kernel;
@@ -460,11 +487,11 @@ void stream_entry_typed(benchmark::State& state, const ProbeDescriptor& d, const
   // Only a working set far beyond the L2 claims DRAM; smaller ones are curve points of whichever
   // levels serve them (the L2 and L1 ceilings come from memory.l2_bandwidth and memory.l1_peak).
   if (dram_sized) m.premise(Premise::dram());
-  m.param("footprint_bytes", double(elements * sizeof(V) * cfg.kernel.arrays));
-  m.param("vector_bytes", sizeof(V));
+  // kernel and vector (and for memory.occupancy store) come from the entry's name; the footprint is
+  // the one the arrays hold, the name's rounded down to whole vectors per array.
+  m.param("footprint", double(elements * sizeof(V) * cfg.kernel.arrays));
   m.param("blocks_per_sm", cfg.blocks_per_sm);
   m.param("threads", tiles ? double((elements + kTileVectors - 1) / kTileVectors * kBlockThreads) : double(threads));
-  m.tag("kernel", cfg.kernel.name);
   m.tag("store", cfg.streaming_stores ? "cs" : "default");
   m.tag("pattern", tiles ? "tiles" : "sweep");
   unsigned* sink = bandwidth_sink();
@@ -505,9 +532,7 @@ void l1_peak_entry(benchmark::State& state) {
   const V* data = reinterpret_cast<const V*>(bandwidth_memory(std::uint64_t(blocks) * kL1PeakBlockBytes));
   // All of the unified L1/shared SRAM to L1 (the kernel uses no shared memory).
   GP_CUDA_CHECK(cudaFuncSetAttribute(l1_peak_kernel<V>, cudaFuncAttributePreferredSharedMemoryCarveout, 0));
-  Measurement m(state, kL1Peak, Work{bytes_per_pass * passes, 0, 0});
-  m.premise(Premise::l1());
-  m.param("vector_bytes", sizeof(V));
+  Measurement m(state, kL1Peak, Work{bytes_per_pass * passes, 0, 0});  // premise L1 (the record's)
   m.param("blocks_per_sm", kL1PeakBlocksPerSm);
   m.param("block_bytes", kL1PeakBlockBytes);
   unsigned* sink = bandwidth_sink();
@@ -543,13 +568,9 @@ void l2_blocks_entry(benchmark::State& state, const StreamKernelInfo& kernel, in
   const auto* b = reinterpret_cast<const float2*>(base + array_stride);
 
   Measurement m(state, kL2Bandwidth, Work{double(blocks) * block_bytes * kernel.accesses, 0, 0});
-  m.premise(Premise::l2());
-  m.param("footprint_bytes", double(array_bytes) * kernel.arrays);
-  m.param("vector_bytes", 8);
-  m.param("loads_per_thread", loads);
+  m.param("footprint", double(array_bytes) * kernel.arrays);
+  m.param("vector", 8);
   m.param("threads", double(blocks) * kL2Threads);
-  m.tag("kernel", kernel.name);
-  m.tag("walk", l2_walk_name(L2Walk::kBlocks));
   unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
     switch (kernel.kernel) {
@@ -592,17 +613,13 @@ void l2_entry(benchmark::State& state, const StreamKernelInfo& kernel, L2Walk wa
   auto* a = reinterpret_cast<float4*>(base);
   const auto* b = reinterpret_cast<const float4*>(base + array_stride);
 
-  Measurement m(state, kL2Bandwidth, Work{bytes_per_iteration * x.iterations, 0, 0});
-  m.premise(Premise::l2());
+  Measurement m(state, kL2Bandwidth, Work{bytes_per_iteration * x.iterations, 0, 0});  // premise L2 (the record's)
   // The bytes the walk touches (own_slice leaves the remainder of chunks / SMs untouched).
   const double touched = walk == L2Walk::kOwnSlice ? double(x.ring) * sms * chunk_bytes : double(chunks) * chunk_bytes;
-  m.param("footprint_bytes", touched * kernel.arrays);
-  m.param("vector_bytes", 16);
+  m.param("footprint", touched * kernel.arrays);
+  m.param("vector", 16);
   m.param("blocks_per_sm", 1);
-  m.param("loads_per_thread", loads);
   m.param("threads", double(sms) * kL2Threads);
-  m.tag("kernel", kernel.name);
-  m.tag("walk", l2_walk_name(walk));
   unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
     if (loads == 8)
@@ -626,9 +643,7 @@ void strided_entry(benchmark::State& state, std::uint64_t stride, std::uint64_t 
   const float* base = reinterpret_cast<const float*>(bandwidth_memory(pool_bytes) + offset_bytes);
 
   Measurement m(state, kStride, Work{4.0 * loads, 0, loads});
-  m.param("stride_elements", double(stride));
-  m.param("offset_bytes", double(offset_bytes));
-  m.param("span_bytes", loads * 4.0 * stride);
+  m.param("span_bytes", loads * 4.0 * stride);  // stride and offset come from the entry's name
   unsigned* sink = bandwidth_sink();
   m.time_events([&](cudaStream_t s) {
     strided_read_kernel<<<blocks, kBlockThreads, 0, s>>>(base, stride, loads_per_thread, sink, 0);
@@ -652,7 +667,7 @@ void register_memory_bandwidth_probes() {
       if (quick && vector_bytes != 16) continue;
       for (std::uint64_t ws : log_sweep(16 << 10, limit, quick ? 1 : 2, std::uint64_t(k.arrays) * 16 * 256)) {
         const StreamConfig cfg{k, vector_bytes, ws, full_occupancy, false, true};
-        register_entry(entry_name(kBandwidth.family, {{"kernel", k.name}, {"vector", std::to_string(vector_bytes)},
+        register_entry(entry_name(kBandwidth, {{"kernel", k.name}, {"vector", std::to_string(vector_bytes)},
                                                       {"footprint", std::to_string(ws)}}),
                        kBandwidth, [cfg](benchmark::State& st) { stream_entry(st, kBandwidth, cfg); });
       }
@@ -671,7 +686,7 @@ void register_memory_bandwidth_probes() {
         for (int bps = 1; bps <= full_occupancy; ++bps) {
           if (quick && bps != 1 && bps != full_occupancy) continue;
           const StreamConfig cfg{k, 16, ws, bps, streaming};
-          register_entry(entry_name(kOccupancy.family, {{"kernel", k.name}, {"vector", "16"},
+          register_entry(entry_name(kOccupancy, {{"kernel", k.name}, {"vector", "16"},
                                                         {"store", streaming ? "cs" : "default"},
                                                         {"footprint", std::to_string(ws)},
                                                         {"blocks_per_sm", std::to_string(bps)}}),
@@ -701,7 +716,7 @@ void register_memory_bandwidth_probes() {
                                           (w.walk == L2Walk::kOwnSlice ? std::uint64_t(ctx.device.sm_count) : 1);
       const std::uint64_t lo = l2_min_footprint(w.walk, w.loads, k, ctx.device.sm_count);
       for (std::uint64_t ws : log_sweep(lo, ctx.device.l2_bytes, quick ? 1 : 4, granule))
-        register_entry(entry_name(kL2Bandwidth.family, {{"kernel", k.name}, {"walk", l2_walk_name(w.walk)},
+        register_entry(entry_name(kL2Bandwidth, {{"kernel", k.name}, {"walk", l2_walk_name(w.walk)},
                                                         {"loads", std::to_string(w.loads)},
                                                         {"footprint", std::to_string(ws)}}),
                        kL2Bandwidth, [k, w, ws](benchmark::State& st) { l2_entry(st, k, w.walk, w.loads, ws); });
@@ -709,19 +724,19 @@ void register_memory_bandwidth_probes() {
   }
 
   // L1 peak: float2 and float4 loads.
-  register_entry(entry_name(kL1Peak.family, {{"vector", "8"}}), kL1Peak,
+  register_entry(entry_name(kL1Peak, {{"vector", "8"}}), kL1Peak,
                  [](benchmark::State& st) { l1_peak_entry<float2>(st); });
-  register_entry(entry_name(kL1Peak.family, {{"vector", "16"}}), kL1Peak,
+  register_entry(entry_name(kL1Peak, {{"vector", "16"}}), kL1Peak,
                  [](benchmark::State& st) { l1_peak_entry<float4>(st); });
 
   // Stride (offset 0) and misalignment (stride 1), in DRAM.
   std::vector<std::uint64_t> strides = {1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024};
   if (quick) strides = {1, 2, 32, 1024};
   for (std::uint64_t stride : strides)
-    register_entry(entry_name(kStride.family, {{"stride", std::to_string(stride)}, {"offset", "0"}}), kStride,
+    register_entry(entry_name(kStride, {{"stride", std::to_string(stride)}, {"offset", "0"}}), kStride,
                    [stride](benchmark::State& st) { strided_entry(st, stride, 0); });
   for (std::uint64_t offset = 4; offset <= 128; offset += quick ? 60 : 4)
-    register_entry(entry_name(kStride.family, {{"stride", "1"}, {"offset", std::to_string(offset)}}), kStride,
+    register_entry(entry_name(kStride, {{"stride", "1"}, {"offset", std::to_string(offset)}}), kStride,
                    [offset](benchmark::State& st) { strided_entry(st, 1, offset); });
 }
 

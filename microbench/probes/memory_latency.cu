@@ -236,18 +236,29 @@ constexpr std::uint64_t kTimedLoads = 4096;     // per sample: 4096 dependent lo
 constexpr std::uint64_t kRandomSpacing = 128;   // one element per 128-byte line
 constexpr std::uint64_t kFullWarmLimit = std::uint64_t(1) << 22;  // loads in a full warm-up lap, at most
 
-const ProbeDescriptor kLatency{
-    "memory.latency", Figure::kCyclesPerOp,
-    "one thread follows a chain of absolute 64-bit pointers (unrolled, nothing but dependent loads); "
-    "clock64 and globaltimer around 4096 loads; chase position persists across samples; random chains "
-    "below 64 KiB are laid at up to 16 placements and each sample times 4096 loads on every one",
-    "", 5, 1};
-const ProbeDescriptor kTlb{
-    "memory.tlb", Figure::kCyclesPerOp,
-    "fixed-stride pointer chase with L2-only loads (ld.global.cg, so L1 capacity and associativity "
-    "play no part), one element per stride-sized slot offset by (i mod skew) x 128 B to spread cache "
-    "sets; clock64 around 4096 loads after a full warm lap",
-    "", 5, 1};
+// Both chase families: one curve per pattern, load flavour and stride, latency against the footprint.
+ProbeDescriptor chase_record(ProbeDescriptor d, const char* title) {
+  return std::move(d)
+      .titled(title)
+      .with_axes({text_axis("pattern", AxisRole::kGroup), text_axis("load", AxisRole::kGroup),
+                  numeric_axis("stride", "bytes", AxisRole::kGroup), numeric_axis("footprint", "bytes", AxisRole::kX)})
+      .with_fields({numeric_field("elements", "elements"), numeric_field("placements", "placements"),
+                    numeric_field("warm_loads", "loads")});
+}
+const ProbeDescriptor& kLatency = declare_family(chase_record(
+    {"memory.latency", Figure::kCyclesPerOp,
+     "one thread follows a chain of absolute 64-bit pointers (unrolled, nothing but dependent loads); "
+     "clock64 and globaltimer around 4096 loads; chase position persists across samples; random chains "
+     "below 64 KiB are laid at up to 16 placements and each sample times 4096 loads on every one",
+     "", 5, 1},
+    "Load latency (pointer chase)"));
+const ProbeDescriptor& kTlb = declare_family(chase_record(
+    {"memory.tlb", Figure::kCyclesPerOp,
+     "fixed-stride pointer chase with L2-only loads (ld.global.cg, so L1 capacity and associativity "
+     "play no part), one element per stride-sized slot offset by (i mod skew) x 128 B to spread cache "
+     "sets; clock64 around 4096 loads after a full warm lap",
+     "", 5, 1},
+    "TLB (large-stride pointer chase)"));
 
 // Device memory for chains, grown on demand and reused by every latency entry.
 char* chain_memory(std::uint64_t bytes) {
@@ -312,14 +323,12 @@ void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, Cha
   const std::uint64_t loads_each = kTimedLoads;
 
   Measurement m(state, descriptor, Work{0, 0, static_cast<double>(loads_each * placements)});
-  m.param("footprint_bytes", static_cast<double>(footprint));
-  m.param("stride_bytes", static_cast<double>(spec.spacing));
+  // pattern, load and stride come from the entry's name; the footprint is the chain's own.
+  m.param("footprint", static_cast<double>(footprint));
   m.param("elements", static_cast<double>(spec.elements));
   m.param("placements", static_cast<double>(placements));
   // Lets the analysis tell a steady-state lap (warm_loads >= elements) from first-touch loads.
   m.param("warm_loads", static_cast<double>(warm));
-  m.tag("pattern", spec.pattern == ChainPattern::kRandom ? "random" : "stride");
-  m.tag("load", chase_load_name(load));
   m.run(
       [&] {
         ChaseTiming total{0, 0};
@@ -337,11 +346,7 @@ void chase_entry(benchmark::State& state, const ProbeDescriptor& descriptor, Cha
 
 void shared_entry(benchmark::State& state, std::uint32_t footprint) {
   Measurement m(state, kLatency, Work{0, 0, static_cast<double>(kTimedLoads)});
-  m.param("footprint_bytes", footprint);
-  m.param("stride_bytes", 4);
-  m.param("elements", footprint / 4);
-  m.tag("pattern", "random");
-  m.tag("load", "shared");
+  m.param("elements", footprint / 4);  // pattern:random/load:shared/stride:4 in the name
   std::uint64_t seed = 1;
   m.run([&] { return timing_to_sample(shared_memory_chase(footprint, kTimedLoads, seed++)); },
         [&] { shared_memory_chase(footprint, kTimedLoads, seed); });
@@ -361,7 +366,7 @@ void register_memory_latency_probes() {
   for (ChaseLoad load : {ChaseLoad::kCached, ChaseLoad::kL2Only, ChaseLoad::kVolatile}) {
     for (std::uint64_t footprint : log_sweep(1024, max_footprint, per_octave, kRandomSpacing)) {
       ChainSpec spec{ChainPattern::kRandom, footprint / kRandomSpacing, kRandomSpacing, 0, footprint};
-      register_entry(entry_name(kLatency.family, {{"pattern", "random"}, {"load", chase_load_name(load)},
+      register_entry(entry_name(kLatency, {{"pattern", "random"}, {"load", chase_load_name(load)},
                                                   {"stride", bytes_text(kRandomSpacing)},
                                                   {"footprint", bytes_text(footprint)}}),
                      kLatency, [spec, load](benchmark::State& st) { chase_entry(st, kLatency, spec, load); });
@@ -375,7 +380,7 @@ void register_memory_latency_probes() {
       const std::uint64_t elements = footprint / stride;
       if (elements > (std::uint64_t(1) << 20)) break;
       ChainSpec spec{ChainPattern::kStride, elements, stride, 0, 1};
-      register_entry(entry_name(kLatency.family, {{"pattern", "stride"}, {"load", "ca"},
+      register_entry(entry_name(kLatency, {{"pattern", "stride"}, {"load", "ca"},
                                                   {"stride", bytes_text(stride)},
                                                   {"footprint", bytes_text(footprint)}}),
                      kLatency,
@@ -406,7 +411,7 @@ void register_memory_latency_probes() {
       if (footprint / stride > tlb_max_elements) break;
       const std::uint64_t skew = std::min<std::uint64_t>(stride / 128, 1024);
       ChainSpec spec{ChainPattern::kStride, footprint / stride, stride, skew, 1};
-      register_entry(entry_name(kTlb.family, {{"pattern", "stride"}, {"load", "cg"},
+      register_entry(entry_name(kTlb, {{"pattern", "stride"}, {"load", "cg"},
                                               {"stride", bytes_text(stride)},
                                               {"footprint", bytes_text(footprint)}}),
                      kTlb, [spec](benchmark::State& st) { chase_entry(st, kTlb, spec, ChaseLoad::kL2Only, true); });
@@ -415,7 +420,7 @@ void register_memory_latency_probes() {
 
   // Shared memory: random chains of 32-bit shared addresses.
   for (std::uint32_t footprint : {1024u, 4096u, 16384u, 49152u}) {
-    register_entry(entry_name(kLatency.family, {{"pattern", "random"}, {"load", "shared"}, {"stride", "4"},
+    register_entry(entry_name(kLatency, {{"pattern", "random"}, {"load", "shared"}, {"stride", "4"},
                                                 {"footprint", std::to_string(footprint)}}),
                    kLatency, [footprint](benchmark::State& st) { shared_entry(st, footprint); });
   }

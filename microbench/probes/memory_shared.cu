@@ -82,16 +82,22 @@ __global__ void __launch_bounds__(kSharedThreads) bank_conflict_kernel(std::uint
   if (acc == Word(0)) sink[0] = 1.f;  // data are positive: never taken, keeps the loads
 }
 
-const ProbeDescriptor kSharedBandwidth{
-    "memory.shared_bandwidth", Figure::kBandwidth,
-    "one 1024-thread block per SM reading conflict-free 16-byte shared-memory words; CUDA events for "
-    "the aggregate, clock64 per block for bytes per clock per SM",
-    "", 10, 2};
-const ProbeDescriptor kBankConflicts{
-    "memory.bank_conflicts", Figure::kValue,
-    "one 1024-thread block; each warp's lane i reads word (i x stride) mod 1024 repeatedly; clock64 "
-    "between barriers / (32 warps x loads) = cycles per warp-wide access",
-    "cycles", 5, 1};
+const ProbeDescriptor& kSharedBandwidth = declare_family(
+    ProbeDescriptor{"memory.shared_bandwidth", Figure::kBandwidth,
+                    "one 1024-thread block per SM reading conflict-free 16-byte shared-memory words; CUDA events "
+                    "for the aggregate, clock64 per block for bytes per clock per SM",
+                    "", 10, 2, 0, true, Premise::shared()}
+        .titled("Shared-memory bandwidth")
+        .with_fields({numeric_field("blocks", "blocks"), numeric_field("threads_per_block", "threads"),
+                      numeric_field("bytes_per_clock_per_sm", "bytes/clock/SM")}));
+const ProbeDescriptor& kBankConflicts = declare_family(
+    ProbeDescriptor{"memory.bank_conflicts", Figure::kValue,
+                    "one 1024-thread block; each warp's lane i reads word (i x stride) mod 1024 repeatedly; clock64 "
+                    "between barriers / (32 warps x loads) = cycles per warp-wide access",
+                    "cycles", 5, 1}
+        .titled("Shared-memory bank conflicts")
+        .lower_is_better()
+        .with_axes({numeric_axis("word", "bytes", AxisRole::kGroup), numeric_axis("stride", "words", AxisRole::kX)}));
 
 struct CycleBuffers {
   DeviceBuffer<unsigned long long> cycles;
@@ -110,7 +116,6 @@ void shared_bandwidth_entry(benchmark::State& state) {
   CycleBuffers buffers(sms);
   const double bytes_per_block = double(kSharedThreads) * kLoadsPerThread * 16;
   Measurement m(state, kSharedBandwidth, Work{bytes_per_block * sms, 0, 0});
-  m.premise(Premise::shared());
   m.param("blocks", sms);
   m.param("threads_per_block", kSharedThreads);
   std::vector<double> bytes_per_clock;
@@ -136,8 +141,7 @@ void bank_conflict_entry(benchmark::State& state, std::uint32_t word_stride) {
   constexpr std::uint32_t kLoads = 1024;
   const double warp_accesses = double(kSharedThreads / 32) * kLoads;
   Measurement m(state, kBankConflicts, Work{0, 0, warp_accesses});
-  m.param("word_stride", word_stride);
-  m.param("word_bytes", sizeof(Word));
+  // word and stride (in words) come from the entry's name.
   m.time_events(
       [&](cudaStream_t s) {
         bank_conflict_kernel<Word><<<1, kSharedThreads, 0, s>>>(word_stride, kLoads, buffers.cycles.data(),
@@ -153,11 +157,11 @@ void bank_conflict_entry(benchmark::State& state, std::uint32_t word_stride) {
 
 void register_memory_shared_probes() {
   const bool quick = context().options.quick;
-  register_entry(kSharedBandwidth.family, kSharedBandwidth, shared_bandwidth_entry);
+  register_entry(entry_name(kSharedBandwidth, {}), kSharedBandwidth, shared_bandwidth_entry);
   for (std::uint32_t stride = 1; stride <= 32; stride += (quick ? 7 : 1)) {
-    register_entry(entry_name(kBankConflicts.family, {{"word", "4"}, {"stride", std::to_string(stride)}}),
+    register_entry(entry_name(kBankConflicts, {{"word", "4"}, {"stride", std::to_string(stride)}}),
                    kBankConflicts, [stride](benchmark::State& st) { bank_conflict_entry<std::uint32_t>(st, stride); });
-    register_entry(entry_name(kBankConflicts.family, {{"word", "8"}, {"stride", std::to_string(stride)}}),
+    register_entry(entry_name(kBankConflicts, {{"word", "8"}, {"stride", std::to_string(stride)}}),
                    kBankConflicts, [stride](benchmark::State& st) { bank_conflict_entry<std::uint64_t>(st, stride); });
   }
 }

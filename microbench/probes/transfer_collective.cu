@@ -270,21 +270,8 @@ std::string nccl_environment_text() {
 
 namespace {
 
-ProbeDescriptor collective_descriptor() {
-  ProbeDescriptor d{"transfer.collective", Figure::kBandwidth,
-                    "one NCCL collective of floats (sum, root 0) over GPUs 0..ranks-1, one rank per GPU in this "
-                    "process (ncclCommInitAll), all ranks in one ncclGroupStart/End; CUDA events on the probed "
-                    "GPU's stream, forked to every rank's stream and joined back: first start to last end; "
-                    "size = bytes of the largest buffer of one rank (nccl-tests); value = algbw = size / time, "
-                    "busbw_gbps = algbw x busbw_factor (nccl-tests)",
-                    "", 15, 2,
-                    // ~10 us calls get a few hundred warm-up calls, 1 GiB ones their 2.
-                    0.002};
-  // A kernel replay of one rank's kernel would wait for its peers forever.
-  d.counter_replay = false;
-  return d;
-}
-const ProbeDescriptor kCollective = collective_descriptor();
+// The record lives in transfer_collective_plan.cpp, built with or without NCCL.
+const ProbeDescriptor& kCollective = collective_record();
 
 // One group's communicators and buffers, kept from one entry to the next (the entries of a group are
 // registered together). The buffers hold the largest size on every rank, send and receive, filled
@@ -360,11 +347,8 @@ void collective_entry(benchmark::State& state, CollectiveOp op, int ranks, std::
   const ForkEvent fork;  // on the probed device, where the harness's stream lives
   const double factor = busbw_factor(op, ranks);
   Measurement m(state, kCollective, Work{static_cast<double>(size), 0, 1});
-  m.tag("op", collective_name(op));
-  m.tag("dtype", "float");
+  m.tag("dtype", "float");  // op, ranks and size come from the entry's name
   if (op != CollectiveOp::kAllGather && op != CollectiveOp::kBroadcast) m.tag("redop", "sum");
-  m.param("ranks", ranks);
-  m.param("size_bytes", static_cast<double>(size));
   m.param("count", static_cast<double>(counts.nccl_count));
   m.param("busbw_factor", factor);
   if (op == CollectiveOp::kReduce || op == CollectiveOp::kBroadcast) m.param("root", kCollectiveRoot);
@@ -399,7 +383,7 @@ void register_collective_probes() {
     for (CollectiveOp op : collective_ops())
       for (std::uint64_t size : sizes) {
         if (!collective_size_fits(op, ranks, size)) continue;  // below one float per rank
-        register_entry(entry_name(kCollective.family, {{"op", collective_name(op)},
+        register_entry(entry_name(kCollective, {{"op", collective_name(op)},
                                                        {"ranks", std::to_string(ranks)},
                                                        {"size", std::to_string(size)}}),
                        kCollective, [op, ranks, size, max_bytes](benchmark::State& st) {

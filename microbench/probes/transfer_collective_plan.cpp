@@ -3,8 +3,36 @@
 #include <algorithm>
 
 #include "gpuprobe/check.hpp"
+#include "harness/family.hpp"
 
 namespace gpuprobe {
+
+const ProbeDescriptor& collective_record() {
+  static const ProbeDescriptor& record = declare_family(
+      ProbeDescriptor{"transfer.collective", Figure::kBandwidth,
+                      "one NCCL collective of floats (sum, root 0) over GPUs 0..ranks-1, one rank per GPU in this "
+                      "process (ncclCommInitAll), all ranks in one ncclGroupStart/End; CUDA events on the probed "
+                      "GPU's stream, forked to every rank's stream and joined back: first start to last end; "
+                      "size = bytes of the largest buffer of one rank (nccl-tests); value = algbw = size / time, "
+                      "busbw_gbps = algbw x busbw_factor (nccl-tests)",
+                      "", 15, 2,
+                      0.002,  // ~10 us calls get a few hundred warm-up calls, 1 GiB ones their 2
+                      true, Premise{},
+                      false}  // counter_replay: a kernel replay of one rank's kernel would wait for its peers forever
+          .titled("NCCL collectives")
+          .with_axes({text_axis("op", AxisRole::kGroup), numeric_axis("ranks", "GPUs", AxisRole::kGroup),
+                      numeric_axis("size", "bytes", AxisRole::kX)})
+          .with_fields({text_field("dtype"), text_field("redop"), numeric_field("count", "elements"),
+                        numeric_field("busbw_factor", "factor"), numeric_field("root", "rank"),
+                        text_field("nccl_version"), text_field("nccl_env"), numeric_field("busbw_gbps", "GB/s"),
+                        numeric_field("busbw_gbps_min", "GB/s"), numeric_field("busbw_gbps_max", "GB/s")}));
+  return record;
+}
+
+namespace {
+// Declared at start-up, whether or not anything measures it in this build.
+const ProbeDescriptor& kDeclaredAtStartup = collective_record();
+}  // namespace
 
 const std::vector<CollectiveOp>& collective_ops() {
   static const std::vector<CollectiveOp> ops{CollectiveOp::kAllReduce, CollectiveOp::kReduce,

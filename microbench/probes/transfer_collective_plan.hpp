@@ -14,6 +14,13 @@
 
 namespace gpuprobe {
 
+struct ProbeDescriptor;
+
+// The family record of transfer.collective. Declared here, in the part built with or without NCCL, so
+// that every build lists the family (--list-families, the result context) the same way; the probe
+// itself (transfer_collective.cu) is built only with NCCL.
+const ProbeDescriptor& collective_record();
+
 enum class CollectiveOp { kAllReduce, kReduce, kReduceScatter, kAllGather, kBroadcast };
 
 // Every operation, in the order the entries are registered.

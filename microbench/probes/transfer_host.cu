@@ -222,17 +222,31 @@ std::uint64_t transfer_sweep_max(const Context& ctx) {
   return std::min<std::uint64_t>(max, std::uint64_t(ctx.options.quick ? 64 : 256) << 20);
 }
 
-const ProbeDescriptor kHost{
-    "transfer.host", Figure::kBandwidth,
-    "one transfer of size bytes (bidir: one each way at once on two streams) timed with CUDA events; "
-    "bytes = size (bidir: 2 x size); copy engine = cudaMemcpyAsync, sm = a kernel copying 16-byte words "
-    "through the mapped host pointer",
-    "", 15, 2, 0, /*launch_gate=*/false};  // pageable copies are staged by the host: they would wait for the gate
+// The PCIe link as NVML reports it after an entry's samples (record_link).
+const Field kLinkGen = numeric_field("pcie_link_gen_after", "PCIe generation");
+const Field kLinkWidth = numeric_field("pcie_link_width_after", "lanes");
 
-const ProbeDescriptor kBaseline{
-    "transfer.memcpy_baseline", Figure::kBandwidth,
-    "plain blocking cudaMemcpy between pinned host memory and the device, host std::chrono around the call",
-    "", 20, 2};
+const ProbeDescriptor& kHost = declare_family(
+    ProbeDescriptor{"transfer.host", Figure::kBandwidth,
+                    "one transfer of size bytes (bidir: one each way at once on two streams) timed with CUDA "
+                    "events; bytes = size (bidir: 2 x size); copy engine = cudaMemcpyAsync, sm = a kernel copying "
+                    "16-byte words through the mapped host pointer",
+                    "", 15, 2, 0, /*launch_gate=*/false}  // pageable copies are staged by the host
+        .titled("Host-device transfers")
+        .with_axes({text_axis("memory", AxisRole::kGroup), text_axis("engine", AxisRole::kGroup),
+                    text_axis("direction", AxisRole::kGroup), numeric_axis("size", "bytes", AxisRole::kX)})
+        .with_fields({kLinkGen, kLinkWidth, numeric_field("fit_alpha_us", "us"), numeric_field("fit_beta_gbps", "GB/s"),
+                      numeric_field("fit_rms_rel_error", "fraction"), numeric_field("fit_max_rel_error", "fraction"),
+                      numeric_field("fit_points", "entries")}));
+
+const ProbeDescriptor& kBaseline = declare_family(
+    ProbeDescriptor{"transfer.memcpy_baseline", Figure::kBandwidth,
+                    "plain blocking cudaMemcpy between pinned host memory and the device, host std::chrono around "
+                    "the call",
+                    "", 20, 2}
+        .titled("Blocking cudaMemcpy baseline")
+        .with_axes({text_axis("direction", AxisRole::kGroup), numeric_axis("size", "bytes", AxisRole::kX)})
+        .with_fields({text_field("memory"), kLinkGen, kLinkWidth}));
 
 // Medians of the sizes measured so far in each mode, for the fit on the mode's last size.
 std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>& fit_points() {
@@ -253,10 +267,7 @@ void host_entry(benchmark::State& state, Mode mode, std::size_t bytes, bool last
   TransferOp op(mode, b);
   const double moved = mode.direction == Direction::kBidirectional ? 2.0 * bytes : double(bytes);
   Measurement m(state, kHost, Work{moved, 0, 1});
-  m.tag("memory", memory_name(mode.memory));
-  m.tag("engine", engine_name(mode.engine));
-  m.tag("direction", direction_name(mode.direction));
-  m.param("size_bytes", static_cast<double>(bytes));
+  // memory, engine, direction and size come from the entry's name.
   m.time_events([&](cudaStream_t s) { op.enqueue(bytes, s); });
   record_link(m);
 
@@ -277,9 +288,7 @@ void host_entry(benchmark::State& state, Mode mode, std::size_t bytes, bool last
 void baseline_entry(benchmark::State& state, Direction direction, std::size_t bytes, std::size_t buffer_bytes) {
   TransferBuffers& b = buffers_for(HostMemory::kPinned, buffer_bytes);
   Measurement m(state, kBaseline, Work{double(bytes), 0, 1});
-  m.tag("memory", "pinned");
-  m.tag("direction", direction_name(direction));
-  m.param("size_bytes", static_cast<double>(bytes));
+  m.tag("memory", "pinned");  // direction and size come from the entry's name
   auto copy = [&] {
     if (direction == Direction::kH2D)
       GP_CUDA_CHECK(cudaMemcpy(b.dev_dst.data(), b.host_src->data(), bytes, cudaMemcpyHostToDevice));
@@ -316,7 +325,7 @@ void register_transfer_probes() {
   if (baseline_sizes.back() != max_bytes) baseline_sizes.push_back(max_bytes);
   for (Direction d : {Direction::kH2D, Direction::kD2H})
     for (std::uint64_t bytes : baseline_sizes)
-      register_entry(entry_name(kBaseline.family, {{"direction", direction_name(d)}, {"size", std::to_string(bytes)}}),
+      register_entry(entry_name(kBaseline, {{"direction", direction_name(d)}, {"size", std::to_string(bytes)}}),
                      kBaseline, [d, bytes, max_bytes](benchmark::State& st) { baseline_entry(st, d, bytes, max_bytes); });
 
   std::vector<Mode> modes;
@@ -332,7 +341,7 @@ void register_transfer_probes() {
     for (std::size_t i = 0; i < sizes.size(); ++i) {
       const std::size_t bytes = sizes[i];
       const bool last = i + 1 == sizes.size();
-      register_entry(entry_name(kHost.family, {{"memory", memory_name(mode.memory)},
+      register_entry(entry_name(kHost, {{"memory", memory_name(mode.memory)},
                                                {"engine", engine_name(mode.engine)},
                                                {"direction", direction_name(mode.direction)},
                                                {"size", std::to_string(bytes)}}),

@@ -203,25 +203,46 @@ constexpr std::uint64_t kChaseHops = std::uint64_t(1) << 13;
 // Behind the launch gate: every copy and event of a sample is queued (on two or more devices) before
 // the first starts, so the interval holds the GPUs' time, not the host's time to submit it. Device
 // memory on both sides: no copy is staged by the host (what keeps transfer.host ungated).
-const ProbeDescriptor kP2p{
-    "transfer.p2p", Figure::kBandwidth,
-    "copies of size_bytes (256 MiB) from src to dst (bidir: one each way, both in flight), each on a "
-    "stream of the device that issues it (form write: the source, read: the destination) forked from "
-    "and joined into the timed stream, CUDA events from the first start to the last end; bytes = "
-    "size_bytes per copy; ce = cudaMemcpyPeerAsync, sm = a kernel on all SMs of the issuing device "
-    "copying 16-byte words",
-    "", 10, 2};
-const ProbeDescriptor kP2pLatency{
-    "transfer.p2p_latency", Figure::kTimePerOp,
-    "100 back-to-back 4-byte cudaMemcpyPeerAsync from src to dst on a stream of src (forked from and "
-    "joined into the timed stream), CUDA events / 100",
-    "", 20, 3};
-const ProbeDescriptor kP2pChase{
-    "transfer.p2p_chase", Figure::kTimePerOp,
-    "one thread on dst follows 8192 dependent pointers (ld.volatile.global) through a random 2 MiB "
-    "chain in src's memory (one pointer per 128-byte line), on a stream of dst forked from and joined "
-    "into the timed stream; value = CUDA events / hops, cycles_per_op = clock64 in the kernel / hops",
-    "", 10, 2};
+// Every peer-to-peer family names the ordered pair (src, dst): the cell of its matrices (p2p.py).
+std::vector<Axis> pair_axes(std::vector<Axis> more = {}) {
+  std::vector<Axis> axes{numeric_axis("src", "device", AxisRole::kFixed), numeric_axis("dst", "device", AxisRole::kFixed)};
+  axes.insert(axes.end(), more.begin(), more.end());
+  return axes;
+}
+const Field kRank = numeric_field("p2p_performance_rank", "rank");
+
+const ProbeDescriptor& kP2p = declare_family(
+    ProbeDescriptor{"transfer.p2p", Figure::kBandwidth,
+                    "copies of size bytes (256 MiB) from src to dst (bidir: one each way, both in flight), each on a "
+                    "stream of the device that issues it (form write: the source, read: the destination) forked "
+                    "from and joined into the timed stream, CUDA events from the first start to the last end; "
+                    "bytes = size per copy; ce = cudaMemcpyPeerAsync, sm = a kernel on all SMs of the issuing "
+                    "device copying 16-byte words",
+                    "", 10, 2}
+        .titled("Peer-to-peer bandwidth")
+        .with_axes(pair_axes({text_axis("engine", AxisRole::kGroup), text_axis("form", AxisRole::kGroup),
+                              text_axis("direction", AxisRole::kGroup)}))
+        .with_fields({numeric_field("size", "bytes"), numeric_field("copies", "copies"),
+                      numeric_field("issuing_device", "device"), kRank}));
+const ProbeDescriptor& kP2pLatency = declare_family(
+    ProbeDescriptor{"transfer.p2p_latency", Figure::kTimePerOp,
+                    "100 back-to-back 4-byte cudaMemcpyPeerAsync from src to dst on a stream of src (forked from "
+                    "and joined into the timed stream), CUDA events / 100",
+                    "", 20, 3}
+        .titled("Peer-to-peer copy latency")
+        .with_axes(pair_axes())
+        .with_fields({numeric_field("size", "bytes"), text_field("engine"), text_field("form"), kRank}));
+const ProbeDescriptor& kP2pChase = declare_family(
+    ProbeDescriptor{"transfer.p2p_chase", Figure::kTimePerOp,
+                    "one thread on dst follows 8192 dependent pointers (ld.volatile.global) through a random 2 MiB "
+                    "chain in src's memory (one pointer per 128-byte line), on a stream of dst forked from and "
+                    "joined into the timed stream; value = CUDA events / hops, cycles_per_op = clock64 in the "
+                    "kernel / hops",
+                    "", 10, 2}
+        .titled("Peer-to-peer load latency (pointer chase)")
+        .with_axes(pair_axes())
+        .with_fields({numeric_field("chain_bytes", "bytes"), numeric_field("chain_spacing_bytes", "bytes"),
+                      text_field("load"), kRank}));
 
 std::size_t p2p_copy_bytes() {
   const Context& ctx = context();
@@ -259,10 +280,9 @@ void enable_for(P2pEngine engine, P2pForm form, const P2pCopy& copy) {
   if (engine == P2pEngine::kCopyEngine) p2p_enable_access(other, issuer);
 }
 
-// The driver's relative rank of the link between two GPUs (cudaDevP2PAttrPerformanceRank: 0 = best).
+// The driver's relative rank of the link between two GPUs (cudaDevP2PAttrPerformanceRank: 0 = best);
+// src and dst come from the entry's name.
 void record_pair(Measurement& m, int src, int dst) {
-  m.param("src_device", src);
-  m.param("dst_device", dst);
   int rank = 0;
   if (cudaDeviceGetP2PAttribute(&rank, cudaDevP2PAttrPerformanceRank, src, dst) == cudaSuccess)
     m.param("p2p_performance_rank", rank);
@@ -286,12 +306,9 @@ void p2p_bandwidth_entry(benchmark::State& state, int src, int dst, P2pEngine en
   P2pLanes lanes(self, issuers);
   Measurement m(state, kP2p, Work{static_cast<double>(bytes) * copies.size(), 0, 1});
   record_pair(m, src, dst);
-  m.param("size_bytes", static_cast<double>(bytes));
+  m.param("size", static_cast<double>(bytes));
   m.param("copies", static_cast<double>(copies.size()));
   m.param("issuing_device", issuers.front());
-  m.tag("engine", p2p_engine_name(engine));
-  m.tag("form", p2p_form_name(form));
-  m.tag("direction", p2p_direction_name(direction));
   m.time_events([&](cudaStream_t s) { p2p_enqueue_transfer(lanes, engine, form, copies, s); });
 }
 
@@ -309,7 +326,7 @@ void p2p_latency_entry(benchmark::State& state, int src, int dst) {
   P2pLanes lanes(self, {src});
   Measurement m(state, kP2pLatency, Work{0, 0, static_cast<double>(kLatencyCopies)});
   record_pair(m, src, dst);
-  m.param("size_bytes", 4);
+  m.param("size", 4);
   m.tag("engine", "ce");
   m.tag("form", "write");
   m.time_events([&](cudaStream_t s) { p2p_enqueue_transfer(lanes, P2pEngine::kCopyEngine, P2pForm::kWrite, copies, s); });
@@ -375,15 +392,15 @@ void register_p2p_probes() {
     for (P2pEngine engine : {P2pEngine::kCopyEngine, P2pEngine::kSm})
       for (P2pForm form : {P2pForm::kWrite, P2pForm::kRead})
         for (P2pDirection direction : {P2pDirection::kOneWay, P2pDirection::kBoth})
-          register_entry(entry_name(kP2p.family, {{"src", s}, {"dst", d}, {"engine", p2p_engine_name(engine)},
+          register_entry(entry_name(kP2p, {{"src", s}, {"dst", d}, {"engine", p2p_engine_name(engine)},
                                                   {"form", p2p_form_name(form)},
                                                   {"direction", p2p_direction_name(direction)}}),
                          kP2p, [src = src, dst = dst, engine, form, direction](benchmark::State& st) {
                            p2p_bandwidth_entry(st, src, dst, engine, form, direction);
                          });
-    register_entry(entry_name(kP2pLatency.family, {{"src", s}, {"dst", d}}), kP2pLatency,
+    register_entry(entry_name(kP2pLatency, {{"src", s}, {"dst", d}}), kP2pLatency,
                    [src = src, dst = dst](benchmark::State& st) { p2p_latency_entry(st, src, dst); });
-    register_entry(entry_name(kP2pChase.family, {{"src", s}, {"dst", d}}), kP2pChase,
+    register_entry(entry_name(kP2pChase, {{"src", s}, {"dst", d}}), kP2pChase,
                    [src = src, dst = dst](benchmark::State& st) { p2p_chase_entry(st, src, dst); });
   }
 }

@@ -44,7 +44,7 @@ python3 - "$OUT/latency_quick.json" <<'PY' | tee -a "$OUT/premise_table.txt"
 import json, sys
 d = json.load(open(sys.argv[1]))
 for load in ("ca", "cg"):
-    pts = sorted((b["footprint_bytes"], b["value_median"], b.get("placements", 1)) for b in d["benchmarks"]
+    pts = sorted((b["footprint"], b["value_median"], b.get("placements", 1)) for b in d["benchmarks"]
                  if f"/load:{load}/" in b["name"])
     print(load, " ".join(f"{int(f)}:{v:.1f}(x{int(p)})" for f, v, p in pts[:12]))
 PY

@@ -57,13 +57,15 @@ class CaptureReporter : public benchmark::BenchmarkReporter {
   std::vector<Run> captured;
 };
 
-const ProbeDescriptor kFake{"test.application_replay", Figure::kTimePerOp, "synthetic", "", 4, 1};
+const ProbeDescriptor kFake =
+    ProbeDescriptor{"test.application_replay", Figure::kTimePerOp, "synthetic", "", 4, 1}.with_axes(
+        {text_axis("entry", AxisRole::kGroup)});
 
 TEST(ApplicationReplay, EachEntryGetsItsOwnRangeAndTheTimedRunsFigures) {
   // Static: the entries stay registered after this test (another test in the process may run them).
   static std::map<std::string, int> samples, replays;
   for (const char* which : {"a", "b", "c"}) {
-    const std::string name = entry_name(kFake.family, {{"entry", which}});
+    const std::string name = entry_name(kFake, {{"entry", which}});
     register_entry(name, kFake, [name](benchmark::State& st) {
       Measurement m(st, kFake, Work{0, 0, 1});
       m.run([&] { ++samples[name]; Sample s; s.seconds = 1e-3; return s; }, [&] { ++replays[name]; });

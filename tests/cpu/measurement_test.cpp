@@ -25,19 +25,22 @@ class CaptureReporter : public benchmark::BenchmarkReporter {
   std::map<std::string, Run> captured;
 };
 
-const ProbeDescriptor kFakeBandwidth{"test.fake_bandwidth", Figure::kBandwidth, "synthetic samples", "", 5, 1};
+const ProbeDescriptor kFakeBandwidth =
+    ProbeDescriptor{"test.fake_bandwidth", Figure::kBandwidth, "synthetic samples", "", 5, 1}
+        .titled("fake")
+        .with_axes({numeric_axis("size", "bytes", AxisRole::kX)})
+        .with_fields({text_field("flavour")});
 const ProbeDescriptor kFakeCycles{"test.fake_cycles", Figure::kCyclesPerOp, "synthetic cycles", "", 4, 0};
 
 TEST(Measurement, WritesSchemaFieldsAndDerivedFigures) {
-  register_entry(entry_name(kFakeBandwidth.family, {{"size", "1000"}}), kFakeBandwidth, [](benchmark::State& st) {
-    Measurement m(st, kFakeBandwidth, Work{2e9, 1e9, 0});
-    m.param("size_bytes", 1000);
+  register_entry(entry_name(kFakeBandwidth, {{"size", "1000"}}), kFakeBandwidth, [](benchmark::State& st) {
+    Measurement m(st, kFakeBandwidth, Work{2e9, 1e9, 0});  // the counter size comes from the name
     m.tag("flavour", "x");
     int i = 0;
     // Sample durations 1.0, 1.1, 1.2, ... ms (after one warm-up sample).
     m.run([&] { Sample s; s.seconds = 1e-3 * (1.0 + 0.1 * (i++ - 1)); return s; }, {});
   });
-  register_entry(entry_name(kFakeCycles.family, {}), kFakeCycles, [](benchmark::State& st) {
+  register_entry(entry_name(kFakeCycles, {}), kFakeCycles, [](benchmark::State& st) {
     Measurement m(st, kFakeCycles, Work{0, 0, 100});
     m.run([] { Sample s; s.seconds = 1e-6; s.cycles = 3000; s.clock_mhz = 1500; return s; }, {});
   });
@@ -50,9 +53,10 @@ TEST(Measurement, WritesSchemaFieldsAndDerivedFigures) {
   const auto& c = bw.counters;
   for (const char* key : {"samples", "value_median", "value_min", "value_max", "value_mean", "value_cv",
                           "time_median_s", "time_cv", "bytes_per_sample", "gbps", "flops_per_sample", "gflops",
-                          "size_bytes"})
+                          "size"})
     EXPECT_EQ(c.count(key), 1u) << key;
   EXPECT_DOUBLE_EQ(c.at("samples").value, 5);
+  EXPECT_DOUBLE_EQ(c.at("size").value, 1000);
   EXPECT_NEAR(c.at("time_median_s").value, 1.2e-3, 1e-12);  // samples 1.0 .. 1.4 ms
   EXPECT_NEAR(c.at("value_median").value, 2e9 / 1.2e-3 / 1e9, 1e-6);
   EXPECT_NEAR(c.at("value_max").value, 2e9 / 1.0e-3 / 1e9, 1e-6);  // fastest sample = highest bandwidth
@@ -71,17 +75,20 @@ TEST(Measurement, WritesSchemaFieldsAndDerivedFigures) {
 
 // --exclude: a matching entry is never registered, so it neither runs nor appears in the output.
 TEST(Measurement, ExcludedEntriesAreNotRegistered) {
+  static const ProbeDescriptor kExclude =
+      ProbeDescriptor{"test.exclude", Figure::kCyclesPerOp, "synthetic cycles", "", 4, 0}.titled("fake").with_axes(
+          {text_axis("impl", AxisRole::kGroup)});
   context().options.exclude = "ours_v3";
   int ran_excluded = 0;
   auto body = [](int* counter) {
     return [counter](benchmark::State& st) {
       if (counter) ++*counter;
-      Measurement m(st, kFakeCycles, Work{0, 0, 1});
+      Measurement m(st, kExclude, Work{0, 0, 1});
       m.run([] { Sample s; s.seconds = 1e-6; s.cycles = 1; return s; }, {});
     };
   };
-  register_entry("test.exclude/impl:ours", kFakeCycles, body(nullptr));
-  register_entry("test.exclude/impl:ours_v3", kFakeCycles, body(&ran_excluded));
+  register_entry("test.exclude/impl:ours", kExclude, body(nullptr));
+  register_entry("test.exclude/impl:ours_v3", kExclude, body(&ran_excluded));
   context().options.exclude.clear();
   CaptureReporter reporter;
   benchmark::RunSpecifiedBenchmarks(&reporter);
@@ -96,8 +103,11 @@ TEST(Measurement, ExcludedEntriesAreNotRegistered) {
 TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
   // Sample times in powers of two, so that the sums are exact: a slow first call (1/64 s, as a lazy
   // module load) that does not count, then 4 x 1/1024 s = the minimum.
-  const ProbeDescriptor timed_warmup{"test.timed_warmup", Figure::kBandwidth, "synthetic", "", 5, 1, 4.0 / 1024};
-  const ProbeDescriptor capped_warmup{"test.capped_warmup", Figure::kBandwidth, "synthetic", "", 3, 0, 1.0};
+  const std::vector<Axis> size_axis{numeric_axis("size", "bytes", AxisRole::kX)};
+  const ProbeDescriptor timed_warmup =
+      ProbeDescriptor{"test.timed_warmup", Figure::kBandwidth, "synthetic", "", 5, 1, 4.0 / 1024}.with_axes(size_axis);
+  const ProbeDescriptor capped_warmup =
+      ProbeDescriptor{"test.capped_warmup", Figure::kBandwidth, "synthetic", "", 3, 0, 1.0}.with_axes(size_axis);
   // Shared with the registered bodies, which Google Benchmark keeps after this test returns.
   auto calls = std::make_shared<int>(0), capped_calls = std::make_shared<int>(0);
   register_entry(
@@ -141,7 +151,9 @@ TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
 // and the per-order medians expose an order effect. Synthetic: A takes 1.0 ms, B 1.2 ms, and the
 // first call of a pair 0.1 ms more (a "second call is faster" effect).
 TEST(Measurement, PairedSamplingAlternatesTheOrderAndReportsTheRatio) {
-  const ProbeDescriptor paired{"test.paired", Figure::kValue, "synthetic pairs", "x", 6, 1};
+  const std::vector<Axis> pair_axes{text_axis("a", AxisRole::kGroup), text_axis("b", AxisRole::kGroup)};
+  const ProbeDescriptor paired =
+      ProbeDescriptor{"test.paired", Figure::kValue, "synthetic pairs", "x", 6, 1}.with_axes(pair_axes);
   auto firsts = std::make_shared<std::vector<bool>>();
   register_entry("test.paired/a:ours/b:ref", paired, [firsts, paired](benchmark::State& st) {
     Measurement m(st, paired, Work{1e6, 0, 0});
@@ -152,7 +164,8 @@ TEST(Measurement, PairedSamplingAlternatesTheOrderAndReportsTheRatio) {
         },
         {});
   });
-  const ProbeDescriptor not_value{"test.paired_bad", Figure::kBandwidth, "synthetic", "", 2, 0};
+  const ProbeDescriptor not_value =
+      ProbeDescriptor{"test.paired_bad", Figure::kBandwidth, "synthetic", "", 2, 0}.with_axes(pair_axes);
   register_entry("test.paired_bad/a:x/b:y", not_value, [not_value](benchmark::State& st) {
     Measurement m(st, not_value, Work{1e6, 0, 0});
     EXPECT_THROW(m.run_paired([](bool) { return std::pair<double, double>{1e-3, 1e-3}; }, {}), Error);

@@ -162,11 +162,15 @@ TEST(Options, FilterThatDoesNotCompileIsAUsageError) {
 // The filter is checked against the names register_entry records; Google Benchmark must select
 // exactly the same entries, or a filter could pass the check and then run nothing.
 TEST(Options, FilterSelectsWhatGoogleBenchmarkSelects) {
-  static const ProbeDescriptor kFake{"test.filter", Figure::kTimePerOp, "synthetic", "", 3, 0};
+  static const ProbeDescriptor kFake = ProbeDescriptor{"test.filter", Figure::kTimePerOp, "synthetic", "", 3, 0}
+                                           .with_axes({numeric_axis("x", "units", AxisRole::kX)});
+  static const ProbeDescriptor kFakeKernel = ProbeDescriptor{"kernels.fake", Figure::kTimePerOp, "synthetic", "", 3, 0}
+                                                 .with_axes({numeric_axis("n", "rows", AxisRole::kX)});
   benchmark::ClearRegisteredBenchmarks();
   context().entry_instances.clear();
   for (const char* n : {"test.filter/x:1", "test.filter/x:2", "kernels.fake/n:64"})
-    register_entry(n, kFake, [](benchmark::State& st) { for (auto _ : st) st.SetIterationTime(1e-6); });
+    register_entry(n, std::string(n).rfind("kernels", 0) == 0 ? kFakeKernel : kFake,
+                   [](benchmark::State& st) { for (auto _ : st) st.SetIterationTime(1e-6); });
   ASSERT_EQ(context().entry_instances.size(), 3u);
 
   std::vector<std::string> list_flag = {"t", "--benchmark_list_tests=true"};
