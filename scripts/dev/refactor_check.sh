@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # A GPU-machine check that a refactored tree measures what an earlier one did (for development, not
 # the user's path): both gpuprobe binaries are built and run one after the other on every family
-# (--quick sweeps), then `gpuprobe_analysis compare` lists what moved beyond the recorded noise.
+# (--quick sweeps), then `gpuprobe_analysis compare` lists what moved beyond the recorded noise,
+# beside what moved between two runs of the old one.
 #   git archive --format=tar OLD_COMMIT -o .snapshot/old.tar   (here; .snapshot/ travels with `carry`)
 #   scripts/dev/refactor_check.sh OUTDIR [extra gpuprobe flags]
-# OUTDIR receives old.json.gz, new.json.gz, compare.md and logs.tgz.
+# OUTDIR receives old.json.gz, new.json.gz, old2.json.gz, compare.md, compare_old_old.md and logs.tgz.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 OUT=${1:?usage: refactor_check.sh OUTDIR [gpuprobe flags]}
@@ -27,9 +28,11 @@ build_gpuprobe() {
 build_gpuprobe /tmp/gpuprobe-old > "$logs/build-old.log" 2>&1 || { tail -20 "$logs/build-old.log"; exit 1; }
 build_gpuprobe "$PWD" > "$logs/build-new.log" 2>&1 || { tail -20 "$logs/build-new.log"; exit 1; }
 
-for which in old new; do
+# old, new, old again: the two old runs show how far figures move between runs of one binary (host-
+# bound figures such as small transfers and launch costs move more than their in-run noise says).
+for which in old new old2; do
   exe=build-refactor-check/gpuprobe
-  [ "$which" = old ] && exe=/tmp/gpuprobe-old/build-refactor-check/gpuprobe
+  [ "$which" != new ] && exe=/tmp/gpuprobe-old/build-refactor-check/gpuprobe
   stamp "run $which"
   "$exe" --quick "$@" --benchmark_out="$OUT/$which.json" --benchmark_out_format=json > "$logs/run-$which.log" 2>&1
   echo "$which exit $?" | tee -a "$logs/run-$which.log"
@@ -37,7 +40,8 @@ done
 stamp compare
 python3 -m gpuprobe_analysis compare "$OUT/old.json" "$OUT/new.json" -o "$OUT/compare.md" > "$logs/compare.log" 2>&1
 echo "compare exit $?" >> "$logs/compare.log"
+python3 -m gpuprobe_analysis compare "$OUT/old.json" "$OUT/old2.json" -o "$OUT/compare_old_old.md" >> "$logs/compare.log" 2>&1
 head -40 "$OUT/compare.md"
-gzip -f "$OUT/old.json" "$OUT/new.json"
+gzip -f "$OUT/old.json" "$OUT/new.json" "$OUT/old2.json"
 tar czf "$OUT/logs.tgz" -C "$logs" .
 stamp done
