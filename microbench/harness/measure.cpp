@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <memory>
 #include <regex>
+#include <sstream>
 
 #include "event_timer.hpp"
 #include "gpuprobe/check.hpp"
@@ -235,7 +236,7 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
   }
   finish(samples, clocks);
 
-  if (ctx.counters && replay && descriptor_.counter_replay) {
+  if (ctx.counters && replay && descriptor_.counter_replay && wants_counters()) {
     if (ctx.counters->application_replay()) {
       ++ctx.timed_replays;  // its range comes in the counter passes
       if (premise_.declared()) ctx.premises[current_entry()] = {premise_, premise_counted(premise_, work_)};
@@ -265,8 +266,21 @@ void record_premise_check(const PremiseCheck& check, benchmark::UserCounters& co
   label += ";premise=" + premise_status_text(check);
 }
 
+bool Measurement::wants_counters() const {
+  if (premise_.declared() || !context().options.papi_events.empty()) return true;
+  // The sets asked for, without the replay mode: anything but "premise" has something for every entry.
+  std::stringstream list(context().options.counters);
+  for (std::string item; std::getline(list, item, ',');)
+    if (item != "premise" && item.rfind("replay=", 0) != 0) return true;
+  return false;
+}
+
 void Measurement::replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay) {
   Context& ctx = context();
+  if (!wants_counters()) {  // no range in the timed run either, and no warm-up needed for none
+    for (auto _ : state_) state_.SetIterationTime(1e-9);
+    return;
+  }
   // The warm-up leaves the GPU (L2 contents, clocks) about as the timed run's samples left it
   // before its replay; the iterations only satisfy Google Benchmark (this pass's report is dropped).
   for (int i = 0; i < std::max(1, descriptor_.warmup); ++i) sample();

@@ -156,6 +156,9 @@ class Measurement {
   void finish(const std::vector<Sample>& samples, const std::vector<double>& clocks);
   // Application replay's counter pass: warm-up, then the replay inside the entry's range; no samples.
   void replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay);
+  // Whether the counters have anything to collect for this entry: with --counters=premise alone (no
+  // other set, no PAPI) only the entries that declare a premise are replayed.
+  bool wants_counters() const;
   double value_of(const Sample& s) const;
 
   benchmark::State& state_;
