@@ -268,11 +268,16 @@ void record_premise_check(const PremiseCheck& check, benchmark::UserCounters& co
 
 bool Measurement::wants_counters() const {
   if (premise_.declared() || !context().options.papi_events.empty()) return true;
-  // The sets asked for, without the replay mode: anything but "premise" has something for every entry.
+  // The sets asked for, without the replay mode: "premise" and nothing else has nothing for an entry
+  // without a premise; any other set (or a backend not set up from --counters) has.
   std::stringstream list(context().options.counters);
-  for (std::string item; std::getline(list, item, ',');)
-    if (item != "premise" && item.rfind("replay=", 0) != 0) return true;
-  return false;
+  bool premise_only = false;
+  for (std::string item; std::getline(list, item, ',');) {
+    if (item.rfind("replay=", 0) == 0) continue;
+    if (item != "premise") return true;
+    premise_only = true;
+  }
+  return !premise_only;
 }
 
 void Measurement::replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay) {

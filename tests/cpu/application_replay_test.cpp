@@ -99,6 +99,45 @@ TEST(ApplicationReplay, EachEntryGetsItsOwnRangeAndTheTimedRunsFigures) {
   }
 }
 
+const ProbeDescriptor kFakePremise =
+    ProbeDescriptor{"test.premise_only", Figure::kTimePerOp, "synthetic", "", 4, 1}.with_axes(
+        {text_axis("entry", AxisRole::kGroup)});
+
+TEST(ApplicationReplay, PremiseCountersReplayOnlyTheEntriesThatDeclareOne) {
+  // --counters=premise alone: an entry without a premise has nothing to collect, so the counter passes
+  // neither give it a range nor run its warm-up again; the one that declares a premise gets both.
+  static std::map<std::string, int> samples, replays;
+  for (const char* which : {"with", "without"}) {
+    const std::string name = entry_name(kFakePremise, {{"entry", which}});
+    const bool declares = std::string(which) == "with";
+    register_entry(name, kFakePremise, [name, declares](benchmark::State& st) {
+      Measurement m(st, kFakePremise, Work{1e6, 0, 1});
+      if (declares) m.premise(Premise::dram());
+      m.run([&] { ++samples[name]; Sample s; s.seconds = 1e-3; return s; }, [&] { ++replays[name]; });
+    });
+  }
+  benchmark::SetBenchmarkFilter("^test\\.premise_only/");
+  FakeApplicationBackend backend;
+  context().counters = &backend;
+  const std::string counters_before = context().options.counters;
+  context().options.counters = "premise,replay=application";
+  CaptureReporter display;
+  const int passes = run_selection(&display);
+  context().options.counters = counters_before;
+  context().counters = nullptr;
+  benchmark::SetBenchmarkFilter(".");
+
+  EXPECT_EQ(passes, 2);
+  EXPECT_EQ(backend.bounds, (std::vector<std::size_t>{1, 1}));  // one range per pass: the declared one
+  const std::string with = entry_name(kFakePremise, {{"entry", "with"}});
+  const std::string without = entry_name(kFakePremise, {{"entry", "without"}});
+  EXPECT_EQ(replays[with], 2);
+  EXPECT_EQ(replays[without], 0);
+  EXPECT_EQ(samples[with], 5 + 2);    // timed run, then a warm-up in each pass
+  EXPECT_EQ(samples[without], 5);     // the timed run only
+  ASSERT_EQ(display.captured.size(), 2u);
+}
+
 TEST(ApplicationReplay, AttachesValuesToIterationRunsByEntryName) {
   benchmark::BenchmarkReporter::Run a, b, mean;
   a.run_name.function_name = "x/n:1";
