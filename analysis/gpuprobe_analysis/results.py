@@ -205,16 +205,23 @@ def to_number(text) -> float:
 _PARAM = re.compile(r"^([^:/]+):(.*)$")
 
 
+# What Google Benchmark appends to an entry's name (how it was run, not what it measures).
+_RUNNER_KEYS = {"iterations", "repeats", "threads", "min_time", "min_warmup_time"}
+_RUNNER_FLAGS = {"manual_time", "real_time", "process_time"}
+
+
 def parse_name(name: str):
-    """`family/key:value/...` -> (family, {key: value}). Parts without a colon are kept by position."""
+    """`family/key:value/...` -> (family, {key: value}). Parts without a colon are kept by position;
+    Google Benchmark's own suffixes (iterations:N, manual_time ...) are left out."""
     parts = name.split("/")
     family = parts[0]
     params: Dict[str, str] = {}
     for i, part in enumerate(parts[1:]):
         m = _PARAM.match(part)
         if m:
-            params[m.group(1)] = m.group(2)
-        elif part:
+            if m.group(1) not in _RUNNER_KEYS:
+                params[m.group(1)] = m.group(2)
+        elif part and part not in _RUNNER_FLAGS:
             params[f"arg{i}"] = part
     return family, params
 

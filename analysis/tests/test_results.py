@@ -203,3 +203,8 @@ def test_unreadable_records_and_a_family_without_one_are_named(tmp_path):
     doc["benchmarks"][0]["label"] = doc["benchmarks"][0]["label"].replace("probe=exec.latency", "probe=exec.new_family")
     rs = results.load([synth.write(str(tmp_path / "b.json"), doc)])
     assert "no family record for exec.new_family" in messages(rs)
+
+
+def test_parse_name_leaves_out_google_benchmarks_suffixes():
+    fam, params = results.parse_name("memory.l1_peak/vector:8/iterations:10/manual_time")
+    assert fam == "memory.l1_peak" and params == {"vector": "8"}
