@@ -339,3 +339,16 @@ def test_html_escapes_what_the_inputs_say_and_markdown_cells_escape_pipes(tmp_pa
     md = open(out["markdown"], encoding="utf-8").read()
     assert f"# gpuprobe report: {name}\n" in md
     assert '| gpu_name | <script>alert("x")</script> GPU \\| B & C |' in md
+
+
+def test_summary_fastest_is_of_the_same_problem():
+    """Problems of equal flops (GEMV N and T at one size) are different problems: the summary's
+    "fastest there" is the fastest implementation of our default's problem."""
+    from gpuprobe_analysis.report import kernel_headlines
+    row = lambda impl, trans, gflops: {"kernel": "gemv", "impl": impl, "size": f"m=8 n=8 trans={trans}",
+                                       "flops": 128.0, "l2": "not resident", "gflops": gflops,
+                                       "pct_of_bound": 90.0}
+    opt = [row("ours", "n", 10.0), row("cublas", "n", 9.0), row("ours", "t", 11.0), row("ours_colblocks", "t", 12.0)]
+    (h,) = kernel_headlines(opt)
+    assert h["ours"]["size"] == h["fastest"]["size"]
+    assert h["fastest"]["impl"] == ("ours" if h["ours"]["size"].endswith("n") else "ours_colblocks")
