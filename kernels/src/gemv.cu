@@ -23,7 +23,9 @@
 #include "gemv_kernels.cuh"
 
 // The float kernels (the double ones: gemv_double.cu).
-GPUPROBE_GEMV_KERNELS_INSTANTIATE(float)
+#define GPUPROBE_GEMV_T float
+GPUPROBE_GEMV_KERNELS_INSTANTIATE
+#undef GPUPROBE_GEMV_T
 
 namespace gpuprobe::kernels {
 

@@ -2,4 +2,6 @@
 // parallel (gemv.cu: the float ones and the API).
 #include "gemv_kernels.cuh"
 
-GPUPROBE_GEMV_KERNELS_INSTANTIATE(double)
+#define GPUPROBE_GEMV_T double
+GPUPROBE_GEMV_KERNELS_INSTANTIATE
+#undef GPUPROBE_GEMV_T

@@ -1010,16 +1010,10 @@ cudaError_t GemvColumnBlockKernels::launch(const GemvArgs<T>& a, cudaStream_t st
 
 }  // namespace gpuprobe::kernels
 
-#define GPUPROBE_GEMV_KERNELS_INSTANTIATE(T)                                                              \
-  namespace gpuprobe::kernels::detail {                                                                 \
-  template GemvPlanSummary GemvSplitReduceKernels::plan<T>(Trans, int, int);                            \
-  template cudaError_t GemvSplitReduceKernels::launch<T>(const GemvArgs<T>&, cudaStream_t);             \
-  template GemvPlanSummary GemvSinglePassKernels::plan<T>(Trans, int, int);                             \
-  template cudaError_t GemvSinglePassKernels::launch<T>(const GemvArgs<T>&, cudaStream_t);              \
-  template GemvPlanSummary GemvColumnBlockKernels::plan<T>(Trans, int, int);                            \
-  template cudaError_t GemvColumnBlockKernels::launch<T>(const GemvArgs<T>&, cudaStream_t);             \
-  template GemvPlanSummary GemvRowBlockKernels::plan<T>(Trans, int, int);                               \
-  template cudaError_t GemvRowBlockKernels::launch<T>(const GemvArgs<T>&, cudaStream_t);                \
-  template GemvPlanSummary GemvRowBlockSectorKernels::plan<T>(Trans, int, int);                         \
-  template cudaError_t GemvRowBlockSectorKernels::launch<T>(const GemvArgs<T>&, cudaStream_t);          \
+// Instantiates every implementation's entry points for GPUPROBE_GEMV_T (float or double), in the
+// unit that defines it before using this.
+#define GPUPROBE_GEMV_INSTANTIATE_ONE(Name) GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(, Name, GPUPROBE_GEMV_T)
+#define GPUPROBE_GEMV_KERNELS_INSTANTIATE                     \
+  namespace gpuprobe::kernels::detail {                       \
+  GPUPROBE_GEMV_KERNEL_STRUCTS(GPUPROBE_GEMV_INSTANTIATE_ONE) \
   }

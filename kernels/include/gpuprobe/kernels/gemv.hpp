@@ -131,34 +131,30 @@ constexpr GemvLaunchers gemv_launchers() {
   return {{&Kernels::template plan<float>, &Kernels::template launch<float>},
           {&Kernels::template plan<double>, &Kernels::template launch<double>}};
 }
-#define GPUPROBE_GEMV_KERNELS(Name)                                 \
-  struct Name {                                                     \
-    template <class T>                                              \
-    static GemvPlanSummary plan(Trans trans, int m, int n);         \
-    template <class T>                                              \
+// The implementations' entry points, one struct each (the list is the one place that names them).
+// Their plan<T> / launch<T> are instantiated in kernels/src: float in gemv.cu, double in
+// gemv_double.cu (two translation units compile in parallel); the extern declarations keep every
+// other unit from instantiating them, whatever takes their address.
+#define GPUPROBE_GEMV_KERNEL_STRUCTS(X) \
+  X(GemvSplitReduceKernels)             \
+  X(GemvSinglePassKernels)              \
+  X(GemvColumnBlockKernels)             \
+  X(GemvRowBlockKernels)                \
+  X(GemvRowBlockSectorKernels)
+#define GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(Prefix, Name, T)      \
+  Prefix template GemvPlanSummary Name::plan<T>(Trans, int, int); \
+  Prefix template cudaError_t Name::launch<T>(const GemvArgs<T>&, cudaStream_t);
+#define GPUPROBE_GEMV_KERNELS(Name)                                          \
+  struct Name {                                                              \
+    template <class T>                                                       \
+    static GemvPlanSummary plan(Trans trans, int m, int n);                  \
+    template <class T>                                                       \
     static cudaError_t launch(const GemvArgs<T>& args, cudaStream_t stream); \
-  };
-GPUPROBE_GEMV_KERNELS(GemvSplitReduceKernels)
-GPUPROBE_GEMV_KERNELS(GemvSinglePassKernels)
-GPUPROBE_GEMV_KERNELS(GemvColumnBlockKernels)
-GPUPROBE_GEMV_KERNELS(GemvRowBlockKernels)
-GPUPROBE_GEMV_KERNELS(GemvRowBlockSectorKernels)
+  };                                                                         \
+  GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(extern, Name, float)                     \
+  GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(extern, Name, double)
+GPUPROBE_GEMV_KERNEL_STRUCTS(GPUPROBE_GEMV_KERNELS)
 #undef GPUPROBE_GEMV_KERNELS
-// Instantiated in kernels/src: float in gemv.cu, double in gemv_double.cu (two translation units
-// compile in parallel; nothing else instantiates them, whatever takes their address).
-#define GPUPROBE_GEMV_KERNELS_EXTERN(Kernels, T)                     \
-  extern template GemvPlanSummary Kernels::plan<T>(Trans, int, int); \
-  extern template cudaError_t Kernels::launch<T>(const GemvArgs<T>&, cudaStream_t);
-#define GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(Kernels) \
-  GPUPROBE_GEMV_KERNELS_EXTERN(Kernels, float)     \
-  GPUPROBE_GEMV_KERNELS_EXTERN(Kernels, double)
-GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvSplitReduceKernels)
-GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvSinglePassKernels)
-GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvColumnBlockKernels)
-GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvRowBlockKernels)
-GPUPROBE_GEMV_KERNELS_EXTERN_BOTH(GemvRowBlockSectorKernels)
-#undef GPUPROBE_GEMV_KERNELS_EXTERN_BOTH
-#undef GPUPROBE_GEMV_KERNELS_EXTERN
 }  // namespace detail
 
 struct GemvImplRecord {
