@@ -6,10 +6,10 @@
 #include <cstdlib>
 #include <memory>
 #include <regex>
-#include <sstream>
 
 #include "event_timer.hpp"
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/metric_sets.hpp"
 #include "fill.hpp"
 #include "gpuprobe/profiler.hpp"
 #include "nvml.hpp"
@@ -267,17 +267,11 @@ void record_premise_check(const PremiseCheck& check, benchmark::UserCounters& co
 }
 
 bool Measurement::wants_counters() const {
-  if (premise_.declared() || !context().options.papi_events.empty()) return true;
-  // The sets asked for, without the replay mode: "premise" and nothing else has nothing for an entry
-  // without a premise; any other set (or a backend not set up from --counters) has.
-  std::stringstream list(context().options.counters);
-  bool premise_only = false;
-  for (std::string item; std::getline(list, item, ',');) {
-    if (item.rfind("replay=", 0) == 0) continue;
-    if (item != "premise") return true;
-    premise_only = true;
-  }
-  return !premise_only;
+  const Options& o = context().options;
+  if (premise_.declared() || !o.papi_events.empty() || o.counters.empty()) return true;
+  // --counters was checked at start-up; "premise" alone has nothing for an entry without a premise.
+  const profilers::CounterSpec spec = profilers::parse_counter_spec(o.counters);
+  return !(spec.user_metrics.empty() && spec.sets == std::vector<std::string>{"premise"});
 }
 
 void Measurement::replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay) {
