@@ -12,18 +12,13 @@ from .records import FamilyRecord
 from .results import Entry, ResultSet
 
 # The families the device profile's sections read (profile.py); the others of a file go to its
-# generic table, except those with their own module (P2P_FAMILIES, kernels, paired).
+# generic table, except kernels, paired entries and the families with their own section (sections/).
 PROFILE_FAMILIES = (
     "memory.latency", "memory.tlb", "memory.bandwidth", "memory.stride", "memory.shared_bandwidth",
     "memory.l1_peak", "memory.bank_conflicts", "baseline.memcpy_d2d", "exec.latency", "exec.throughput",
     "exec.throughput_peak", "exec.launch_rate", "exec.launch_submit", "exec.launch_gap", "exec.launch_sync",
-    "exec.barrier", "transfer.host", "transfer.memcpy_baseline", "transfer.collective")
-# Peer-to-peer families: their own module and report section (p2p.py), never the generic table.
-P2P_FAMILIES = ("transfer.p2p", "transfer.p2p_latency", "transfer.p2p_chase")
+    "exec.barrier", "transfer.host", "transfer.memcpy_baseline")
 KERNEL_PREFIX = "kernels."
-# Multi-GPU kernels: their own module and report section (mgpu.py); not in the roofline or the optimality
-# tables, whose bounds are one GPU's (their bytes are summed over the GPUs).
-MGPU_FAMILIES = ("kernels.symv_mgpu", "kernels.gemv_mgpu", "kernels.symv_mgpu_sytrd", "kernels.symv_mgpu_trailing")
 # Paired comparisons (paired.symv, paired.gemv): A and B timed in the same samples, value = B time / A time.
 PAIRED_PREFIX = "paired."
 # A paired entry whose per-sample speedups spread more than this (CV) is marked: something slowed one

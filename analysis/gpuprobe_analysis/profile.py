@@ -723,8 +723,9 @@ class Profile:
             self.paired = rows
 
     def _generic(self):
-        # Peer-to-peer families have their own section (p2p.py): never also as raw rows here.
-        known = set(F.PROFILE_FAMILIES) | set(F.P2P_FAMILIES)
+        # Families with their own section (sections/) are never also raw rows here.
+        from .sections import claimed_families  # here: sections' modules import plots, which imports this one
+        known = set(F.PROFILE_FAMILIES) | set(claimed_families())
         gen = {}
         for fam in self.rs.families():
             if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):

@@ -19,11 +19,9 @@ from typing import Dict, List, Optional, Sequence
 import jinja2
 from markupsafe import Markup
 
-from . import collectives
 from . import families as F
-from . import mgpu
-from . import p2p
 from . import plots
+from . import sections as family_sections
 from .profile import Profile
 from .results import ResultSet
 from .roofline import (READ_DOMINATED, ceilings_from, is_default, is_reference, kernel_comparison, kernel_points, memcpy_reference,
@@ -159,7 +157,10 @@ class FigureRegistry:
 def _environment(markup: str) -> jinja2.Environment:
     """The templates' environment for markup "html" (autoescape on) or "md"."""
     html = markup == "html"
-    env = jinja2.Environment(loader=jinja2.PackageLoader("gpuprobe_analysis", "templates"), autoescape=html,
+    # A family section's own template (sections/) before the package's files.
+    loader = jinja2.ChoiceLoader([jinja2.FunctionLoader(family_sections.template_source),
+                                  jinja2.PackageLoader("gpuprobe_analysis", "templates")])
+    env = jinja2.Environment(loader=loader, autoescape=html,
                              undefined=jinja2.StrictUndefined, extensions=["jinja2.ext.do"])
     env.filters.update(fmt=fmt, bytes=fmt_bytes, key=_key, fraction=_fraction, us=_us, squash=_squash,
                        cell=_cell_html if html else _cell_md)
@@ -245,22 +246,13 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     data["unsettled_operands"] = unsettled
     gate = launch_gate_summary(rs)
     data["launch_gate"] = gate
-    # Multi-GPU results only: a one-GPU result set has no such section (not even an empty one).
-    peer = p2p.analyze(rs)
-    if peer is not None:
-        data["p2p"] = p2p.to_json(peer)
-    sections = SECTIONS if peer is None else _insert_after(SECTIONS, "transfers", p2p.SECTION)
-    coll = collectives.analyze(rs)  # NCCL collectives: likewise only with their entries
-    if coll is not None:
-        data["collectives"] = collectives.to_json(coll)
-        sections = _insert_after(sections, p2p.SECTION[0] if peer is not None else "transfers", collectives.SECTION)
-    # The multi-GPU kernels against their bound (the DRAM / L2 read ceilings of the profile above); the
-    # reduction's time from the NCCL collectives' fits where they cover its op and G, else the P2P α-β.
-    reduction_time = functools.partial(collectives.reduction_time, coll) if coll is not None else None
-    multi = mgpu.analyze(rs, data, reduction_time)
-    if multi is not None:
-        data["mgpu"] = multi
-        sections = _insert_after(sections, "kernels", mgpu.SECTION)
+    # The families' own sections (sections/: peer-to-peer, collectives, multi-GPU kernels, ...), each
+    # only where the inputs have its entries.
+    present = family_sections.analyze_all(rs, data)
+    for p in present:
+        if p.section.to_json is not None:
+            data[p.section.id] = p.section.to_json(p.result)
+    sections = family_sections.place(SECTIONS, present)
     with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
         json.dump(data, fh, indent=1, sort_keys=False)
 
@@ -272,18 +264,15 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         "outdir": outdir, "title": title or f"gpuprobe report: {gpu}", "sections": sections, "data": data,
         "premises": data.get("premises") or {}, "problems": problems,
         "input_notes": [i for i in data["issues"] if i.startswith("note: ")],
-        "headline": headline(data, opt, problems, [collectives.headline(coll), mgpu.headline(multi)]),
+        "headline": headline(data, opt, problems, [p.section.headline(p.result) for p in present]),
         "summary_rows": summary_rows(data, opt) + [
-            [r["figure"], r["value"], r["how"], "–", "–", link] for rows, link in (
-                (p2p.summary(peer), Link("peer-to-peer", p2p.SECTION[0])),
-                (collectives.summary(coll), Link("collectives", collectives.SECTION[0])),
-                (mgpu.summary(multi), Link("multi-GPU kernels", mgpu.SECTION[0]))) for r in rows],
+            [r["figure"], r["value"], r["how"], "–", "–", Link(p.section.link_text or p.section.title, p.section.id)]
+            for p in present for r in p.section.summary(p.result)],
         "theoretical_sources": theoretical_sources(data),
         "launch": dict(zip(("headers", "rows", "methods"), launch_table(lb["launch"]))) if lb.get("launch") else None,
         "opt": opt, "opt_main": headline_rows(opt), "read_dominated": READ_DOMINATED,
         "comparison": comparison, "memcpy": memcpy, "unsettled": unsettled, "gate": gate,
         "paired_noisy_cv": F.PAIRED_NOISY_CV, "long_table": LONG_TABLE,
-        "mgpu": multi,
     }
     # The figures, drawn here (and written by worker processes meanwhile); the templates place (and so
     # number) them.
@@ -292,7 +281,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             "pf": {f.id: f for f in plots.profile_figures(prof, figdir)},
             "roofline_figure": plots.roofline_figure(pts, ceilings, figdir),
             "kernel_figures": plots.kernel_figures(pts, figdir, memcpy[0] if memcpy else None, ceilings),
-            "p2p": p2p.section(peer, figdir), "collectives": collectives.section(coll, figdir),
+            "family_sections": {p.section.id: p.section.content(p.result, figdir) for p in present},
         })
     html_doc, figs = render("html", context)
     md_doc, _ = render("md", context)
@@ -307,11 +296,6 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
 
 # Tables longer than this fold into a <details> block where they are reference material.
 LONG_TABLE = 30
-
-
-def _insert_after(sections: list, after: str, section: tuple) -> list:
-    i = [sid for sid, _ in sections].index(after)
-    return sections[:i + 1] + [section] + sections[i + 1:]
 
 
 def _fraction(v) -> str:
@@ -432,10 +416,10 @@ def summary_transfers(data: dict) -> list:
     return out
 
 
-def headline(data: dict, opt: list, issues: Sequence[str], multi_gpu: Sequence[Optional[str]] = ()) -> List[str]:
+def headline(data: dict, opt: list, issues: Sequence[str], families: Sequence[Optional[str]] = ()) -> List[str]:
     """The sentences the report opens with: what the GPU is, where it stands against its datasheet,
-    whether the counters verified the ceilings, what limits each kernel, and on several GPUs the
-    peer-to-peer links and the `multi_gpu` sentences (collectives, multi-GPU kernels; None: absent)."""
+    whether the counters verified the ceilings, what limits each kernel, and the sentences of the families' own sections (`families`: peer-to-peer, collectives, multi-GPU
+    kernels; None where a section has none)."""
     dev = data.get("device") or {}
     lines = []
     what = [f"compute capability {dev['gpu_compute_capability']}" if dev.get("gpu_compute_capability") else "",
@@ -470,14 +454,7 @@ def headline(data: dict, opt: list, issues: Sequence[str], multi_gpu: Sequence[O
         vs = f", {fmt(o['vs_cublas'], 3)}x cuBLAS" if o.get("vs_cublas") else ", no cuBLAS figure"
         lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {o['limiter']}-bound, "
                      f"{fmt(o['pct_of_bound'], 3)} % of its bound{vs}; fastest there: {k['fastest']['impl']}.")
-    peer = data.get("p2p") or {}
-    weak = [(m, c) for m in peer.get("bandwidth", []) for c in m.get("weak", [])]
-    if peer.get("bandwidth"):
-        lines.append(f"Peer-to-peer over {len(peer['devices'])} GPUs: "
-                     + (f"{len(weak)} pair results below {peer['weak_fraction']:.0%} of the best pair of their matrix "
-                        "(section Multi-GPU: peer-to-peer)." if weak else
-                        f"every pair within {peer['weak_fraction']:.0%} of the best pair of its matrix."))
-    lines += [line for line in multi_gpu if line]
+    lines += [line for line in families if line]
     if issues:
         lines.append(f"{len(issues)} problems found while reading the inputs: see Inputs and data quality.")
     return lines

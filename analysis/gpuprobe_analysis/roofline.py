@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from . import families as F
+from .sections.mgpu import FAMILIES as MGPU_FAMILIES
 from .results import Entry, ResultSet
 
 LEVELS = ("L1", "L2", "DRAM")
@@ -125,7 +126,7 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
     pts: List[KernelPoint] = []
     notes: List[str] = []
     for e in rs.entries:
-        if not e.family.startswith(F.KERNEL_PREFIX) or e.family in F.MGPU_FAMILIES:  # multi-GPU: mgpu.py
+        if not e.family.startswith(F.KERNEL_PREFIX) or e.family in MGPU_FAMILIES:  # multi-GPU: sections/mgpu.py
             continue
         flops = e.num("flops_per_sample")
         secs = e.num("time_median_s")

@@ -5,7 +5,7 @@ import os
 
 import pytest
 
-from gpuprobe_analysis import collectives as C
+from gpuprobe_analysis.sections import collectives as C
 from gpuprobe_analysis import results
 from gpuprobe_analysis.report import build_report
 import synth

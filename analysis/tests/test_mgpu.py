@@ -1,4 +1,4 @@
-"""Multi-GPU section (mgpu.py): the bound of each entry (largest GPU share at the read ceiling of its level
+"""Multi-GPU section (sections/mgpu.py): the bound of each entry (largest GPU share at the read ceiling of its level
 + the reduction's time), % of bound, scaling efficiency, the SYTRD sequence, which reduction model is used,
 and the report section, on synthetic entries with known answers."""
 import json
@@ -7,7 +7,8 @@ import os
 import pytest
 
 import synth
-from gpuprobe_analysis import mgpu, results
+from gpuprobe_analysis import results
+from gpuprobe_analysis.sections import mgpu
 from gpuprobe_analysis.report import build_report
 
 DRAM, L2 = 2000.0, 8000.0  # GB/s, the ceilings the tests pass in

@@ -1,4 +1,4 @@
-"""Peer-to-peer analysis (p2p.py) on synthetic result entries named and labelled as transfer_p2p.cu
+"""Peer-to-peer analysis (sections/p2p.py) on synthetic result entries named and labelled as transfer_p2p.cu
 writes them: every ordered pair per engine, form and direction; a weak pair flagged and no other; a
 one-GPU result set yields no section; the report shows P2P once, in its own section."""
 import json
@@ -7,7 +7,8 @@ import re
 
 import pytest
 
-from gpuprobe_analysis import p2p, results
+from gpuprobe_analysis import results
+from gpuprobe_analysis.sections import p2p
 from gpuprobe_analysis.report import SECTIONS, build_report
 import synth
 
@@ -84,7 +85,7 @@ def test_one_gpu_results_yield_no_peer_to_peer_section(tmp_path):
     out = build_report(rs, str(tmp_path / "rep"))
     html = open(out["html"], encoding="utf-8").read()
     md = open(out["markdown"], encoding="utf-8").read()
-    assert f'id="{p2p.SECTION[0]}"' not in html and p2p.SECTION[1] not in html and p2p.SECTION[1] not in md
+    assert f'id="{p2p.SECTION.id}"' not in html and p2p.SECTION.title not in html and p2p.SECTION.title not in md
     assert "p2p" not in json.load(open(out["profile"]))
     for sid, _ in SECTIONS:  # the usual sections are all there
         assert f'<h2 id="{sid}">' in html
@@ -102,7 +103,7 @@ def test_report_has_the_section_with_heatmaps_the_weak_pair_and_no_raw_rows(tmp_
     out = build_report(rs, str(tmp_path / "rep"))
     html = open(out["html"], encoding="utf-8").read()
     md = open(out["markdown"], encoding="utf-8").read()
-    sid, title = p2p.SECTION
+    sid, title = p2p.SECTION.id, p2p.SECTION.title
     assert f'<h2 id="{sid}">' in html
     # In the contents, right after the host transfers.
     nav = re.search(r'<nav class="toc">(.*?)</nav>', html).group(1)

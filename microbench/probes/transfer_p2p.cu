@@ -203,7 +203,7 @@ constexpr std::uint64_t kChaseHops = std::uint64_t(1) << 13;
 // Behind the launch gate: every copy and event of a sample is queued (on two or more devices) before
 // the first starts, so the interval holds the GPUs' time, not the host's time to submit it. Device
 // memory on both sides: no copy is staged by the host (what keeps transfer.host ungated).
-// Every peer-to-peer family names the ordered pair (src, dst): the cell of its matrices (p2p.py).
+// Every peer-to-peer family names the ordered pair (src, dst): the cell of its matrices (sections/p2p.py).
 std::vector<Axis> pair_axes(std::vector<Axis> more = {}) {
   std::vector<Axis> axes{numeric_axis("src", "device", AxisRole::kFixed), numeric_axis("dst", "device", AxisRole::kFixed)};
   axes.insert(axes.end(), more.begin(), more.end());

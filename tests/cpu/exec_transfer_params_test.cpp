@@ -118,7 +118,7 @@ TEST(TransferPlan, PairsNeedPeerAccessBothWays) {
 TEST(P2pAxes, TheWriteFormIsIssuedByTheSourceAndTheReadFormByTheDestination) {
   EXPECT_EQ(p2p_issuer(P2pForm::kWrite, 2, 5), 2);
   EXPECT_EQ(p2p_issuer(P2pForm::kRead, 2, 5), 5);
-  // The names the entries and the analysis use (analysis/gpuprobe_analysis/p2p.py).
+  // The names the entries and the analysis use (analysis/gpuprobe_analysis/sections/p2p.py).
   EXPECT_STREQ(p2p_engine_name(P2pEngine::kCopyEngine), "ce");
   EXPECT_STREQ(p2p_engine_name(P2pEngine::kSm), "sm");
   EXPECT_STREQ(p2p_form_name(P2pForm::kWrite), "write");

@@ -25,15 +25,15 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import families as F
-from .fits import AlphaBeta, fit_alpha_beta
-from .results import Entry, ResultSet
+from .. import families as F
+from . import FamilySection, register
+from ..fits import AlphaBeta, fit_alpha_beta
+from ..results import Entry, ResultSet
 
 FAMILY = "transfer.collective"
 OPS = ("allreduce", "reduce", "reducescatter", "allgather", "broadcast")  # the probe's op names, in its order
 # The report section this module writes (report.build_report places it after peer-to-peer, else after
 # the host transfers).
-SECTION = ("collectives", "Multi-GPU: collectives (NCCL)")
 
 
 def op_name(op: str) -> str:
@@ -219,7 +219,7 @@ def table_rows(fits: CollectiveFits, at_bytes: float = 2.0**30) -> List[dict]:
 def figure(fits: CollectiveFits, outdir: str):
     """busbw vs size, one curve per op (points measured, thin line = the α-β model's busbw), one panel per
     G. None without curves."""
-    from . import plots  # matplotlib only when a figure is drawn
+    from .. import plots  # matplotlib only when a figure is drawn
     plt = plots.plt
     if not fits.curves:
         return None
@@ -277,7 +277,7 @@ def summary(fits: Optional[CollectiveFits]) -> List[dict]:
     there), its bus bandwidth at the largest size and its α-β fit. Each: {"figure", "value", "how"}."""
     if fits is None:
         return []
-    from .report import fmt_bytes  # the report's own size format
+    from ..report import fmt_bytes  # the report's own size format
     rows = []
     for ranks in fits.group_sizes:
         for c in _lead(fits, ranks):
@@ -293,7 +293,7 @@ def headline(fits: Optional[CollectiveFits]) -> Optional[str]:
     other ops' range there, the allreduce over fewer GPUs."""
     if fits is None or not fits.curves:
         return None
-    from .report import fmt_bytes
+    from ..report import fmt_bytes
     top = max(fits.group_sizes)
     lead = _lead(fits, top)[0]
     parts = [f"{lead.op} over {top} GPUs {lead.largest.busbw_gbps:,.0f} GB/s busbw at "
@@ -325,9 +325,15 @@ def to_json(fits: Optional[CollectiveFits]) -> Optional[dict]:
     """The section's numbers as plain values, for device-profile.json ("collectives")."""
     if fits is None:
         return None
-    from .profile_results import to_json as _jsonable  # NaN (e.g. an entry without a CV) becomes null
+    from ..profile_results import to_json as _jsonable  # NaN (e.g. an entry without a CV) becomes null
     return _jsonable({"method": fits.method, "nccl_versions": fits.nccl_versions, "nccl_env": fits.nccl_env,
             "issues": fits.issues, "fits": table_rows(fits),
             "curves": [{"op": c.op, "ranks": c.ranks, "busbw_factor": c.busbw_factor,
                         "points": [vars(p) for p in c.points], "source": F.provenance(c.entries)}
                        for c in fits.curves.values()]})
+
+
+SECTION = register(FamilySection(
+    id="collectives", title="Multi-GPU: collectives (NCCL)", families=(FAMILY,), after=("p2p", "transfers"),
+    analyze=lambda inputs: analyze(inputs.rs), content=section, to_json=to_json, summary=summary,
+    headline=headline, link_text="collectives"))

@@ -10,13 +10,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
-from . import families as F
-from .plots import Figure, _save  # plots selects the Agg backend before pyplot is imported
-from .results import Entry, ResultSet
+from .. import families as F
+from . import AnalysisInputs, FamilySection, register
+from ..plots import Figure, _save  # plots selects the Agg backend before pyplot is imported
+from ..results import Entry, ResultSet
 
 import matplotlib.pyplot as plt  # noqa: E402  (after plots: Agg)
 
-FAMILIES = F.P2P_FAMILIES
+FAMILIES = ("transfer.p2p", "transfer.p2p_latency", "transfer.p2p_chase")
 BANDWIDTH_FAMILY, COPY_LATENCY_FAMILY, CHASE_FAMILY = FAMILIES
 
 # A pair below this fraction of the best pair of its matrix is flagged: on a uniform fabric
@@ -24,8 +25,6 @@ BANDWIDTH_FAMILY, COPY_LATENCY_FAMILY, CHASE_FAMILY = FAMILIES
 # down is a slower or narrower link, traffic through a host bridge, or a degraded link.
 WEAK_FRACTION = 0.90
 
-# The report section this module writes (report.build_report places it after the host transfers).
-SECTION = ("p2p", "Multi-GPU: peer-to-peer")
 
 ENGINE_WORDS = {"ce": "copy engine", "sm": "SM copy kernel"}
 FORM_WORDS = {"write": "write (issued by the source)", "read": "read (issued by the destination)"}
@@ -372,3 +371,20 @@ def section(an: Optional[P2pAnalysis], figdir: str) -> Optional[dict]:
             "rows": [[f"GPU {s} → GPU {d}"] + [value(m.cells.get((s, d)), cyc) for _, m, cyc in cols] for s, d in pairs],
             "figure": latency_figure(an, figdir)}
     return out
+
+
+def headline(an: Optional[P2pAnalysis]) -> Optional[str]:
+    """The report's sentence: how many GPUs, and the pairs below the weak fraction of their matrix."""
+    if an is None or not an.bandwidth:
+        return None
+    weak = [c for m in an.bandwidth for c in m.weak]
+    return (f"Peer-to-peer over {len(an.devices)} GPUs: "
+            + (f"{len(weak)} pair results below {an.weak_fraction:.0%} of the best pair of their matrix "
+               "(section Multi-GPU: peer-to-peer)." if weak else
+               f"every pair within {an.weak_fraction:.0%} of the best pair of its matrix."))
+
+
+SECTION = register(FamilySection(
+    id="p2p", title="Multi-GPU: peer-to-peer", families=FAMILIES, after=("transfers",),
+    analyze=lambda inputs: analyze(inputs.rs), content=section, to_json=to_json, summary=summary,
+    headline=headline, link_text="peer-to-peer"))

@@ -31,15 +31,16 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 import numpy as np
 
-from . import ceilings as C
-from . import families as F
-from .results import Entry, ResultSet, finite
+from .. import ceilings as C
+from .. import families as F
+from . import AnalysisInputs, FamilySection, collectives, register
+from ..results import Entry, ResultSet, finite
 
 ReductionTime = Callable[[str, int, float], float]
 
-FAMILIES = F.MGPU_FAMILIES
-# The report section: only for inputs with multi-GPU kernel entries (as p2p.SECTION).
-SECTION = ("mgpu", "Multi-GPU: SYMV and GEMV")
+# Not in the roofline or the optimality tables, whose bounds are one GPU's (their bytes are summed over
+# the GPUs): roofline.py leaves them out.
+FAMILIES = ("kernels.symv_mgpu", "kernels.gemv_mgpu", "kernels.symv_mgpu_sytrd", "kernels.symv_mgpu_trailing")
 
 
 # ------------------------------------------------------------------------------------------ models
@@ -292,3 +293,16 @@ def headline(res: Optional[dict]) -> Optional[str]:
     return (f"Multi-GPU kernels on {top} GPUs, the problem that scales best per kernel: "
             + "; ".join(f"{h['what']} {_facts(h['row'])}" for h in hs if h["gpus"] == top)
             + " (section Multi-GPU: SYMV and GEMV).")
+
+
+def _analyze(inputs: AnalysisInputs) -> Optional[dict]:
+    """analyze() with the device profile of the same inputs and the NCCL collectives' fits, if any."""
+    fits = inputs.results.get("collectives")
+    reduction = (lambda op, ranks, nbytes: collectives.reduction_time(fits, op, ranks, nbytes)) if fits else None
+    return analyze(inputs.rs, inputs.profile, reduction)
+
+
+SECTION = register(FamilySection(
+    id="mgpu", title="Multi-GPU: SYMV and GEMV", families=FAMILIES, after=("kernels",), analyze=_analyze,
+    content=lambda res, figdir: res, to_json=lambda res: res, summary=summary, headline=headline,
+    link_text="multi-GPU kernels", uses=("collectives",)))
