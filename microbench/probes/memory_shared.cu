@@ -1,6 +1,7 @@
 // Shared-memory probes: memory.shared_bandwidth (aggregate and bytes per clock per SM, conflict-free
-// 16-byte accesses) and memory.bank_conflicts (one 32-word access pattern per warp: word stride
-// 1..32 for 4- and 8-byte words; cycles per warp-wide access, 1 for 4-byte words without conflicts).
+// 16-byte accesses), memory.bank_conflicts (one 32-word access pattern per warp: word stride
+// 1..32 for 4- and 8-byte words; cycles per warp-wide access, 1 for 4-byte words without conflicts)
+// and memory.shared_atomics (atomicAdd per clock per SM when `contention` lanes share a word).
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -82,6 +83,51 @@ __global__ void __launch_bounds__(kSharedThreads) bank_conflict_kernel(std::uint
   if (acc == Word(0)) sink[0] = 1.f;  // data are positive: never taken, keeps the loads
 }
 
+// Thread t adds ((t mod 7) + 1) to shared word t / contention, `atomics_per_thread` times: groups of
+// `contention` consecutive lanes share a word, and contention 1 gives every lane its own word (32
+// consecutive words: no bank conflict). The increments differ between lanes and are not known at
+// compile time, so every atomic is a real one (the SASS has one ATOMS per atomicAdd); the words start
+// at their index. After the timed region the block writes its 1024 / contention words to words_out,
+// which the GPU test checks against a host reference (and which keeps the atomics from being dead code).
+// u32 compiles to ATOMS.ADD with no result register; f32 to a compare-and-swap loop (LDS, FADD,
+// ATOMS.CAST.SPIN, retried until the swap succeeds): sm_90 has no shared-memory float add.
+template <class T>
+__global__ void __launch_bounds__(kSharedThreads) shared_atomics_kernel(std::uint32_t contention_shift,
+                                                                        std::uint32_t atomics_per_thread,
+                                                                        unsigned long long* cycles, T* words_out) {
+  __shared__ T words[kSharedThreads];
+  words[threadIdx.x] = static_cast<T>(threadIdx.x);  // blockDim.x == kSharedThreads
+  // contention = 2^contention_shift: a shift, not a division, in front of the timed loop.
+  T* const word = &words[threadIdx.x >> contention_shift];
+  const T increment = static_cast<T>(threadIdx.x % 7 + 1);
+  __syncthreads();
+  const long long c0 = clock64();
+#pragma unroll 16
+  for (std::uint32_t k = 0; k < atomics_per_thread; ++k) atomicAdd(word, increment);
+  // A barrier does not wait for an ATOMS without a result: each thread reads its word back (ordered
+  // after its own atomics) and the barrier waits for that read, so the closing clock follows them all.
+  // Every word is positive after its first atomic; the barrier's result is not needed.
+  __syncthreads_or(*static_cast<volatile T*>(word) == static_cast<T>(0));
+  const long long c1 = clock64();
+  if (threadIdx.x == 0) cycles[blockIdx.x] = static_cast<unsigned long long>(c1 - c0);
+  const std::uint32_t count = kSharedThreads >> contention_shift;
+  if (threadIdx.x < count) words_out[blockIdx.x * count + threadIdx.x] = words[threadIdx.x];
+}
+
+template <class T>
+void enqueue_shared_atomics_kernel(int blocks, int contention, int atomics_per_thread, unsigned long long* cycles,
+                                   T* words, cudaStream_t stream) {
+  if (blocks < 1 || atomics_per_thread < 0 || contention < 1 || contention > 32 || (contention & (contention - 1)))
+    throw UsageError("shared atomics: blocks " + std::to_string(blocks) + ", contention " +
+                     std::to_string(contention) + " (a power of two, 1..32), atomics per thread " +
+                     std::to_string(atomics_per_thread));
+  std::uint32_t shift = 0;
+  while ((1 << shift) < contention) ++shift;
+  shared_atomics_kernel<T><<<blocks, kSharedThreads, 0, stream>>>(
+      shift, static_cast<std::uint32_t>(atomics_per_thread), cycles, words);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
 const ProbeDescriptor& kSharedBandwidth = declare_family(
     ProbeDescriptor{"memory.shared_bandwidth", Figure::kBandwidth,
                     "one 1024-thread block per SM reading conflict-free 16-byte shared-memory words; CUDA events "
@@ -98,6 +144,18 @@ const ProbeDescriptor& kBankConflicts = declare_family(
         .titled("Shared-memory bank conflicts")
         .lower_is_better()
         .with_axes({numeric_axis("word", "bytes", AxisRole::kGroup), numeric_axis("stride", "words", AxisRole::kX)}));
+
+const ProbeDescriptor& kSharedAtomics = declare_family(
+    ProbeDescriptor{"memory.shared_atomics", Figure::kValue,
+                    "one 1024-thread block per SM; thread t atomicAdds (t mod 7) + 1 to shared word t / contention, "
+                    "256 times; clock64 per block from a barrier to one that waits for each thread's read-back of "
+                    "its word; value = a block's atomicAdd calls / its cycles, median block (f32: a compare-and-swap "
+                    "loop where the GPU has no shared-memory float add)",
+                    "atomics/clk/SM", 10, 2}
+        .titled("Shared-memory atomics vs contention")
+        .with_axes({text_axis("type", AxisRole::kGroup),  // one curve per type
+                    numeric_axis("contention", "threads per address", AxisRole::kX)})  // swept along it
+        .with_fields({numeric_field("atomics_per_thread", "atomics")}));
 
 struct CycleBuffers {
   DeviceBuffer<unsigned long long> cycles;
@@ -153,6 +211,25 @@ void bank_conflict_entry(benchmark::State& state, std::uint32_t word_stride) {
       });
 }
 
+template <class T>
+void shared_atomics_entry(benchmark::State& state, int contention) {
+  const int sms = context().device.sm_count;
+  CycleBuffers buffers(sms);
+  DeviceBuffer<T> words(static_cast<std::size_t>(sms) * (kSharedThreads / contention));
+  constexpr int kAtomicsPerThread = 256;
+  const double atomics = double(sms) * kSharedThreads * kAtomicsPerThread;
+  Measurement m(state, kSharedAtomics, Work{0, 0, atomics});  // type and contention: from the name
+  m.param("atomics_per_thread", kAtomicsPerThread);
+  m.time_events(
+      [&](cudaStream_t s) {
+        enqueue_shared_atomics_kernel<T>(sms, contention, kAtomicsPerThread, buffers.cycles.data(), words.data(), s);
+      },
+      [&](Sample& s) {
+        s.cycles = buffers.median_cycles();
+        s.value = double(kSharedThreads) * kAtomicsPerThread / s.cycles;  // per SM: one block each
+      });
+}
+
 }  // namespace
 
 void register_memory_shared_probes() {
@@ -164,6 +241,23 @@ void register_memory_shared_probes() {
     register_entry(entry_name(kBankConflicts, {{"word", "8"}, {"stride", std::to_string(stride)}}),
                    kBankConflicts, [stride](benchmark::State& st) { bank_conflict_entry<std::uint64_t>(st, stride); });
   }
+  const std::vector<int> contentions = quick ? std::vector<int>{1, 8, 32} : std::vector<int>{1, 2, 4, 8, 16, 32};
+  for (int contention : contentions) {
+    const std::string c = std::to_string(contention);
+    register_entry(entry_name(kSharedAtomics, {{"type", "u32"}, {"contention", c}}), kSharedAtomics,
+                   [contention](benchmark::State& st) { shared_atomics_entry<std::uint32_t>(st, contention); });
+    register_entry(entry_name(kSharedAtomics, {{"type", "f32"}, {"contention", c}}), kSharedAtomics,
+                   [contention](benchmark::State& st) { shared_atomics_entry<float>(st, contention); });
+  }
+}
+
+void enqueue_shared_atomics(int blocks, int contention, int atomics_per_thread, unsigned long long* cycles,
+                            std::uint32_t* words, cudaStream_t stream) {
+  enqueue_shared_atomics_kernel(blocks, contention, atomics_per_thread, cycles, words, stream);
+}
+void enqueue_shared_atomics(int blocks, int contention, int atomics_per_thread, unsigned long long* cycles,
+                            float* words, cudaStream_t stream) {
+  enqueue_shared_atomics_kernel(blocks, contention, atomics_per_thread, cycles, words, stream);
 }
 
 }  // namespace gpuprobe
