@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+import synth
+from gpuprobe_analysis import results
 from gpuprobe_analysis import sections as S
 from gpuprobe_analysis.report import SECTIONS
 
@@ -67,7 +69,7 @@ def test_placement_after_the_first_present_anchor_in_analysis_order():
         S.place(SECTIONS, [S.Placed(_section("d", ["x.d"], after=("nowhere",)), result=1)])
 
 
-def test_analyze_all_keeps_present_sections_and_passes_earlier_results(registry):
+def test_analyze_all_keeps_present_sections_and_passes_earlier_results(registry, tmp_path):
     seen = {}
 
     def second(inputs):
@@ -77,7 +79,11 @@ def test_analyze_all_keeps_present_sections_and_passes_earlier_results(registry)
     registry.register(_section("zz_first", ["x.first"], analyze=lambda inputs: {"value": 3}))
     registry.register(_section("zz_second", ["x.second"], uses=("zz_first",), analyze=second))
     registry.register(_section("zz_absent", ["x.absent"]))
-    placed = {p.section.id: p.result for p in registry.analyze_all(rs=_EmptyResults(), profile={})}
+    # Results without any family section's entries: only the test's own sections are present.
+    doc = synth.synth_results(synth.Device(), noise=0.0, families=["exec.launch"])
+    rs = results.load([synth.write(str(tmp_path / "r.json"), doc)])
+    placed = {p.section.id: p.result for p in registry.analyze_all(rs, profile={})}
+    assert set(placed) == {"zz_first", "zz_second"}
     assert placed["zz_first"] == {"value": 3} and placed["zz_second"] == "second's result"
     assert "zz_absent" not in placed
     assert seen["zz_first"] == {"value": 3}
@@ -88,12 +94,3 @@ def test_an_inline_template_is_served_under_the_sections_name(registry):
     assert registry.template_source("sections/inline.j2") == "{{ section }}"
     assert registry.template_source("sections/p2p.j2") is None  # a file in templates/sections
     assert registry.template_source("report.html.j2") is None
-
-
-class _EmptyResults:
-    """A result set without entries: the package's own sections find nothing in it."""
-    entries = []
-    context = {}
-
-    def by_family(self, family):
-        return []
