@@ -1,11 +1,10 @@
-"""How the analysis reads a probe family: its axes, units, title and flops per op come from the
-family's record in the result file (records.py, written by the binary from
+"""How the analysis reads a probe family: its axes, units, title, flops per op and a kernel's compute
+ceiling come from the family's record in the result file (records.py, written by the binary from
 microbench/harness/family.hpp); this module holds what is the analysis' own: which families each
 report section reads, and the counter metrics it turns into bytes and flops."""
 from __future__ import annotations
 
 import math
-import re
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from .records import FamilyRecord
@@ -29,13 +28,6 @@ THROUGHPUT_FAMILIES = ("exec.throughput", "exec.throughput_peak")
 LAUNCH_PREFIX = "exec.launch"  # exec.launch, exec.launch_rate, _submit, _gap, _sync
 # Counter of exec.throughput_peak with the datasheet rate of the op at the measured clock (dashed).
 THEORETICAL_COMPUTE_COUNTER = "theoretical_gflops_at_kernel_clock"
-
-# Kernel precisions (the precision tag, else the family name) -> compute ceiling.
-PRECISION = [
-    (r"(fp64|f64|double|^d$|dgemm|dsymv|dgemv)", "FP64"),
-    (r"(fp16|f16|half|^h$)", "FP16"),
-    (r"(fp32|f32|float|single|^s$|sgemm|ssymv|sgemv|symv|gemv)", "FP32"),
-]
 
 # Hardware-counter metrics (Nsight Compute names) -> bytes at each level, summed when several.
 LEVEL_BYTES = {
@@ -130,13 +122,10 @@ def compute_op(e: Entry, op: Optional[str]):
     return o.precision, o.flops_per_op
 
 
-def kernel_precision(e: Entry) -> str:
-    for probe in (text(e, "precision") or "", e.family.split(".")[-1]):
-        low = probe.lower()
-        for rx, prec in PRECISION:
-            if low and re.search(rx, low):
-                return prec
-    return "FP32"
+def kernel_precision(e: Entry) -> Optional[str]:
+    """The compute ceiling ("FP32", "FP64", ...) of a kernel entry's work, as its family record declares
+    it for the entry's `precision`; None where the record declares none (or the entry has no record)."""
+    return e.record.compute_ceiling(text(e, "precision")) if e.record is not None else None
 
 
 def name_pattern(entries: Sequence[Entry]) -> str:

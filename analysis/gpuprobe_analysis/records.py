@@ -2,9 +2,10 @@
 read from a result file's context key `gpuprobe_families` (docs/results-schema.md, "Family records").
 
 A record names the family's axes (name, unit, numeric or text, role: curve-group key, swept x or
-fixed; in the entry name or not), its declared fields, its title and figure, and for pipeline
-families each op's precision and flops per op. The analysis reads these instead of keeping its own
-tables, so a fact is spelled once, in the C++ that measures it.
+fixed; in the entry name or not), its declared fields, its title and figure, for pipeline families
+each op's precision and flops per op, and for kernel families the compute ceiling of their work (one
+for every entry, or one per value of the text axis `precision`). The analysis reads these instead of
+keeping its own tables, so a fact is spelled once, in the C++ that measures it.
 """
 from __future__ import annotations
 
@@ -52,6 +53,8 @@ class FamilyRecord:
     axes: Tuple[Axis, ...] = ()
     fields: Tuple[Field, ...] = ()
     ops: Tuple[ComputeOp, ...] = ()
+    # The compute ceiling of the entries' work, by `precision` value ("": every entry's); () if none.
+    compute: Tuple[Tuple[str, str], ...] = ()
 
     def axis(self, name: str) -> Optional[Axis]:
         return next((a for a in self.axes if a.name == name), None)
@@ -76,6 +79,15 @@ class FamilyRecord:
     def op(self, name: Optional[str]) -> Optional[ComputeOp]:
         return next((o for o in self.ops if o.name == name), None)
 
+    def compute_ceiling(self, precision: Optional[str]) -> Optional[str]:
+        """The compute ceiling ("FP32", "FP64", ...) of an entry of this `precision` (None for an entry
+        without one): the record's one for every entry, else its one for that precision; None where it
+        declares none."""
+        ceilings = dict(self.compute)
+        if "" in ceilings:
+            return ceilings[""]
+        return ceilings.get(precision) if precision else None
+
 
 def _record(d: dict) -> FamilyRecord:
     return FamilyRecord(
@@ -86,7 +98,8 @@ def _record(d: dict) -> FamilyRecord:
                         bool(a.get("in_name", True))) for a in d.get("axes", [])),
         fields=tuple(Field(str(f["name"]), str(f["type"]), str(f.get("unit", ""))) for f in d.get("fields", [])),
         ops=tuple(ComputeOp(str(o["name"]), str(o.get("precision", "")), float(o.get("flops_per_op", 0)),
-                            str(o.get("premise_metric", ""))) for o in d.get("ops", [])))
+                            str(o.get("premise_metric", ""))) for o in d.get("ops", [])),
+        compute=tuple((str(k), str(v)) for k, v in dict(d.get("compute") or {}).items()))
 
 
 def parse(text: Optional[str]) -> Tuple[Dict[str, FamilyRecord], str]:

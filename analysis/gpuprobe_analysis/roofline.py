@@ -44,7 +44,7 @@ class KernelPoint:
     entry: Entry
     kernel: str  # family without "kernels."
     impl: str
-    precision: str
+    precision: Optional[str]  # the compute ceiling its record declares for its work; None: none (no compute bound)
     size: str  # human-readable shape, e.g. "n=4096"
     size_key: tuple  # shape parameters, to match the same problem across impls
     gflops: float
@@ -125,6 +125,7 @@ def _num(v) -> Optional[float]:
 def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
     pts: List[KernelPoint] = []
     notes: List[str] = []
+    undeclared: Dict[Tuple[str, str, str], int] = {}  # (family, precision, why) -> entries without a ceiling
     for e in rs.entries:
         if not e.family.startswith(F.KERNEL_PREFIX) or e.family in MGPU_FAMILIES:  # multi-GPU: sections/mgpu.py
             continue
@@ -151,14 +152,22 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
         # Same problem = same shape and the same L2 condition (flushed / resident) across impls.
         size_key = (tuple((k, F.num(e, k)) for k in keys) + tuple((k, F.text(e, k)) for k in txt)
                     + ((("l2", F.text(e, "l2")),) if F.text(e, "l2") else ()))
+        ceiling = F.kernel_precision(e)
+        if ceiling is None:
+            key = (e.family, F.text(e, "precision") or "",
+                   "no family record" if e.record is None else "its family record declares none for it")
+            undeclared[key] = undeclared.get(key, 0) + 1
         pts.append(KernelPoint(
             entry=e, kernel=e.family[len(F.KERNEL_PREFIX):], impl=F.text(e, "impl") or "?",
-            precision=F.kernel_precision(e), size=size or e.name, size_key=size_key,
+            precision=ceiling, size=size or e.name, size_key=size_key,
             gflops=flops / secs / 1e9,
             gbps=(e.num("bytes_per_sample") / secs / 1e9) if e.num("bytes_per_sample") > 0 else math.nan,
             seconds=secs, flops=flops, bytes_by_level=by_level, minimal_bytes=e.num("bytes_per_sample", default=0.0),
             counter_flops=cflops, ai_source="counters" if by_level else "minimal bytes (no counters)",
             l2=F.text(e, "l2") or ""))
+    for (family, precision, why), count in sorted(undeclared.items()):
+        notes.append(f"{family}" + (f" precision={precision}" if precision else "") + f" ({count} entries): no "
+                     f"compute ceiling ({why}): held to no compute peak, only to their bytes")
     if pts and not any(p.bytes_by_level for p in pts):
         notes.append("no kernel entry has hardware counters (run with --counters): arithmetic intensity uses the "
                      "descriptor's minimal bytes, placed at DRAM only")
@@ -265,7 +274,7 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
         for lvl, ai in point.intensity().items():
             if lvl in measured:
                 per[lvl] = ai * measured[lvl]
-    if point.precision in measured:
+    if point.precision is not None and point.precision in measured:  # None: no ceiling declared, no bound
         per[point.precision] = measured[point.precision]
     if not per:
         return None

@@ -337,8 +337,8 @@ def _kernels(b: Builder, dev: Device, counters: bool):
                 c.update({"dram__bytes_read.sum": minimal * 1.02, "dram__bytes_write.sum": 4.0 * n,
                           "lts__t_bytes.sum": minimal * 1.3, "l1tex__t_bytes.sum": minimal * 2.0,
                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": n * n})
-            b.add("kernels.symv", {"impl": impl, "precision": "fp32", "uplo": "lower", "n": str(n)}, "GFLOP/s",
-                  "one SYMV, events", flops / secs / 1e9, c, {"impl": impl, "precision": "fp32", "uplo": "lower"},
+            b.add("kernels.symv", {"impl": impl, "precision": "s", "uplo": "lower", "n": str(n)}, "GFLOP/s",
+                  "one SYMV, events", flops / secs / 1e9, c, {"impl": impl, "precision": "s", "uplo": "lower"},
                   seconds=secs)
     for n in (1024, 4096):
         for impl, eff in (("ours_v1", 0.70), ("cublas", 0.85), ("ours_tuned", 0.70)):
@@ -352,7 +352,7 @@ def _kernels(b: Builder, dev: Device, counters: bool):
                           "lts__t_bytes.sum": minimal * 20, "l1tex__t_bytes.sum": minimal * 200,
                           "sm__sass_thread_inst_executed_op_ffma_pred_on.sum": n**3})
             b.add("kernels.sgemm", {"impl": impl, "m": str(n), "n": str(n), "k": str(n)}, "GFLOP/s", "one SGEMM, events",
-                  flops / secs / 1e9, c, {"impl": impl, "precision": "fp32"}, seconds=secs)
+                  flops / secs / 1e9, c, {"impl": impl}, seconds=secs)
 
 
 def _p2p(b: Builder, dev: Device):

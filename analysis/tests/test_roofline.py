@@ -12,10 +12,10 @@ CEILINGS = [Ceiling("DRAM", 1000.0, True, "test"), Ceiling("L2", 4000.0, True, "
             Ceiling("DRAM", 1200.0, False, "theoretical: must not bound")]
 
 
-def entry(impl, seconds, counters=True, n=4096, flops=2e9, min_bytes=1e9):
-    e = {"name": f"kernels.symv/impl:{impl}/n:{n}", "run_name": "x", "run_type": "iteration", "iterations": 10,
-         "real_time": seconds * 1e6, "time_unit": "us",
-         "label": f"probe=kernels.symv;unit=GFLOP/s;method=events;impl={impl};precision=fp32",
+def entry(impl, seconds, counters=True, n=4096, flops=2e9, min_bytes=1e9, precision="s"):
+    e = {"name": f"kernels.symv/impl:{impl}/precision:{precision}/uplo:lower/n:{n}", "run_name": "x",
+         "run_type": "iteration", "iterations": 10, "real_time": seconds * 1e6, "time_unit": "us",
+         "label": f"probe=kernels.symv;unit=GFLOP/s;method=events;impl={impl};precision={precision};uplo=lower",
          "n": n, "flops_per_sample": flops, "bytes_per_sample": min_bytes, "time_median_s": seconds,
          "value_median": flops / seconds / 1e9, "value_cv": 0.01}
     if counters:
@@ -25,9 +25,9 @@ def entry(impl, seconds, counters=True, n=4096, flops=2e9, min_bytes=1e9):
     return e
 
 
-def load(tmp_path, entries):
+def load(tmp_path, entries, records=True):
     p = tmp_path / "r.json"
-    p.write_text(json.dumps({"context": context(Device()), "benchmarks": entries}))
+    p.write_text(json.dumps({"context": context(Device(), records=records), "benchmarks": entries}))
     return results.load([str(p)])
 
 
@@ -86,6 +86,41 @@ def test_compute_bound_kernel(tmp_path):
     (row,) = optimality(kernel_points(rs)[0], CEILINGS)
     assert row["limiter"] == "FP32"
     assert row["pct_of_bound"] == pytest.approx(40.0)
+
+
+def test_the_compute_ceiling_is_the_one_the_record_declares_for_the_precision(tmp_path):
+    # kernels.symv declares {"s": "FP32", "d": "FP64"}; kernels.sgemm {"": "FP32"} (no precision axis).
+    fp64 = [Ceiling("FP64", 25000.0, True, "test")]
+    sgemm = entry("ours_tuned", 0.1, flops=2e12)
+    sgemm.update({"name": "kernels.sgemm/impl:ours_tuned/trans:nn/m:4096/n:4096/k:4096",
+                  "label": "probe=kernels.sgemm;unit=GFLOP/s;method=events;impl=ours_tuned;trans=nn"})
+    rs = load(tmp_path, [entry("ours_v1", 0.1, flops=2e12, precision="s"),
+                         entry("ours_v1", 0.1, flops=2e12, precision="d"), sgemm])
+    pts, notes = kernel_points(rs)
+    assert not notes
+    assert sorted((p.kernel, p.precision) for p in pts) == [("sgemm", "FP32"), ("symv", "FP32"), ("symv", "FP64")]
+    rows = {(r["kernel"], r["entry"].split("/")[2]): r for r in optimality(pts, CEILINGS + fp64)}
+    assert rows[("symv", "precision:s")]["limiter"] == "FP32"
+    assert rows[("symv", "precision:d")]["limiter"] == "FP64"
+    assert rows[("symv", "precision:d")]["pct_of_bound"] == pytest.approx(80.0)  # 20000 of 25000
+    assert "FP32" not in rows[("symv", "precision:d")]["bound_by_ceiling"]
+    assert rows[("sgemm", "trans:nn")]["limiter"] == "FP32"
+
+
+def test_no_declared_ceiling_means_no_compute_bound_and_a_note(tmp_path):
+    # A precision the record leaves out: no guess from its name (the family is symv, the tag says fp64).
+    e = entry("ours_v1", 0.1, flops=2e12, precision="fp64")
+    pts, notes = kernel_points(load(tmp_path, [e]))
+    assert pts[0].precision is None
+    assert notes == ["kernels.symv precision=fp64 (1 entries): no compute ceiling (its family record declares "
+                     "none for it): held to no compute peak, only to their bytes"]
+    (row,) = optimality(pts, CEILINGS + [Ceiling("FP64", 25000.0, True, "test")])
+    assert set(row["bound_by_ceiling"]) == {"DRAM"} and row["limiter"] == "DRAM"
+    assert row["precision"] is None
+    # A file without records: none either, and the note says why.
+    pts, notes = kernel_points(load(tmp_path, [entry("ours_v1", 0.1, flops=2e12)], records=False))
+    assert pts[0].precision is None
+    assert any("no compute ceiling (no family record)" in n for n in notes), notes
 
 
 def test_without_counters_falls_back_to_minimal_bytes_and_says_so(tmp_path):

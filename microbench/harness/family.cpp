@@ -92,6 +92,16 @@ const Field* ProbeDescriptor::field(const std::string& name) const {
   return nullptr;
 }
 
+bool is_compute_ceiling(const std::string& name) {
+  return name == "FP32" || name == "FP64" || name == "FP16" || name == "BF16";
+}
+
+std::string ProbeDescriptor::compute_ceiling(const std::string& precision) const {
+  for (const auto& [key, ceiling] : compute)
+    if (key.empty() || key == precision) return ceiling;
+  return "";
+}
+
 std::string ProbeDescriptor::value_unit() const { return figure == Figure::kValue ? unit : figure_unit(figure); }
 
 bool ProbeDescriptor::higher_is_better() const {
@@ -139,6 +149,20 @@ std::vector<std::string> record_problems(const ProbeDescriptor& r) {
       if (o.precision.empty() != (o.flops_per_op == 0))
         out.push_back(who + "op '" + o.name + "': a precision goes with flops per op > 0, and only with them");
     }
+  }
+  std::set<std::string> precisions;
+  for (const auto& [precision, ceiling] : r.compute) {
+    if (!is_compute_ceiling(ceiling))
+      out.push_back(who + "unknown compute ceiling '" + ceiling + "' (FP32, FP64, FP16 or BF16)");
+    if (!precisions.insert(precision).second)
+      out.push_back(who + "compute ceiling of precision '" + precision + "' declared twice");
+  }
+  if (r.compute.size() > 1 && precisions.count("")) {
+    out.push_back(who + "a compute ceiling for every entry goes alone, not with ceilings by precision");
+  } else if (!precisions.empty() && !precisions.count("")) {
+    const Axis* precision = r.axis("precision");
+    if (!precision || precision->type != AxisType::kText)
+      out.push_back(who + "compute ceilings by precision declared without a text axis 'precision'");
   }
   return out;
 }
@@ -204,12 +228,19 @@ std::vector<std::pair<std::string, std::string>> check_entry_name(const ProbeDes
       throw Error(where + "value of '" + key + "' is empty or holds ':'");
     if (axis->type == AxisType::kNumeric && !is_number(value))
       throw Error(where + "numeric axis '" + key + "' has the value '" + value + "', not a number");
+    check_axis_value(record, key, value);
     params.emplace_back(key, value);
   }
   if (params.size() != expected.size())
     throw Error(where + "lacks axis '" + expected[params.size()]->name + "' (the record of " + record.family +
                 " names, in order: " + in_name_keys(record) + ")");
   return params;
+}
+
+void check_axis_value(const ProbeDescriptor& record, const std::string& axis, const std::string& value) {
+  if (axis == "precision" && !record.compute.empty() && record.compute_ceiling(value).empty())
+    throw Error("entry of " + record.family + ": precision '" + value +
+                "' has no compute ceiling in the record (computing_by_precision)");
 }
 
 std::string entry_name(const ProbeDescriptor& record,
@@ -296,6 +327,12 @@ std::string family_record_json(const ProbeDescriptor& r) {
            ",\"flops_per_op\":" + number(o.flops_per_op) + ",\"premise_metric\":" + quoted(o.premise_metric) + "}";
     }
     j += "]";
+  }
+  if (!r.compute.empty()) {
+    j += ",\"compute\":{";
+    for (std::size_t i = 0; i < r.compute.size(); ++i)
+      j += std::string(i ? "," : "") + quoted(r.compute[i].first) + ":" + quoted(r.compute[i].second);
+    j += "}";
   }
   return j + "}";
 }

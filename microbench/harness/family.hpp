@@ -75,6 +75,10 @@ struct ComputeOp {
   std::string premise_metric;  // the SASS counter that proves its peak ("" if none does)
 };
 
+// The compute ceilings a kernel family may declare for its work (ProbeDescriptor::compute): the peaks
+// the analysis measures under these names (the pipeline probes' ops).
+bool is_compute_ceiling(const std::string& name);  // "FP32", "FP64", "FP16", "BF16"
+
 // One per probe family (or kernel benchmark): every derived figure and output field comes from it.
 struct ProbeDescriptor {
   std::string family;   // dotted, e.g. "memory.latency"; the entry names start with it
@@ -115,6 +119,11 @@ struct ProbeDescriptor {
   std::vector<Axis> axes{};
   std::vector<Field> fields{};
   std::vector<ComputeOp> ops{};
+  // The compute ceiling a kernel family's floating-point work belongs to (the roofline holds its
+  // entries to that peak): one for every entry (key "", computing) or one per value of the text axis
+  // `precision` (computing_by_precision). Empty: none declared, and the analysis gives the entries no
+  // compute bound.
+  std::vector<std::pair<std::string, std::string>> compute{};
 
   ProbeDescriptor&& titled(std::string t) && {
     title = std::move(t);
@@ -140,6 +149,14 @@ struct ProbeDescriptor {
     ops = std::move(o);
     return std::move(*this);
   }
+  ProbeDescriptor&& computing(std::string ceiling) && {
+    compute = {{"", std::move(ceiling)}};
+    return std::move(*this);
+  }
+  ProbeDescriptor&& computing_by_precision(std::vector<std::pair<std::string, std::string>> by_precision) && {
+    compute = std::move(by_precision);
+    return std::move(*this);
+  }
 
   const Axis* axis(const std::string& name) const;    // nullptr if none
   const Field* field(const std::string& name) const;  // nullptr if none ("<i>" patterns match)
@@ -147,11 +164,15 @@ struct ProbeDescriptor {
   std::string value_unit() const;
   // Whether a larger value_* is the better figure (compare's verdict).
   bool higher_is_better() const;
+  // The compute ceiling of an entry whose `precision` is the given value ("" for a family without that
+  // axis); "" where the record declares none for it.
+  std::string compute_ceiling(const std::string& precision) const;
 };
 
 // What is wrong with a record, one line each (none: it may be declared): an empty family, title or
 // method, a name twice among axes and fields, a numeric axis or field without a unit, more than one x
-// axis, ops without a text axis `op`.
+// axis, ops without a text axis `op`, an unknown compute ceiling, compute ceilings by precision without
+// a text axis `precision` (or mixed with one for every entry, or a precision twice).
 std::vector<std::string> record_problems(const ProbeDescriptor& record);
 
 // Declares a family for the whole binary: it is listed by --list-families and written into every
@@ -167,12 +188,17 @@ void check_declared_families();
 
 // Entry names: family/key:value/... (Google Benchmark's own "name/arg:value" convention), the keys
 // being the record's in-name axes in its order. Throws Error on a key the record does not declare, a
-// missing or misplaced one, a numeric axis whose value is not a number, or a value holding '/' or ':'.
+// missing or misplaced one, a numeric axis whose value is not a number, a value holding '/' or ':', or
+// a precision the record's compute ceilings by precision leave out (check_axis_value).
 std::string entry_name(const ProbeDescriptor& record,
                        std::initializer_list<std::pair<const char*, std::string>> params);
 // The same checks on a name built elsewhere; returns its (key, value) pairs.
 std::vector<std::pair<std::string, std::string>> check_entry_name(const ProbeDescriptor& record,
                                                                   const std::string& name);
+
+// Throws Error where the value of an axis contradicts the record: a `precision` that its compute
+// ceilings by precision do not name. Called for the name's axes and for a tag of an axis outside it.
+void check_axis_value(const ProbeDescriptor& record, const std::string& axis, const std::string& value);
 
 // The record as one compact JSON object, and all declared ones as a JSON array (the context key
 // gpuprobe_families; docs/results-schema.md says what each field means).

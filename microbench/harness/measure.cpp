@@ -78,6 +78,7 @@ void Measurement::tag(const std::string& name, const std::string& value) {
         return;  // already in the label, from the name
       }
   }
+  if (axis) check_axis_value(descriptor_, name, value);  // an axis outside the name: not checked yet
   label_ += ";" + name + "=" + value;
 }
 

@@ -78,6 +78,8 @@ std::vector<Field> paired_fields() {
   return blas2_fields(f);
 }
 Axis precision_axis() { return text_axis("precision", AxisRole::kGroup); }
+// The compute ceiling of each precision's work (the entries' precision: precision_name<T>()).
+std::vector<std::pair<std::string, std::string>> blas2_compute() { return {{"s", "FP32"}, {"d", "FP64"}}; }
 
 const ProbeDescriptor& kSymvDescriptor = declare_family(
     ProbeDescriptor{"kernels.symv", Figure::kBandwidth,
@@ -88,7 +90,8 @@ const ProbeDescriptor& kSymvDescriptor = declare_family(
         .titled("SYMV: ours vs cuBLAS")
         .with_axes({text_axis("impl", AxisRole::kGroup), precision_axis(), text_axis("uplo", AxisRole::kGroup),
                     numeric_axis("n", "rows", AxisRole::kX)})
-        .with_fields(blas2_fields(call_fields(""))));
+        .with_fields(blas2_fields(call_fields("")))
+        .computing_by_precision(blas2_compute()));
 
 const ProbeDescriptor& kGemvDescriptor = declare_family(
     ProbeDescriptor{"kernels.gemv", Figure::kBandwidth,
@@ -98,7 +101,8 @@ const ProbeDescriptor& kGemvDescriptor = declare_family(
         .titled("GEMV: ours vs cuBLAS")
         .with_axes({text_axis("impl", AxisRole::kGroup), precision_axis(), text_axis("trans", AxisRole::kGroup),
                     numeric_axis("m", "rows", AxisRole::kFixed), numeric_axis("n", "columns", AxisRole::kX)})
-        .with_fields(blas2_fields(call_fields(""))));
+        .with_fields(blas2_fields(call_fields("")))
+        .computing_by_precision(blas2_compute()));
 
 // Paired entries (Measurement::time_events_paired): A and B timed in the same samples, alternating
 // which goes first; the value is A's speedup over B. For the comparisons that separate entries cannot
@@ -113,7 +117,8 @@ const ProbeDescriptor& kSymvPairedDescriptor = declare_family(
         .titled("SYMV pairs timed in the same samples")
         .with_axes({text_axis("a", AxisRole::kGroup), text_axis("b", AxisRole::kGroup), precision_axis(),
                     text_axis("uplo", AxisRole::kGroup), numeric_axis("n", "rows", AxisRole::kX)})
-        .with_fields(paired_fields()));
+        .with_fields(paired_fields())
+        .computing_by_precision(blas2_compute()));
 const ProbeDescriptor& kGemvPairedDescriptor = declare_family(
     ProbeDescriptor{"paired.gemv", Figure::kValue,
                     "A's speedup over B (B's time / A's time) per sample; a sample = one call of each on the same "
@@ -124,7 +129,8 @@ const ProbeDescriptor& kGemvPairedDescriptor = declare_family(
         .with_axes({text_axis("a", AxisRole::kGroup), text_axis("b", AxisRole::kGroup), precision_axis(),
                     text_axis("trans", AxisRole::kGroup), numeric_axis("m", "rows", AxisRole::kFixed),
                     numeric_axis("n", "columns", AxisRole::kX)})
-        .with_fields(paired_fields()));
+        .with_fields(paired_fields())
+        .computing_by_precision(blas2_compute()));
 
 // What an entry times: one of our implementations (a record of the library's table, entry impl
 // record.entry) or cuBLAS; the one place where an impl name turns into what runs.

@@ -61,7 +61,8 @@ const std::string kTiming =
     "(cross-device event waits): first start to last end over the GPUs";
 
 // The four families' axes: GPUs, precision, the triangle or transposition (`shape`), the reduction,
-// the order n, and for the trailing calls their size; their fields (describe() and the entries).
+// the order n, and for the trailing calls their size; their fields (describe() and the entries); the
+// compute ceiling of each precision's work (the entries' precision: precision_name<T>()).
 ProbeDescriptor mgpu_record(ProbeDescriptor d, const char* title, const char* shape, std::vector<Axis> more_axes,
                             std::vector<Field> more_fields) {
   std::vector<Axis> axes{numeric_axis("gpus", "GPUs", AxisRole::kGroup), text_axis("precision", AxisRole::kGroup),
@@ -75,7 +76,8 @@ ProbeDescriptor mgpu_record(ProbeDescriptor d, const char* title, const char* sh
                             numeric_field("reduction_bytes", "bytes"), numeric_field("entry_on_operands", "entries"),
                             text_field("l2")};
   fields.insert(fields.end(), more_fields.begin(), more_fields.end());
-  return std::move(d).titled(title).with_axes(std::move(axes)).with_fields(std::move(fields));
+  return std::move(d).titled(title).with_axes(std::move(axes)).with_fields(std::move(fields))
+      .computing_by_precision({{"s", "FP32"}, {"d", "FP64"}});
 }
 
 const ProbeDescriptor& kSymvDescriptor = declare_family(mgpu_record(

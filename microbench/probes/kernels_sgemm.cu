@@ -37,7 +37,8 @@ const ProbeDescriptor& kSgemmDescriptor = declare_family(
                     numeric_axis("m", "rows", AxisRole::kFixed), numeric_axis("n", "columns", AxisRole::kX),
                     numeric_axis("k", "inner dimension", AxisRole::kFixed)})
         .with_fields({text_field("l2"), text_field("math_mode"), text_field("nvidia_tf32_override"),
-                      numeric_field("cublas_version", "version"), text_field("kernel")}));
+                      numeric_field("cublas_version", "version"), text_field("kernel")})
+        .computing("FP32"));
 
 // What an entry times: one of our implementations (a kernels::kSgemmImpls record, entry impl
 // "ours_<name>") or cuBLAS SGEMM in one math mode.

@@ -12,8 +12,9 @@ would have written it:
   declares the new name and not the old one (a family whose record still declares the old name keeps
   it); a clash with a counter already there under the new name, holding another value, is an error;
 - every counter and tag left must then be an axis or field of the entry's record or one of the
-  harness's own fields (docs/results-schema.md, "Fields every entry may carry"): anything else is
-  reported and the file is not written.
+  harness's own fields (docs/results-schema.md, "Fields every entry may carry"), and the precision of
+  an entry whose record declares compute ceilings by precision must be one of them (as gpuprobe
+  refuses such an entry name): anything else is reported and the file is not written.
 
 Nothing else changes: names, labels, values and the order of entries stay as measured. The context
 records how the file was migrated (`gpuprobe_families_migrated`). Gzip in, gzip out (mtime 0).
@@ -21,7 +22,9 @@ records how the file was migrated (`gpuprobe_families_migrated`). Gzip in, gzip 
     python3 scripts/dev/migrate_results.py --gpuprobe build/gpuprobe reports/h100/*.json.gz
     python3 scripts/dev/migrate_results.py --records families.json FILE ... --check   # report only
 
-Running it again on a migrated file renames nothing and replaces the records with the binary's.
+Running it again on a migrated file (or on one a gpuprobe wrote with records) renames nothing and
+replaces the records with the binary's: how files of an older binary get what records learnt since
+(e.g. a kernel family's `compute` ceilings), as long as their entries fit the new records.
 """
 from __future__ import annotations
 
@@ -153,7 +156,26 @@ def migrate(doc: dict, records: Dict[str, dict]):
                 continue
             if not declared(record, k, "text"):
                 problems.append(f"{name}: tag {k} is not declared by the record of {family}")
+        compute = record.get("compute") or {}
+        if compute and "" not in compute:
+            precision = entry_precision(e)
+            if precision not in compute:
+                problems.append(f"{name}: precision {precision} has no compute ceiling in the record of {family} "
+                                f"(it names {', '.join(sorted(compute))})")
     return renamed, problems
+
+
+def entry_precision(e: dict):
+    """The entry's `precision`: from its name (key:value), else its label's tag; None if neither."""
+    for part in e.get("name", "").split("/")[1:]:
+        key, _, value = part.partition(":")
+        if key == "precision":
+            return value
+    for piece in (e.get("label") or "").split(";"):
+        key, _, value = piece.partition("=")
+        if key.strip() == "precision":
+            return value
+    return None
 
 
 def main(argv=None) -> int:
@@ -182,11 +204,14 @@ def main(argv=None) -> int:
         if args.check:
             continue
         ctx = doc.setdefault("context", {})
+        had_records = bool(ctx.get(FAMILIES_KEY))
+        replaced = had_records and ctx[FAMILIES_KEY] != compact
         ctx[FAMILIES_KEY] = compact
-        note = ("records added from gpuprobe --list-families by scripts/dev/migrate_results.py; "
-                "counters renamed: " + what)
-        # A second run renames nothing: keep what the first one did.
-        if MIGRATED_KEY not in ctx or renamed:
+        note = ("records " + ("replaced with" if had_records else "added from") + " gpuprobe --list-families "
+                "by scripts/dev/migrate_results.py; counters renamed: " + what)
+        # A second run renames nothing: keep what the first one did. A file whose own binary wrote the
+        # records gets the note once they are replaced: they are no longer that binary's.
+        if renamed or (MIGRATED_KEY not in ctx and (not had_records or replaced)):
             ctx[MIGRATED_KEY] = note
         write(path, doc, zipped)
     return 1 if failed else 0

@@ -126,6 +126,94 @@ class CaptureReporter : public benchmark::BenchmarkReporter {
   std::map<std::string, Run> captured;
 };
 
+// The compute ceiling of a kernel family's work: one for every entry, or one per value of its text
+// axis `precision`, each a known ceiling; an entry of a precision the record leaves out is refused.
+const ProbeDescriptor kBlas =
+    ProbeDescriptor{"test.blas", Figure::kBandwidth, "synthetic kernel", "", 3, 0}
+        .titled("Synthetic kernel")
+        .with_axes({text_axis("precision", AxisRole::kGroup), numeric_axis("n", "rows", AxisRole::kX)})
+        .computing_by_precision({{"s", "FP32"}, {"d", "FP64"}});
+
+TEST(FamilyRecord, ComputeCeilingsAreDeclaredOnceAndChecked) {
+  EXPECT_TRUE(record_problems(kBlas).empty());
+  EXPECT_EQ(kBlas.compute_ceiling("s"), "FP32");
+  EXPECT_EQ(kBlas.compute_ceiling("d"), "FP64");
+  EXPECT_EQ(kBlas.compute_ceiling("h"), "");
+  const ProbeDescriptor base = ProbeDescriptor{"test.bad", Figure::kFlopRate, "m", "", 1, 0}.titled("t");
+  const ProbeDescriptor one = ProbeDescriptor(base).computing("FP32");
+  EXPECT_TRUE(record_problems(one).empty());
+  EXPECT_EQ(one.compute_ceiling(""), "FP32");
+  EXPECT_EQ(one.compute_ceiling("anything"), "FP32");
+  EXPECT_EQ(base.compute_ceiling(""), "");  // none declared
+
+  auto problems_of = [](const ProbeDescriptor& d) {
+    std::string all;
+    for (const std::string& p : record_problems(d)) all += p + "\n";
+    return all;
+  };
+  EXPECT_NE(problems_of(ProbeDescriptor(base).computing_by_precision({{"s", "FP32"}}))
+                .find("compute ceilings by precision declared without a text axis 'precision'"),
+            std::string::npos);
+  EXPECT_NE(problems_of(ProbeDescriptor(base)
+                            .with_axes({numeric_axis("precision", "bits", AxisRole::kGroup)})
+                            .computing_by_precision({{"s", "FP32"}}))
+                .find("without a text axis 'precision'"),
+            std::string::npos);
+  EXPECT_NE(problems_of(ProbeDescriptor(base).computing("fp32")).find("unknown compute ceiling 'fp32'"),
+            std::string::npos);
+  EXPECT_NE(problems_of(ProbeDescriptor(base)
+                            .with_axes({text_axis("precision", AxisRole::kGroup)})
+                            .computing_by_precision({{"s", "FP32"}, {"d", "TF64"}}))
+                .find("unknown compute ceiling 'TF64'"),
+            std::string::npos);
+  EXPECT_NE(problems_of(ProbeDescriptor(base)
+                            .with_axes({text_axis("precision", AxisRole::kGroup)})
+                            .computing_by_precision({{"s", "FP32"}, {"s", "FP64"}}))
+                .find("compute ceiling of precision 's' declared twice"),
+            std::string::npos);
+  EXPECT_NE(problems_of(ProbeDescriptor(base)
+                            .with_axes({text_axis("precision", AxisRole::kGroup)})
+                            .computing_by_precision({{"", "FP32"}, {"d", "FP64"}}))
+                .find("a compute ceiling for every entry goes alone"),
+            std::string::npos);
+
+  // Entry names: a precision the record declares no ceiling for is refused where the entry is named.
+  EXPECT_EQ(entry_name(kBlas, {{"precision", "d"}, {"n", "64"}}), "test.blas/precision:d/n:64");
+  const std::string missing = error_of([] { entry_name(kBlas, {{"precision", "h"}, {"n", "64"}}); });
+  EXPECT_NE(missing.find("precision 'h' has no compute ceiling in the record"), std::string::npos) << missing;
+  EXPECT_THROW(check_entry_name(kBlas, "test.blas/precision:z/n:1"), Error);
+  EXPECT_THROW(register_entry("test.blas/precision:h/n:1", kBlas, [](benchmark::State&) {}), Error);
+  // The same for a precision outside the name, written by the probe as a tag.
+  const ProbeDescriptor outside =
+      ProbeDescriptor{"test.blas_tagged", Figure::kBandwidth, "synthetic kernel", "", 3, 0}
+          .titled("Synthetic kernel")
+          .with_axes({text_axis("precision", AxisRole::kGroup).outside_name(), numeric_axis("n", "rows", AxisRole::kX)})
+          .computing_by_precision({{"s", "FP32"}});
+  EXPECT_NO_THROW(check_axis_value(outside, "precision", "s"));
+  EXPECT_THROW(check_axis_value(outside, "precision", "d"), Error);
+  benchmark::ClearRegisteredBenchmarks();
+  auto tag_errors = std::make_shared<std::map<std::string, std::string>>();
+  benchmark::RegisterBenchmark("test.blas_tagged.refusal", [&outside, tag_errors](benchmark::State& st) {
+    Measurement m(st, outside, Work{1, 0, 0});
+    (*tag_errors)["d"] = error_of([&] { m.tag("precision", "d"); });
+    (*tag_errors)["s"] = error_of([&] { m.tag("precision", "s"); });
+    for (auto _ : st) st.SetIterationTime(1e-6);
+  })->Iterations(1)->UseManualTime();
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  benchmark::ClearRegisteredBenchmarks();
+  EXPECT_NE((*tag_errors)["d"].find("precision 'd' has no compute ceiling"), std::string::npos) << (*tag_errors)["d"];
+  EXPECT_EQ((*tag_errors)["s"], "");
+  EXPECT_NO_THROW(check_axis_value(one, "precision", "x"));  // one ceiling for every entry: any precision
+  EXPECT_NO_THROW(check_axis_value(base, "precision", "x"));  // none declared: nothing to contradict
+
+  // JSON: the map in declaration order, "" for one ceiling of every entry; absent where none is declared.
+  EXPECT_NE(family_record_json(kBlas).find("\"compute\":{\"s\":\"FP32\",\"d\":\"FP64\"}"), std::string::npos)
+      << family_record_json(kBlas);
+  EXPECT_NE(family_record_json(one).find("\"compute\":{\"\":\"FP32\"}"), std::string::npos) << family_record_json(one);
+  EXPECT_EQ(family_record_json(base).find("\"compute\""), std::string::npos);
+}
+
 TEST(FamilyRecord, CountersAndTagsDeriveFromTheName) {
   benchmark::ClearRegisteredBenchmarks();
   register_entry(entry_name(kChase, {{"load", "cg"}, {"stride", "128"}, {"footprint", "65536"}}), kChase,
@@ -259,6 +347,9 @@ TEST(FamilyRecord, ListFamiliesWorksWithoutAGpu) {
                              "\"family\":\"kernels.symv\"", "\"family\":\"kernels.sgemm\"",
                              "\"family\":\"transfer.p2p\"", "\"family\":\"kernels.symv_mgpu\""})
     EXPECT_NE(text.find(family), std::string::npos) << family;
+  // The kernels' compute ceilings, declared with their records.
+  for (const char* compute : {"\"compute\":{\"s\":\"FP32\",\"d\":\"FP64\"}", "\"compute\":{\"\":\"FP32\"}"})
+    EXPECT_NE(text.find(compute), std::string::npos) << compute;
   // Spelled once: the axis is footprint in the name and in the counter, never footprint_bytes.
   EXPECT_EQ(text.find("footprint_bytes"), std::string::npos);
   EXPECT_NE(text.find("\"entry_name\":\"memory.latency/pattern:<pattern>/load:<load>/stride:<stride>/"
