@@ -11,13 +11,13 @@ cd "$(dirname "$0")/../.."
 OUT=${1:?usage: shared_atomics_ncu.sh OUTDIR [GPUPROBE]}
 GPUPROBE=${2:-build/gpuprobe}
 mkdir -p "$OUT"
-metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max,smsp__sass_inst_executed_op_shared_atom.sum
+metrics=gpu__time_duration.sum,sm__cycles_elapsed.avg.per_second,sm__cycles_elapsed.max,sm__sass_inst_executed_op_shared_atom.sum
 ncu --query-metrics 2>/dev/null | grep -iE 'shared_atom' > "$OUT/ncu_shared_atom_metrics.txt"
 for entry in u32/contention:1 u32/contention:32 f32/contention:1 f32/contention:32; do
   name="memory.shared_atomics/type:${entry}"
   # Skip the warm-up launches (2 samples and the settle); one timed launch is profiled.
   ncu --clock-control none --cache-control none -k regex:shared_atomics --launch-skip 5 --launch-count 1 \
-      --metrics "$metrics" --csv "$GPUPROBE" --benchmark_filter="^${name//./\\.}\$" --launch-gate=off \
+      --metrics "$metrics" --csv "$GPUPROBE" --benchmark_filter="^${name//./\\.}(/|\$)" --launch-gate=off \
       --samples=8 --benchmark_out="$OUT/probe-${entry//[\/:]/_}.json" --benchmark_out_format=json \
       > "$OUT/ncu-${entry//[\/:]/_}.csv" 2> "$OUT/ncu-${entry//[\/:]/_}.log"
   echo "$name: ncu exit $?"
@@ -39,7 +39,7 @@ for path in sorted(glob.glob(os.path.join(out, "ncu-*.csv"))):
     probe = json.load(open(os.path.join(out, f"probe-{tag}.json")))["benchmarks"][0]
     sms = int(json.load(open(os.path.join(out, f"probe-{tag}.json")))["context"]["gpu_sm_count"])
     per_block = 1024 * 256
-    atom = m.get("smsp__sass_inst_executed_op_shared_atom.sum", (float("nan"), ""))[0]
+    atom = m.get("sm__sass_inst_executed_op_shared_atom.sum", (float("nan"), ""))[0]
     print(f"{tag}: probe {probe['value_median']:.4g} atomics/clk/SM (cv {probe['value_cv']:.3f}); ncu duration "
           f"{dur_s * 1e6:.3f} us at {clk_hz / 1e6:.0f} MHz -> {per_block / (dur_s * clk_hz):.4g} atomics/clk/SM over the "
           f"whole kernel, elapsed max {m['sm__cycles_elapsed.max'][0]:.0f} cycles; shared ATOM warp instructions "
