@@ -11,13 +11,14 @@ cd "$(dirname "$0")/../.."
 OUT=${1:?usage: refactor_check.sh OUTDIR [gpuprobe flags]}
 shift
 mkdir -p "$OUT" && OUT=$(cd "$OUT" && pwd)
-[ -f .snapshot/old.tar ] || { echo "refactor_check: no .snapshot/old.tar (see the header)" >&2; exit 2; }
+OLD_TAR=${OLD_TAR:-.snapshot/old.tar}  # another archive: OLD_TAR=.snapshot/other.tar
+[ -f "$OLD_TAR" ] || { echo "refactor_check: no $OLD_TAR (see the header)" >&2; exit 2; }
 export NCCL_NVLS_ENABLE=0 PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
 start=$(date +%s)
 stamp() { echo "[refactor_check +$(( $(date +%s) - start ))s] $*"; }
 logs=/tmp/refactor-check-logs
 rm -rf "$logs" /tmp/gpuprobe-old && mkdir -p "$logs" /tmp/gpuprobe-old
-tar -xf .snapshot/old.tar -C /tmp/gpuprobe-old
+tar -xf "$OLD_TAR" -C /tmp/gpuprobe-old
 
 stamp "build old and new gpuprobe"
 # The gpuprobe target alone, configured the same way for both (the old tree's build.sh may build more).
