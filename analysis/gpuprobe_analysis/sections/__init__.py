@@ -113,10 +113,9 @@ def template_source(name: str) -> Optional[str]:
 
 @dataclass
 class Placed:
-    """A registered section present in the report: its analysis result and its template's `section`."""
+    """A registered section present in the report, with its analysis result."""
     section: FamilySection
     result: Any
-    content: Any = None
 
 
 def analyze_all(rs: ResultSet, profile: dict) -> List[Placed]:

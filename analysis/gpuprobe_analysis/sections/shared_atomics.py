@@ -34,15 +34,19 @@ class SharedAtomics:
 
 
 def analyze(inputs: AnalysisInputs) -> Optional[SharedAtomics]:
-    """The family's curves; None without its entries (or without its record: an old file's)."""
+    """The family's curves; None without its entries, without a curve (no entry has a value of the
+    swept axis) or without its record (an old file's)."""
     entries, record = inputs.rs.by_family(FAMILY), inputs.rs.record(FAMILY)
     if not entries or record is None or record.x is None:
         return None
     curves = []
     for key, grp in sorted(F.group(entries, record.group).items(), key=lambda t: str(t[0])):
         grp = sorted((e for e in grp if math.isfinite(F.num(e, record.x))), key=lambda e: F.num(e, record.x))
-        curves.append(Curve(dict(zip(record.group, key)), [F.num(e, record.x) for e in grp],
-                            [e.value for e in grp], grp))
+        if grp:  # entries without a value of the swept axis draw no curve
+            curves.append(Curve(dict(zip(record.group, key)), [F.num(e, record.x) for e in grp],
+                                [e.value for e in grp], grp))
+    if not curves:
+        return None
     return SharedAtomics(record.title or FAMILY, record.method, record.x, record.axis(record.x).unit, record.unit,
                          curves)
 
