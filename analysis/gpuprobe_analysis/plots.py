@@ -24,7 +24,7 @@ from .roofline import LEVELS, Ceiling, KernelPoint, is_default, is_reference, ke
 LEVEL_MARKERS = {"L1": "^", "L2": "s", "DRAM": "o"}
 KERNEL_COLORS = ("black", "tab:pink", "tab:cyan", "tab:brown", "gold")  # none of the ceilings' colours
 LEVEL_COLORS = {"L1": "tab:green", "L2": "tab:orange", "DRAM": "tab:blue", "FP32": "tab:red", "FP64": "tab:purple",
-                "FP16": "tab:brown", "shared": "tab:olive"}
+                "FP16 half2": "tab:brown", "shared": "tab:olive"}
 
 
 @dataclass

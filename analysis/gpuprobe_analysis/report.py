@@ -341,8 +341,8 @@ def launch_table(launch: list):
 
 # What produced each compute ceiling: the pipe, in words a reader checks against the datasheet.
 PIPE = {"FP32": "CUDA cores, FFMA", "FP64": "FP64 units, DFMA",
-        "FP16": "CUDA cores, HFMA2 (half2 FMA; not the tensor cores)",
-        "BF16": "CUDA cores, HFMA2.BF16 (bf16x2 FMA; not the tensor cores)"}
+        "FP16 half2": "CUDA cores, HFMA2 (half2 FMA; not the tensor cores)",
+        "BF16 bf16x2": "CUDA cores, HFMA2.BF16 (bf16x2 FMA; not the tensor cores)"}
 
 
 def _pct(value, theoretical) -> str:

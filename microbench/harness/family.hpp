@@ -77,7 +77,10 @@ struct ComputeOp {
 
 // The compute ceilings a kernel family may declare for its work (ProbeDescriptor::compute): the peaks
 // the analysis measures under these names (the pipeline probes' ops).
-bool is_compute_ceiling(const std::string& name);  // "FP32", "FP64", "FP16", "BF16"
+// Every name, CUDA-core peaks first ("FP32", "FP64", "FP16 half2", "BF16 bf16x2"), then the tensor
+// cores' ("FP16 tensor", "BF16 tensor", "TF32 tensor", "FP8 tensor", "INT8 tensor", "FP64 tensor").
+const std::vector<std::string>& compute_ceilings();
+bool is_compute_ceiling(const std::string& name);
 
 // One per probe family (or kernel benchmark): every derived figure and output field comes from it.
 struct ProbeDescriptor {

@@ -34,7 +34,7 @@ struct PipeOpInfo {
   const char* name;         // entry key, e.g. "ffma"
   const char* kernel_name;  // extern "C" latency kernel, e.g. "gp_latency_ffma" (check_sass.sh)
   double flops_per_op;      // floating-point operations per thread-instruction (fma = 2, x2 = 2 lanes)
-  // The compute ceiling its peak belongs to ("FP32", "FP64", "FP16", "BF16"); nullptr for no
+  // The compute ceiling its peak belongs to ("FP32", "FP64", "FP16 half2", "BF16 bf16x2"); nullptr for no
   // floating-point work. The family records carry it and flops_per_op to the analysis.
   const char* precision;
   bool in_throughput;       // swept by exec.throughput
