@@ -232,7 +232,10 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     prof = Profile(rs)
     pts, kernel_notes = kernel_points(rs)
     data = prof.to_json()
-    ceilings = ceilings_from(data, rs)
+    # The families' own sections (sections/: tensor cores, peer-to-peer, collectives, multi-GPU kernels,
+    # ...), each only where the inputs have its entries; the ceilings some measure join the roofline's.
+    present = family_sections.analyze_all(rs, data)
+    ceilings = ceilings_from(data, rs, [c for p in present for c in p.section.ceilings(p.result)])
     opt = optimality(pts, ceilings)
     data["roofline"] = {"ceilings": [{"name": c.name, "value": c.value, "unit": "GB/s" if c.is_memory else "GFLOP/s",
                                       "measured": c.measured, "how": c.how} for c in ceilings],
@@ -246,9 +249,6 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     data["unsettled_operands"] = unsettled
     gate = launch_gate_summary(rs)
     data["launch_gate"] = gate
-    # The families' own sections (sections/: peer-to-peer, collectives, multi-GPU kernels, ...), each
-    # only where the inputs have its entries.
-    present = family_sections.analyze_all(rs, data)
     for p in present:
         if p.section.to_json is not None:
             data[p.section.id] = p.section.to_json(p.result)

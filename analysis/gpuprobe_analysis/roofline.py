@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Tuple
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import families as F
 from .sections.mgpu import FAMILIES as MGPU_FAMILIES
@@ -84,8 +84,9 @@ class KernelPoint:
         return {}
 
 
-def ceilings_from(profile_data: dict, rs: ResultSet) -> List[Ceiling]:
-    """Measured ceilings from the profile, then theoretical ones (context, peak metrics)."""
+def ceilings_from(profile_data: dict, rs: ResultSet, section_ceilings: Sequence[dict] = ()) -> List[Ceiling]:
+    """Measured ceilings from the profile and the family sections (the tensor cores'), then theoretical
+    ones (the sections', context, peak metrics)."""
     out: List[Ceiling] = []
     for name, c in (profile_data.get("bandwidth", {}).get("ceilings") or {}).items():
         if name in LEVELS or name == "DRAM copy":
@@ -94,9 +95,12 @@ def ceilings_from(profile_data: dict, rs: ResultSet) -> List[Ceiling]:
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
         if name in COMPUTE:
             out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
+    out += [Ceiling(c["name"], c["gflops"], True, c.get("how", ""), c.get("source", {}))
+            for c in section_ceilings if c["measured"]]
     for name, c in (profile_data.get("pipelines", {}).get("compute_theoretical") or {}).items():
         if name in COMPUTE:
             out.append(Ceiling(name, c["gflops"], False, c.get("how", "")))
+    out += [Ceiling(c["name"], c["gflops"], False, c.get("how", "")) for c in section_ceilings if not c["measured"]]
     ctx = rs.context
     for name, key in F.PEAK_CONTEXT.items():
         v = _num(ctx.get(key))

@@ -69,6 +69,9 @@ std::optional<unsigned> Nvml::query_unsigned(void* fn_ptr) const {
 
 std::optional<unsigned> Nvml::sm_clock_mhz() const { return query_clock(kNvmlClockSm); }
 std::optional<unsigned> Nvml::mem_clock_mhz() const { return query_clock(kNvmlClockMem); }
+std::optional<unsigned> Nvml::power_mw() const {
+  return library_ ? query_unsigned(dlsym(library_, "nvmlDeviceGetPowerUsage")) : std::nullopt;
+}
 std::optional<unsigned> Nvml::pcie_link_generation() const {
   return library_ ? query_unsigned(dlsym(library_, "nvmlDeviceGetCurrPcieLinkGeneration")) : std::nullopt;
 }

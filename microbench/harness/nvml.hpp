@@ -19,6 +19,9 @@ class Nvml {
   bool available() const { return device_ != nullptr; }
   std::optional<unsigned> sm_clock_mhz() const;   // current SM clock
   std::optional<unsigned> mem_clock_mhz() const;  // current memory clock
+  // Board power (milliwatts) as NVML reports it: on Hopper an average over a short recent window, not an
+  // instantaneous reading.
+  std::optional<unsigned> power_mw() const;
   std::optional<unsigned> pcie_link_generation() const;
   std::optional<unsigned> pcie_link_width() const;
   std::optional<unsigned> pcie_max_link_generation() const;

@@ -557,6 +557,7 @@ void register_execution_probes() {
   register_pipeline_probes();
   register_launch_probes();
   register_barrier_probes();
+  register_tensor_probes();
 }
 
 }  // namespace gpuprobe

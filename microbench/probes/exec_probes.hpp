@@ -9,6 +9,7 @@ namespace gpuprobe {
 void register_pipeline_probes();  // exec_pipeline.cu: exec.latency, exec.throughput, exec.throughput_peak
 void register_launch_probes();    // exec_launch.cu: exec.launch_*
 void register_barrier_probes();   // exec_barrier.cu: exec.barrier
+void register_tensor_probes();    // exec_tensor.cu: exec.tensor, exec.tensor_latency
 
 #if defined(__CUDACC__)
 // %globaltimer: nanoseconds, the same clock on every SM (clock64 is per SM).

@@ -56,11 +56,13 @@ const std::vector<MetricSet>& builtin_metric_sets() {
       // probe counts, and whether the operations it counts ran; plus the counters' own peaks.
       {"premise",
        "bytes served per level (L1 lookups and hits, SM-sourced L2 reads and writes, DRAM), shared-memory "
-       "load bytes, floating-point SASS instruction counts, L2 and DRAM peaks per cycle and their clocks",
+       "load bytes, floating-point SASS instruction counts, tensor-pipe instruction counts, L2 and DRAM peaks per "
+       "cycle and their clocks",
        {metrics::kGpuTime, metrics::kL1GlobalLoadSectors, metrics::kL1GlobalLoadHitSectors,
         metrics::kL2SmReadSectors, metrics::kL2SmWriteSectors, metrics::kDramRead, metrics::kDramWrite,
         metrics::kSharedLoadBytes, metrics::kSassFfma, metrics::kSassFadd, metrics::kSassDfma, metrics::kSassDadd,
-        metrics::kSassHfma, metrics::kSmClock, metrics::kL2PeakBytesPerCycle, metrics::kL2Clock,
+        metrics::kSassHfma, metrics::kTensorHmmaInst, metrics::kTensorImmaInst, metrics::kTensorDmmaInst,
+        metrics::kTensorGmmaInst, metrics::kSmClock, metrics::kL2PeakBytesPerCycle, metrics::kL2Clock,
         metrics::kDramPeakBytesPerCycle, metrics::kDramClock, metrics::kL1PeakBytesPerCycle, metrics::kL1Clock}},
       {"occupancy",
        "achieved occupancy (active warps vs peak), SM active vs elapsed cycles, blocks launched",

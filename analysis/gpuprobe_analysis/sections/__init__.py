@@ -60,6 +60,9 @@ class FamilySection:
     link_text: str = ""            # how the summary table points here (default: the title)
     uses: Tuple[str, ...] = ()     # ids of sections whose results `analyze` reads
     template: Optional[str] = None  # jinja2 source; None: templates/sections/<id>.j2
+    # Compute ceilings the section measured, for the roofline and the optimality tables: dicts with
+    # name, gflops, measured (False: a theoretical, dashed line), how, and source (measured only).
+    ceilings: Callable[[Any], List[dict]] = _nothing
 
 
 _REGISTERED: Dict[str, FamilySection] = {}

@@ -31,6 +31,13 @@ constexpr const char* kSassDfma = "sm__sass_thread_inst_executed_op_dfma_pred_on
 constexpr const char* kSassDadd = "sm__sass_thread_inst_executed_op_dadd_pred_on.sum";
 constexpr const char* kSassDmul = "sm__sass_thread_inst_executed_op_dmul_pred_on.sum";
 constexpr const char* kSassHfma = "sm__sass_thread_inst_executed_op_hfma_pred_on.sum";
+// Warp-level instructions executed on the tensor pipe, by SASS family: HMMA (mma.sync on f16, bf16,
+// tf32), IMMA (integer mma.sync), DMMA (f64 mma.sync) and GMMA (wgmma of any type, counted once per warp
+// of the warpgroup). Names from CUPTI's GH100 catalog.
+constexpr const char* kTensorHmmaInst = "sm__inst_executed_pipe_tensor_op_hmma.sum";
+constexpr const char* kTensorImmaInst = "sm__inst_executed_pipe_tensor_op_imma.sum";
+constexpr const char* kTensorDmmaInst = "sm__inst_executed_pipe_tensor_op_dmma.sum";
+constexpr const char* kTensorGmmaInst = "sm__inst_executed_pipe_tensor_op_gmma.sum";
 // The counters' own peaks, per cycle, and their clocks: theoretical ceilings of the measured GPU.
 constexpr const char* kL2PeakBytesPerCycle = "lts__t_bytes.sum.peak_sustained";
 constexpr const char* kL2Clock = "lts__cycles_elapsed.avg.per_second";

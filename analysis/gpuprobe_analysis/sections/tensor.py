@@ -1,0 +1,232 @@
+"""Tensor cores (families exec.tensor and exec.tensor_latency; docs/probes.md#tensor-cores): one measured
+ceiling per tensor type ("BF16 tensor", ...) for the roofline and the summary, each with the clock and
+board power it ran at and its fraction of the dense per-clock peak at that clock; the throughput of every
+instruction form on random and zero operands; wgmma throughput and latency against N.
+
+Which type an entry measures comes from its family record (`compute` by precision), its units and method
+from the record as well; nothing here repeats them."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Dict, List, Optional
+
+from .. import families as F
+from ..results import Entry
+from . import AnalysisInputs, FamilySection, register
+
+THROUGHPUT = "exec.tensor"
+LATENCY = "exec.tensor_latency"
+FORM_AXES = ("instr", "precision", "acc", "a", "m", "n", "k")
+
+
+def _form(e: Entry) -> str:
+    instr = F.text(e, "instr") or "?"
+    shape = f"m{int(F.num(e, 'm'))}n{int(F.num(e, 'n'))}k{int(F.num(e, 'k'))}"
+    a = F.text(e, "a")
+    where = "" if instr == "mma" else (", A in registers" if a == "reg" else ", A in smem")
+    return f"{instr}.{shape} {F.text(e, 'precision')}->{F.text(e, 'acc')}{where}"
+
+
+def _finite(v: float) -> Optional[float]:
+    return v if v is not None and math.isfinite(v) else None
+
+
+@dataclass
+class FormRow:
+    ceiling: str
+    form: str
+    data: str
+    gflops: float
+    per_clock: Optional[float]
+    fraction: Optional[float]       # of the dense per-clock peak
+    clock_mhz: Optional[float]
+    power_w: Optional[float]
+    warps: Optional[float]
+    min_warps: Optional[float]
+    premise: Optional[str]
+    entry: Entry
+
+
+@dataclass
+class TensorCeiling:
+    name: str                 # "BF16 tensor"
+    gflops: float             # random operands: what real data gets
+    row: FormRow
+    zero: Optional[FormRow]   # the same form on zero operands
+    datasheet_gflops: Optional[float]  # dense per-clock peak x SMs x the entry's own clock
+
+
+@dataclass
+class Tensor:
+    ceilings: Dict[str, TensorCeiling]
+    rows: List[FormRow]
+    failed: List[FormRow]                    # premise failed: never a ceiling
+    n_curves: Dict[str, List[FormRow]]       # wgmma, random, per type/acc/A: throughput against N
+    latency: Dict[str, List[Entry]]          # per form without N: latency entries against N
+    method: str
+    latency_method: str
+    notes: List[str] = field(default_factory=list)
+
+
+def _row(e: Entry, ceiling: str) -> FormRow:
+    return FormRow(ceiling=ceiling, form=_form(e), data=F.text(e, "data") or "?", gflops=e.value,
+                   per_clock=_finite(e.num("flops_per_clk_per_sm")), fraction=_finite(e.num("fraction_of_theoretical")),
+                   clock_mhz=_finite(e.num("sm_clock_kernel_mhz")), power_w=_finite(e.num("power_w")),
+                   warps=_finite(e.num("warps_per_sm")), min_warps=_finite(e.num("min_warps_per_sm")),
+                   premise=e.premise, entry=e)
+
+
+def analyze(inputs: AnalysisInputs) -> Optional[Tensor]:
+    rs = inputs.rs
+    thr, record = rs.by_family(THROUGHPUT), rs.record(THROUGHPUT)
+    if not thr or record is None:
+        return None
+    rows, failed, notes = [], [], []
+    for e in thr:
+        ceiling = record.compute_ceiling(F.text(e, "precision"))
+        if ceiling is None or not math.isfinite(e.value):
+            continue
+        r = _row(e, ceiling)
+        (failed if r.premise == "failed" else rows).append(r)
+    by_form = {(r.ceiling, r.form, r.data): r for r in rows}
+    ceilings: Dict[str, TensorCeiling] = {}
+    for r in rows:
+        if r.data != "random":
+            continue
+        best = ceilings.get(r.ceiling)
+        if best is None or r.gflops > best.gflops:
+            th = _finite(r.entry.num("theoretical_gflops_at_kernel_clock"))
+            ceilings[r.ceiling] = TensorCeiling(r.ceiling, r.gflops, r, by_form.get((r.ceiling, r.form, "zero")), th)
+    if failed:
+        notes.append(f"{len(failed)} tensor entries failed their premise (the tensor pipe's instruction count "
+                     "differs from the entry's): none is a ceiling")
+    curves: Dict[str, List[FormRow]] = {}
+    for r in rows:
+        if r.data == "random" and F.text(r.entry, "instr") == "wgmma":
+            key = f"{F.text(r.entry, 'precision')}->{F.text(r.entry, 'acc')}, A in {F.text(r.entry, 'a')}"
+            curves.setdefault(key, []).append(r)
+    for v in curves.values():
+        v.sort(key=lambda r: F.num(r.entry, "n"))
+    lat: Dict[str, List[Entry]] = {}
+    for e in rs.by_family(LATENCY):
+        if math.isfinite(e.value):
+            key = f"{F.text(e, 'instr')} {F.text(e, 'precision')}->{F.text(e, 'acc')}" + (
+                f", A in {F.text(e, 'a')}" if F.text(e, "instr") == "wgmma" else "")
+            lat.setdefault(key, []).append(e)
+    for v in lat.values():
+        v.sort(key=lambda e: F.num(e, "n"))
+    lat_record = rs.record(LATENCY)
+    order = sorted(rows, key=lambda r: (r.ceiling, r.form, r.data))
+    return Tensor(ceilings=dict(sorted(ceilings.items())), rows=order, failed=failed, n_curves=curves, latency=lat,
+                  method=record.method, latency_method=lat_record.method if lat_record else "", notes=notes)
+
+
+def ceilings(an: Tensor) -> List[dict]:
+    """The roofline's tensor roofs: measured (random operands), and the datasheet's dense per-clock peak at
+    the same entry's clock (dashed)."""
+    out = []
+    for c in an.ceilings.values():
+        how = (f"{THROUGHPUT} {c.row.form}, random operands, {c.row.clock_mhz or float('nan'):.0f} MHz"
+               + (f", {c.row.power_w:.0f} W" if c.row.power_w else "") + f" (premise {c.row.premise or 'not checked'})")
+        out.append({"name": c.name, "gflops": c.gflops, "measured": True, "how": how,
+                    "source": F.provenance([c.row.entry])})
+        if c.datasheet_gflops:
+            out.append({"name": c.name, "gflops": c.datasheet_gflops, "measured": False,
+                        "how": "dense per-clock peak (datasheet / SMs / boost clock) x SMs x the entry's clock"})
+    return out
+
+
+def _pct(v: Optional[float]) -> str:
+    return f"{100 * v:.1f} %" if v is not None else "–"
+
+
+def _num(v: Optional[float], fmt: str = ",.0f") -> str:
+    return format(v, fmt) if v is not None else "–"
+
+
+def content(an: Tensor, figdir: str) -> dict:
+    from .. import plots  # matplotlib only when the report draws
+    ceiling_rows = []
+    for c in an.ceilings.values():
+        z = c.zero
+        ceiling_rows.append([c.name, c.row.form, _num(c.gflops / 1e3, ",.1f"), _num(c.row.clock_mhz),
+                             _num(c.row.power_w), _pct(c.row.fraction),
+                             _num(z.gflops / 1e3, ",.1f") if z else "–", _num(z.clock_mhz) if z else "–",
+                             _num(z.power_w) if z else "–", _pct(z.fraction) if z else "–",
+                             c.row.premise or "not checked"])
+    form_rows = [[r.ceiling, r.form, r.data, _num(r.gflops / 1e3, ",.1f"), _num(r.per_clock), _pct(r.fraction),
+                  _num(r.clock_mhz), _num(r.power_w), _num(r.warps), _num(r.min_warps), r.premise or "not checked"]
+                 for r in an.rows]
+    failed_rows = [[r.form, r.data, _num(r.gflops / 1e3, ",.1f"), r.entry.premise_why or ""] for r in an.failed]
+    n_fig = plots.simple_xy([(k, [F.num(r.entry, "n") for r in v], [r.gflops / 1e3 for r in v], [r.entry for r in v])
+                             for k, v in an.n_curves.items()], "tensor_n", "wgmma throughput against N (random operands)",
+                            "N (columns of the instruction's tile)", "TFLOP/s (INT8: TOPS)", figdir,
+                            "Median of each entry's samples at the sweep's best warpgroups per SM.", logx=True)
+    lat_fig = plots.simple_xy([(k, [F.num(e, "n") for e in v], [e.value for e in v], v)
+                               for k, v in an.latency.items() if len(v) > 1], "tensor_latency",
+                              "wgmma latency against N", "N (columns of the instruction's tile)", "cycles", figdir,
+                              "One warpgroup, each instruction waiting for the one before.", logx=True)
+    lat_rows = [[k, ", ".join(f"N={int(F.num(e, 'n'))}: {e.value:.1f}" for e in v)] for k, v in an.latency.items()]
+    return {"method": an.method, "latency_method": an.latency_method, "ceiling_rows": ceiling_rows,
+            "form_rows": form_rows, "failed_rows": failed_rows, "n_figure": n_fig, "latency_figure": lat_fig,
+            "latency_rows": lat_rows, "notes": an.notes}
+
+
+def to_json(an: Tensor) -> dict:
+    from ..profile_results import to_json as jsonable  # NaN becomes null
+
+    def row(r: FormRow) -> dict:
+        return {"form": r.form, "data": r.data, "gflops": r.gflops, "flops_per_clk_per_sm": r.per_clock,
+                "fraction_of_dense_peak": r.fraction, "sm_clock_mhz": r.clock_mhz, "power_w": r.power_w,
+                "warps_per_sm": r.warps, "min_warps_per_sm": r.min_warps, "premise": r.premise,
+                "entry": r.entry.name}
+    return jsonable({
+        "ceilings": {c.name: {"gflops": c.gflops, "datasheet_gflops_at_clock": c.datasheet_gflops,
+                              "random": row(c.row), "zero": row(c.zero) if c.zero else None}
+                     for c in an.ceilings.values()},
+        "forms": [row(r) for r in an.rows], "failed_premise": [row(r) for r in an.failed],
+        "latency_cycles": {k: {str(int(F.num(e, "n"))): e.value for e in v} for k, v in an.latency.items()}})
+
+
+def summary(an: Tensor) -> List[dict]:
+    rows = []
+    for c in an.ceilings.values():
+        r = c.row
+        at = f" at {r.clock_mhz:,.0f} MHz" if r.clock_mhz else ""
+        power = f", {r.power_w:,.0f} W" if r.power_w else ""
+        of_peak = f" = {100 * r.fraction:.1f} % of the dense peak at that clock" if r.fraction else ""
+        zero = (f"; zeros {c.zero.gflops / 1e3:,.1f} TFLOP/s at {c.zero.clock_mhz:,.0f} MHz"
+                if c.zero and c.zero.clock_mhz else "")
+        rows.append({"figure": c.name, "value": f"{c.gflops / 1e3:,.1f} TFLOP/s{at}{power}{of_peak}{zero}",
+                     "how": f"{THROUGHPUT} {r.form}, random operands"})
+    return rows
+
+
+def headline(an: Tensor) -> Optional[str]:
+    if not an.ceilings:
+        return None
+    parts = [f"{c.name} {c.gflops / 1e3:,.0f} TFLOP/s" for c in an.ceilings.values()]
+    return "Tensor cores (random operands): " + ", ".join(parts) + "."
+
+
+TEMPLATE = """
+{%- call d.p() %}Method: {{ section.method }}. Each ceiling is the fastest form of its type on random operands; its
+clock and board power are those of its own samples, and "of peak" is its rate per clock over the dense per-clock
+peak (the datasheet's dense rate over SMs and boost clock).{% endcall %}
+{%- call d.table(["ceiling", "form", "TFLOP/s", "MHz", "W", "of peak", "zeros: TFLOP/s", "MHz", "W", "of peak", "premise"]) %}{{ d.rows(section.ceiling_rows) }}{% endcall %}
+{%- for n in section.notes %}{% call d.p() %}{{ n }}{% endcall %}{% endfor %}
+{{- d.figure(figs.place(section.n_figure)) }}
+{%- call d.p() %}Latency: {{ section.latency_method }}.{% endcall %}
+{%- call d.table(["form", "cycles per instruction"]) %}{{ d.rows(section.latency_rows) }}{% endcall %}
+{{- d.figure(figs.place(section.latency_figure)) }}
+{%- if section.failed_rows %}{% call d.p() %}Entries whose premise failed (not ceilings):{% endcall %}
+{%- call d.table(["form", "data", "TFLOP/s", "why"]) %}{{ d.rows(section.failed_rows) }}{% endcall %}{% endif %}
+{%- call d.p() %}Every form:{% endcall %}
+{%- call d.table(["ceiling", "form", "data", "TFLOP/s", "FLOP/clk/SM", "of peak", "MHz", "W", "warps/SM", "min warps/SM", "premise"]) %}{{ d.rows(section.form_rows) }}{% endcall %}
+"""
+
+SECTION = register(FamilySection(
+    id="tensor", title="Tensor cores", families=(THROUGHPUT, LATENCY), after=("execution",),
+    analyze=analyze, content=content, to_json=to_json, summary=summary, headline=headline, template=TEMPLATE,
+    ceilings=ceilings))

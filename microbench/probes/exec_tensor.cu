@@ -1,0 +1,721 @@
+// Tensor-core probes:
+//   exec.tensor          throughput of each mma.sync and wgmma form, FLOP/s and FLOP per clock per SM,
+//                        with the SM clock and board power of the samples, on random and zero operands
+//   exec.tensor_latency  a dependent chain of one form in one warp (mma.sync) or warpgroup (wgmma)
+// The wgmma kernels live in exec_tensor_wgmma.cu (built for sm_90a only). docs/probes.md#tensor-cores says
+// how they measure what they claim; tests/gpu/exec_tensor_test.cu checks every form's result first.
+#include "probes/exec_tensor.hpp"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <algorithm>
+#include <bitset>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "gpuprobe/check.hpp"
+#include "gpuprobe/device_buffer.hpp"
+#include "gpuprobe/metric_names.hpp"
+#include "harness/measure.hpp"
+#include "harness/nvml.hpp"
+#include "probes/exec_probes.hpp"
+#include "probes/exec_tensor_device.cuh"
+
+namespace gpuprobe {
+
+// exec_tensor_wgmma.cu
+void append_wgmma_forms(std::vector<TensorForm>& forms);
+void enqueue_wgmma_once(const TensorForm& form, const void* a, const void* b, const void* c, void* d,
+                        cudaStream_t stream);
+void enqueue_wgmma_throughput(const TensorForm& form, int blocks, unsigned iterations, const void* a,
+                              const void* b, const void* neg_b, unsigned long long* stamps, std::uint32_t* sink,
+                              cudaStream_t stream);
+void enqueue_wgmma_latency(const TensorForm& form, unsigned chain, const void* a, const void* b,
+                           unsigned long long* out, std::uint32_t* sink, cudaStream_t stream);
+
+namespace {
+
+using namespace tensor_device;
+
+// ------------------------------------------------------------------------------------------------
+// mma.sync forms. Fragments: exec_tensor_device.cuh (rows of 32 bytes for every non-f64 type).
+
+// 32-bit operand registers; accumulators of 32 bits (f32, s32: four per lane) or packed f16 (two).
+template <int K, class AccT, int AccRegs>
+struct MmaM16N8 {
+  static constexpr int kM = 16, kN = 8, kK = K, kARegs = 4, kBRegs = 2, kAccRegs = AccRegs;
+  static constexpr int kAccElementBytes = AccRegs == 2 ? 2 : 4;
+  using Reg = std::uint32_t;
+  using Acc = AccT;
+  __device__ static void load_a(const std::uint8_t* a, int lane, Reg (&r)[4]) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) r[i] = load_a_reg(a, 0, lane, i);
+  }
+  __device__ static void load_b(const std::uint8_t* b, int lane, Reg (&r)[2]) {
+#pragma unroll
+    for (int i = 0; i < 2; ++i) r[i] = load_b_reg(b, lane, i);
+  }
+  __device__ static int acc_index(int lane, int j) {
+    return AccRegs == 2 ? mma_acc_index_16(lane, j) : mma_acc_index_32(lane, j);
+  }
+};
+
+#define GP_MMA_F32_ACC(NAME, K, PTX, MIN_ARCH)                                                               \
+  struct NAME : MmaM16N8<K, float, 4> {                                                                      \
+    __device__ static void mma(float (&d)[4], const Reg (&a)[4], const Reg (&b)[2]) {                        \
+      GP_MMA_IF_ARCH(MIN_ARCH, asm volatile(PTX " {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"     \
+                                            : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                 \
+                                            : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]))); \
+    }                                                                                                        \
+  };
+#if defined(__CUDA_ARCH__)
+#define GP_MMA_IF_ARCH(MIN_ARCH, ...) \
+  if constexpr (__CUDA_ARCH__ >= MIN_ARCH) { __VA_ARGS__; }
+#else
+#define GP_MMA_IF_ARCH(MIN_ARCH, ...)
+#endif
+
+GP_MMA_F32_ACC(MmaF16F32, 16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", 800)
+GP_MMA_F32_ACC(MmaBF16F32, 16, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", 800)
+GP_MMA_F32_ACC(MmaTF32F32, 8, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", 800)
+GP_MMA_F32_ACC(MmaE4M3F32, 32, "mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32", 890)
+GP_MMA_F32_ACC(MmaE5M2F32, 32, "mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32", 890)
+#undef GP_MMA_F32_ACC
+
+struct MmaF16F16 : MmaM16N8<16, std::uint32_t, 2> {
+  __device__ static void mma(std::uint32_t (&d)[2], const Reg (&a)[4], const Reg (&b)[2]) {
+    GP_MMA_IF_ARCH(800, asm volatile("mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%0,%1}, {%2,%3,%4,%5}, "
+                                     "{%6,%7}, {%0,%1};\n"
+                                     : "+r"(d[0]), "+r"(d[1])
+                                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])));
+  }
+};
+
+struct MmaS8S32 : MmaM16N8<32, std::uint32_t, 4> {
+  __device__ static void mma(std::uint32_t (&d)[4], const Reg (&a)[4], const Reg (&b)[2]) {
+    GP_MMA_IF_ARCH(800, asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, "
+                                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                     : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                                     : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1])));
+  }
+};
+
+// m8n8k4 f64: A 8 x 4 (lane: row g, column t), B 4 x 8 (column g, row t), D row g, columns 2t, 2t+1.
+struct MmaF64 {
+  static constexpr int kM = 8, kN = 8, kK = 4, kARegs = 1, kBRegs = 1, kAccRegs = 2, kAccElementBytes = 8;
+  using Reg = double;
+  using Acc = double;
+  __device__ static void load_a(const std::uint8_t* a, int lane, Reg (&r)[1]) {
+    r[0] = reinterpret_cast<const double*>(a)[(lane >> 2) * 4 + (lane & 3)];
+  }
+  __device__ static void load_b(const std::uint8_t* b, int lane, Reg (&r)[1]) {
+    r[0] = reinterpret_cast<const double*>(b)[(lane >> 2) * 4 + (lane & 3)];
+  }
+  __device__ static int acc_index(int lane, int j) { return (lane >> 2) * 8 + 2 * (lane & 3) + j; }
+  __device__ static void mma(double (&d)[2], const Reg (&a)[1], const Reg (&b)[1]) {
+    GP_MMA_IF_ARCH(800, asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
+                                     : "+d"(d[0]), "+d"(d[1])
+                                     : "d"(a[0]), "d"(b[0])));
+  }
+};
+#undef GP_MMA_IF_ARCH
+
+// One instruction by one warp, D = A B^T + C (the GPU test).
+template <class F>
+__global__ void __launch_bounds__(32) mma_once_kernel(const std::uint8_t* a, const std::uint8_t* b,
+                                                      const std::uint8_t* c, std::uint8_t* d) {
+  const int lane = threadIdx.x;
+  typename F::Reg ar[F::kARegs], br[F::kBRegs];
+  F::load_a(a, lane, ar);
+  F::load_b(b, lane, br);
+  typename F::Acc acc[F::kAccRegs];
+#pragma unroll
+  for (int j = 0; j < F::kAccRegs; ++j)
+    memcpy(&acc[j], c + F::acc_index(lane, j) * F::kAccElementBytes, sizeof(typename F::Acc));
+  F::mma(acc, ar, br);
+#pragma unroll
+  for (int j = 0; j < F::kAccRegs; ++j)
+    memcpy(d + F::acc_index(lane, j) * F::kAccElementBytes, &acc[j], sizeof(typename F::Acc));
+}
+
+// Four warps per block; each warp keeps kMmaChains independent accumulators and issues them with B,
+// then with -B, `iterations` times.
+template <class F>
+__global__ void __launch_bounds__(kTensorThreadsPerBlock)
+    mma_throughput_kernel(const std::uint8_t* a, const std::uint8_t* b, const std::uint8_t* neg_b,
+                          unsigned iterations, unsigned long long* stamps, std::uint32_t* sink) {
+  const int lane = threadIdx.x & 31;
+  typename F::Reg ar[F::kARegs], br[F::kBRegs], nbr[F::kBRegs];
+  F::load_a(a, lane, ar);
+  F::load_b(b, lane, br);
+  F::load_b(neg_b, lane, nbr);
+  typename F::Acc acc[kMmaChains][F::kAccRegs];
+#pragma unroll
+  for (int c = 0; c < kMmaChains; ++c)
+#pragma unroll
+    for (int j = 0; j < F::kAccRegs; ++j) acc[c][j] = 0;
+  __syncthreads();
+  const std::uint64_t t0 = exec_global_timer_ns();
+  const long long c0 = clock64();
+  stamp_start(stamps, t0);
+  for (unsigned i = 0; i < iterations; ++i) {
+#pragma unroll
+    for (int c = 0; c < kMmaChains; ++c) F::mma(acc[c], ar, br);
+#pragma unroll
+    for (int c = 0; c < kMmaChains; ++c) F::mma(acc[c], ar, nbr);
+  }
+  __syncthreads();
+  stamp_end(stamps, t0, c0);
+#pragma unroll
+  for (int c = 0; c < kMmaChains; ++c) keep(acc[c], sink);
+}
+
+template <class F>
+__global__ void __launch_bounds__(32) mma_latency_kernel(const std::uint8_t* a, const std::uint8_t* b,
+                                                         unsigned chain, unsigned long long* out,
+                                                         std::uint32_t* sink) {
+  const int lane = threadIdx.x;
+  typename F::Reg ar[F::kARegs], br[F::kBRegs];
+  F::load_a(a, lane, ar);
+  F::load_b(b, lane, br);
+  typename F::Acc acc[F::kAccRegs];
+#pragma unroll
+  for (int j = 0; j < F::kAccRegs; ++j) acc[j] = 0;
+  __syncwarp();
+  const std::uint64_t t0 = exec_global_timer_ns();
+  const long long c0 = clock64();
+  for (unsigned i = 0; i < chain; ++i) F::mma(acc, ar, br);
+  // The clock read waits for nothing: the last instruction's latency is not in the count, an error of
+  // one latency in `chain` (0.1 % at 1024).
+  const long long c1 = clock64();
+  const std::uint64_t t1 = exec_global_timer_ns();
+  if (lane == 0) {
+    out[0] = static_cast<unsigned long long>(c1 - c0);
+    out[1] = t1 - t0;
+  }
+  keep(acc, sink);
+}
+
+using OnceKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, std::uint8_t*);
+using ThroughputKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, unsigned,
+                                  unsigned long long*, std::uint32_t*);
+using LatencyKernel = void (*)(const std::uint8_t*, const std::uint8_t*, unsigned, unsigned long long*,
+                               std::uint32_t*);
+
+struct MmaKernels {
+  TensorForm form;
+  OnceKernel once;
+  ThroughputKernel throughput;
+  LatencyKernel latency;
+};
+
+template <class F>
+MmaKernels mma_row(TensorPrecision p, TensorAccum acc) {
+  return {TensorForm{TensorInstr::kMma, p, acc, F::kM, F::kN, F::kK, true}, mma_once_kernel<F>,
+          mma_throughput_kernel<F>, mma_latency_kernel<F>};
+}
+
+const std::vector<MmaKernels>& mma_kernels() {
+  static const std::vector<MmaKernels> rows = {
+      mma_row<MmaF16F32>(TensorPrecision::kF16, TensorAccum::kF32),
+      mma_row<MmaF16F16>(TensorPrecision::kF16, TensorAccum::kF16),
+      mma_row<MmaBF16F32>(TensorPrecision::kBF16, TensorAccum::kF32),
+      mma_row<MmaTF32F32>(TensorPrecision::kTF32, TensorAccum::kF32),
+      mma_row<MmaE4M3F32>(TensorPrecision::kE4M3, TensorAccum::kF32),
+      mma_row<MmaE5M2F32>(TensorPrecision::kE5M2, TensorAccum::kF32),
+      mma_row<MmaS8S32>(TensorPrecision::kS8, TensorAccum::kS32),
+      mma_row<MmaF64>(TensorPrecision::kF64, TensorAccum::kF64),
+  };
+  return rows;
+}
+
+const MmaKernels& mma_kernels_of(const TensorForm& f) {
+  for (const MmaKernels& k : mma_kernels())
+    if (k.form.precision == f.precision && k.form.accum == f.accum) return k;
+  throw Error("no mma.sync kernel for " + f.describe());
+}
+
+const std::uint8_t* bytes(const void* p) { return static_cast<const std::uint8_t*>(p); }
+
+}  // namespace
+
+// ------------------------------------------------------------------------------------------------
+// Names, forms, peaks, operand images
+
+const char* tensor_precision_name(TensorPrecision p) {
+  switch (p) {
+    case TensorPrecision::kF16: return "f16";
+    case TensorPrecision::kBF16: return "bf16";
+    case TensorPrecision::kTF32: return "tf32";
+    case TensorPrecision::kE4M3: return "e4m3";
+    case TensorPrecision::kE5M2: return "e5m2";
+    case TensorPrecision::kS8: return "s8";
+    case TensorPrecision::kF64: return "f64";
+  }
+  return "?";
+}
+const char* tensor_accum_name(TensorAccum a) {
+  switch (a) {
+    case TensorAccum::kF32: return "f32";
+    case TensorAccum::kF16: return "f16";
+    case TensorAccum::kS32: return "s32";
+    case TensorAccum::kF64: return "f64";
+  }
+  return "?";
+}
+const char* tensor_instr_name(TensorInstr i) { return i == TensorInstr::kMma ? "mma" : "wgmma"; }
+
+int tensor_element_bytes(TensorPrecision p) {
+  switch (p) {
+    case TensorPrecision::kF16:
+    case TensorPrecision::kBF16: return 2;
+    case TensorPrecision::kTF32: return 4;
+    case TensorPrecision::kE4M3:
+    case TensorPrecision::kE5M2:
+    case TensorPrecision::kS8: return 1;
+    case TensorPrecision::kF64: return 8;
+  }
+  return 0;
+}
+int tensor_accum_bytes(TensorAccum a) {
+  return a == TensorAccum::kF16 ? 2 : a == TensorAccum::kF64 ? 8 : 4;
+}
+
+std::string TensorForm::describe() const {
+  char buf[128];
+  std::snprintf(buf, sizeof buf, "%s.m%dn%dk%d %s->%s, A in %s", instr == TensorInstr::kMma ? "mma.sync" : "wgmma", m,
+                n, k, tensor_precision_name(precision), tensor_accum_name(accum), a_registers ? "registers" : "smem");
+  return buf;
+}
+
+const std::vector<TensorForm>& tensor_forms() {
+  static const std::vector<TensorForm> forms = [] {
+    std::vector<TensorForm> f;
+    for (const MmaKernels& k : mma_kernels()) f.push_back(k.form);
+    append_wgmma_forms(f);
+    return f;
+  }();
+  return forms;
+}
+
+std::string tensor_form_unavailable(const TensorForm& form, int cc_major, int cc_minor) {
+  const int cc = cc_major * 10 + cc_minor;
+  if (form.instr == TensorInstr::kWgmma) {
+    if (cc != 90) return "wgmma exists only on compute capability 9.0 (Hopper, sm_90a code)";
+    return "";
+  }
+  const bool fp8 = form.precision == TensorPrecision::kE4M3 || form.precision == TensorPrecision::kE5M2;
+  if (cc < 80) return "mma.sync of these shapes needs compute capability 8.0 or newer";
+  if (fp8 && cc < 89) return "mma.sync on fp8 needs compute capability 8.9 or newer";
+  return "";
+}
+
+double tensor_peak_flops_per_clock_per_sm(TensorPrecision p, int cc_major, int cc_minor) {
+  // Dense datasheet rates over SMs and boost clock: H100 SXM (132 SMs; 1830 MHz for the low-precision
+  // types, 1980 MHz for FP64) and A100 (108 SMs, 1410 MHz). shared/notes/tensor-cores.md.
+  const int cc = cc_major * 10 + cc_minor;
+  const int scale = cc == 90 ? 2 : cc == 80 ? 1 : 0;  // Hopper doubles the A100's per-SM rates
+  if (scale == 0) return 0;
+  switch (p) {
+    case TensorPrecision::kF16:
+    case TensorPrecision::kBF16: return 2048.0 * scale;
+    case TensorPrecision::kTF32: return 1024.0 * scale;
+    case TensorPrecision::kE4M3:
+    case TensorPrecision::kE5M2: return cc == 90 ? 8192.0 : 0;  // the A100 has no fp8
+    case TensorPrecision::kS8: return 4096.0 * scale;
+    case TensorPrecision::kF64: return 128.0 * scale;
+  }
+  return 0;
+}
+
+namespace {
+float tf32_round(float v) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &v, 4);
+  bits = (bits + 0x1000u) & 0xFFFFE000u;  // 10 mantissa bits, round to nearest
+  std::memcpy(&v, &bits, 4);
+  return v;
+}
+}  // namespace
+
+std::vector<std::uint8_t> random_tensor_image(TensorPrecision p, std::size_t elements, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  std::uniform_int_distribution<int> s8(-127, 127);
+  const int es = tensor_element_bytes(p);
+  std::vector<std::uint8_t> image(elements * es);
+  for (std::size_t i = 0; i < elements; ++i) {
+    std::uint8_t* e = image.data() + i * es;
+    const double v = unit(rng);
+    switch (p) {
+      case TensorPrecision::kF16: { const __half h = __double2half(v); std::memcpy(e, &h, 2); break; }
+      case TensorPrecision::kBF16: { const __nv_bfloat16 h = __double2bfloat16(v); std::memcpy(e, &h, 2); break; }
+      case TensorPrecision::kTF32: { const float f = tf32_round(static_cast<float>(v)); std::memcpy(e, &f, 4); break; }
+      case TensorPrecision::kE4M3: { const __nv_fp8_e4m3 q(static_cast<float>(v)); std::memcpy(e, &q, 1); break; }
+      case TensorPrecision::kE5M2: { const __nv_fp8_e5m2 q(static_cast<float>(v)); std::memcpy(e, &q, 1); break; }
+      case TensorPrecision::kS8: { const auto q = static_cast<std::int8_t>(s8(rng)); std::memcpy(e, &q, 1); break; }
+      case TensorPrecision::kF64: std::memcpy(e, &v, 8); break;
+    }
+  }
+  return image;
+}
+
+std::vector<std::uint8_t> negated_tensor_image(TensorPrecision p, std::vector<std::uint8_t> image) {
+  const int es = tensor_element_bytes(p);
+  for (std::size_t i = 0; i < image.size(); i += es) {
+    if (p == TensorPrecision::kS8) {
+      const auto v = static_cast<std::int8_t>(image[i]);
+      image[i] = static_cast<std::uint8_t>(static_cast<std::int8_t>(-v));  // values are in [-127, 127]
+    } else {
+      image[i + es - 1] ^= 0x80;  // the sign bit of a little-endian float of any width
+    }
+  }
+  return image;
+}
+
+double decode_tensor_element(TensorPrecision p, const std::uint8_t* e) {
+  switch (p) {
+    case TensorPrecision::kF16: { __half h; std::memcpy(&h, e, 2); return __half2float(h); }
+    case TensorPrecision::kBF16: { __nv_bfloat16 h; std::memcpy(&h, e, 2); return __bfloat162float(h); }
+    case TensorPrecision::kTF32: { float f; std::memcpy(&f, e, 4); return f; }
+    case TensorPrecision::kE4M3: { __nv_fp8_e4m3 q; std::memcpy(&q, e, 1); return static_cast<float>(q); }
+    case TensorPrecision::kE5M2: { __nv_fp8_e5m2 q; std::memcpy(&q, e, 1); return static_cast<float>(q); }
+    case TensorPrecision::kS8: return static_cast<std::int8_t>(e[0]);
+    case TensorPrecision::kF64: { double d; std::memcpy(&d, e, 8); return d; }
+  }
+  return NAN;
+}
+
+double decode_accum_element(TensorAccum a, const std::uint8_t* e) {
+  switch (a) {
+    case TensorAccum::kF32: { float f; std::memcpy(&f, e, 4); return f; }
+    case TensorAccum::kF16: { __half h; std::memcpy(&h, e, 2); return __half2float(h); }
+    case TensorAccum::kS32: { std::int32_t i; std::memcpy(&i, e, 4); return i; }
+    case TensorAccum::kF64: { double d; std::memcpy(&d, e, 8); return d; }
+  }
+  return NAN;
+}
+
+void encode_accum_element(TensorAccum a, double v, std::uint8_t* e) {
+  switch (a) {
+    case TensorAccum::kF32: { const float f = static_cast<float>(v); std::memcpy(e, &f, 4); break; }
+    case TensorAccum::kF16: { const __half h = __double2half(v); std::memcpy(e, &h, 2); break; }
+    case TensorAccum::kS32: { const auto i = static_cast<std::int32_t>(std::lround(v)); std::memcpy(e, &i, 4); break; }
+    case TensorAccum::kF64: std::memcpy(e, &v, 8); break;
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Launchers
+
+void enqueue_tensor_once(const TensorForm& form, const void* a, const void* b, const void* c, void* d,
+                         cudaStream_t stream) {
+  if (form.instr == TensorInstr::kWgmma) return enqueue_wgmma_once(form, a, b, c, d, stream);
+  mma_kernels_of(form).once<<<1, 32, 0, stream>>>(bytes(a), bytes(b), bytes(c), static_cast<std::uint8_t*>(d));
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+void enqueue_tensor_throughput(const TensorForm& form, int blocks, unsigned iterations, const void* a,
+                               const void* b, const void* neg_b, unsigned long long* stamps,
+                               std::uint32_t* sink, cudaStream_t stream) {
+  if (form.instr == TensorInstr::kWgmma)
+    return enqueue_wgmma_throughput(form, blocks, iterations, a, b, neg_b, stamps, sink, stream);
+  mma_kernels_of(form).throughput<<<blocks, kTensorThreadsPerBlock, 0, stream>>>(bytes(a), bytes(b), bytes(neg_b),
+                                                                                 iterations, stamps, sink);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+void enqueue_tensor_latency(const TensorForm& form, unsigned chain, const void* a, const void* b,
+                            unsigned long long* out, std::uint32_t* sink, cudaStream_t stream) {
+  if (form.instr == TensorInstr::kWgmma) return enqueue_wgmma_latency(form, chain, a, b, out, sink, stream);
+  mma_kernels_of(form).latency<<<1, 32, 0, stream>>>(bytes(a), bytes(b), chain, out, sink);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+// ------------------------------------------------------------------------------------------------
+// Probes
+
+namespace {
+
+constexpr double kPeakFraction = 0.95;       // "reaches peak": within 5 % of the best configuration
+constexpr double kSampleSeconds = 2e-3;      // one throughput sample at the per-clock peak and 1.8 GHz
+constexpr double kSizingClockHz = 1.8e9;
+constexpr unsigned kMmaLatencyChain = 1024;
+constexpr unsigned kWgmmaLatencyChain = 256;
+
+const std::vector<std::pair<std::string, std::string>>& ceiling_by_precision() {
+  static const std::vector<std::pair<std::string, std::string>> map = {
+      {"f16", "FP16 tensor"}, {"bf16", "BF16 tensor"}, {"tf32", "TF32 tensor"}, {"e4m3", "FP8 tensor"},
+      {"e5m2", "FP8 tensor"}, {"s8", "INT8 tensor"},   {"f64", "FP64 tensor"}};
+  return map;
+}
+
+std::vector<Axis> form_axes() {
+  return {text_axis("instr", AxisRole::kGroup),      text_axis("precision", AxisRole::kGroup),
+          text_axis("acc", AxisRole::kGroup),        text_axis("a", AxisRole::kGroup),
+          numeric_axis("m", "rows", AxisRole::kFixed), numeric_axis("n", "columns", AxisRole::kX),
+          numeric_axis("k", "depth", AxisRole::kFixed)};
+}
+
+const ProbeDescriptor& kTensor = declare_family(
+    ProbeDescriptor{"exec.tensor", Figure::kFlopRate,
+                    "blocks of 128 threads on every SM, blocks_per_sm of them (the best of a sweep, 1-4 for wgmma, "
+                    "1-8 for mma.sync); each warpgroup (wgmma: one accumulator tile, back-to-back instructions, "
+                    "one commit and wait at the end) or warp (mma.sync: 4 independent accumulators) issues "
+                    "instructions with B and -B alternately on the same A; FLOP = 2 m n k per instruction (INT8: "
+                    "integer ops); seconds = globaltimer span of the grid; per clock from block 0's clock64",
+                    "", 10, 2}
+        .titled("Tensor-core throughput")
+        .premise_by_entry("compute: the tensor pipe's warp-level instruction counter (mma.sync: HMMA, IMMA or "
+                          "DMMA by type; wgmma: GMMA, one per warp of the warpgroup) equals the instructions the "
+                          "entry issued")
+        .with_axes([] {
+          std::vector<Axis> axes = form_axes();
+          axes.push_back(text_axis("data", AxisRole::kGroup));
+          return axes;
+        }())
+        .with_fields({numeric_field("blocks_per_sm", "blocks"), numeric_field("warps_per_sm", "warps"),
+                      numeric_field("min_warps_per_sm", "warps"), numeric_field("sms_used", "SMs"),
+                      numeric_field("instructions", "warp(group) instructions"),
+                      numeric_field("flops_per_clk_per_sm", "FLOP/clk/SM"),
+                      numeric_field("theoretical_flops_per_clk_per_sm", "FLOP/clk/SM"),
+                      numeric_field("fraction_of_theoretical", "fraction"),
+                      numeric_field("theoretical_gflops_at_kernel_clock", "GFLOP/s"),
+                      numeric_field("power_w", "W")})
+        .computing_by_precision(ceiling_by_precision()));
+
+const ProbeDescriptor& kTensorLatency = declare_family(
+    ProbeDescriptor{"exec.tensor_latency", Figure::kCyclesPerOp,
+                    "one warp (mma.sync: 1024 dependent instructions on one accumulator) or one warpgroup (wgmma: "
+                    "256 x {fence, mma, commit, wait}); random operands; clock64 of thread 0 around the chain / "
+                    "instructions",
+                    "", 10, 2}
+        .titled("Tensor-core latency")
+        .with_axes(form_axes())
+        .with_fields({numeric_field("chain_length", "instructions")}));
+
+std::string tensor_premise_metric(const TensorForm& f) {
+  if (f.instr == TensorInstr::kWgmma) return metrics::kTensorGmmaInst;
+  if (f.precision == TensorPrecision::kS8) return metrics::kTensorImmaInst;
+  if (f.precision == TensorPrecision::kF64) return metrics::kTensorDmmaInst;
+  return metrics::kTensorHmmaInst;
+}
+
+// Warp-level instructions the counter sees per instruction the entry counts (a wgmma runs on 4 warps).
+double warp_instructions_per_instruction(const TensorForm& f) { return f.instr == TensorInstr::kWgmma ? 4 : 1; }
+
+struct Operands {
+  DeviceBuffer<std::uint8_t> a, b, neg_b;
+};
+
+Operands upload_operands(const TensorForm& f, bool zero, std::uint32_t seed) {
+  const std::size_t a_elems = std::size_t(f.m) * f.k, b_elems = std::size_t(f.n) * f.k;
+  const int es = tensor_element_bytes(f.precision);
+  std::vector<std::uint8_t> a = zero ? std::vector<std::uint8_t>(a_elems * es, 0)
+                                     : random_tensor_image(f.precision, a_elems, seed);
+  std::vector<std::uint8_t> b = zero ? std::vector<std::uint8_t>(b_elems * es, 0)
+                                     : random_tensor_image(f.precision, b_elems, seed + 1);
+  std::vector<std::uint8_t> nb = zero ? b : negated_tensor_image(f.precision, b);
+  Operands o{DeviceBuffer<std::uint8_t>(a.size()), DeviceBuffer<std::uint8_t>(b.size()),
+             DeviceBuffer<std::uint8_t>(nb.size())};
+  GP_CUDA_CHECK(cudaMemcpy(o.a.data(), a.data(), a.size(), cudaMemcpyHostToDevice));
+  GP_CUDA_CHECK(cudaMemcpy(o.b.data(), b.data(), b.size(), cudaMemcpyHostToDevice));
+  GP_CUDA_CHECK(cudaMemcpy(o.neg_b.data(), nb.data(), nb.size(), cudaMemcpyHostToDevice));
+  return o;
+}
+
+// Instructions one block issues per loop iteration: a warpgroup 2 (B and -B); four mma.sync warps
+// 2 x kMmaChains each.
+double instructions_per_iteration(const TensorForm& f) {
+  return f.instr == TensorInstr::kWgmma ? 2 : 2.0 * kMmaChains * kMmaWarpsPerBlock;
+}
+
+struct ThroughputRun {
+  double seconds = 0, clock_mhz = 0, instructions = 0;
+  int sms_used = 0;
+};
+
+class TensorThroughput {
+ public:
+  TensorThroughput(const TensorForm& form, bool zero)
+      : form_(form), operands_(upload_operands(form, zero, 20261129u)), stamps_(8), sink_(1) {
+    const DeviceInfo& dev = context().device;
+    const double peak = tensor_peak_flops_per_clock_per_sm(form.precision, dev.cc_major, dev.cc_minor);
+    // About kSampleSeconds per sample at the per-clock peak (1024 FLOP/clk/SM where it is unknown).
+    per_sm_instructions_ = kSampleSeconds * kSizingClockHz * (peak > 0 ? peak : 1024) / form.flops();
+    if (context().options.quick) per_sm_instructions_ /= 4;
+  }
+  unsigned iterations(int blocks_per_sm) const {
+    return static_cast<unsigned>(
+        std::max(1.0, std::round(per_sm_instructions_ / (blocks_per_sm * instructions_per_iteration(form_)))));
+  }
+  void enqueue(int blocks_per_sm, cudaStream_t stream) {
+    const int blocks = context().device.sm_count * blocks_per_sm;
+    enqueue_tensor_throughput(form_, blocks, iterations(blocks_per_sm), operands_.a.data(), operands_.b.data(),
+                              operands_.neg_b.data(), stamps_.data(), sink_.data(), stream);
+  }
+  ThroughputRun run(int blocks_per_sm) {
+    unsigned long long init[8] = {~0ull, 0, 0, 0, 0, 0, 0, 0};
+    GP_CUDA_CHECK(cudaMemcpy(stamps_.data(), init, sizeof init, cudaMemcpyHostToDevice));
+    enqueue(blocks_per_sm, nullptr);
+    unsigned long long host[8];
+    GP_CUDA_CHECK(cudaMemcpy(host, stamps_.data(), sizeof host, cudaMemcpyDeviceToHost));
+    ThroughputRun r;
+    r.seconds = static_cast<double>(host[1] - host[0]) * 1e-9;
+    r.clock_mhz = host[3] > 0 ? static_cast<double>(host[2]) / static_cast<double>(host[3]) * 1e3 : 0;
+    r.instructions = double(iterations(blocks_per_sm)) * instructions_per_iteration(form_) *
+                     context().device.sm_count * blocks_per_sm;
+    for (int i = 0; i < 4; ++i) r.sms_used += static_cast<int>(std::bitset<64>(host[4 + i]).count());
+    return r;
+  }
+  double flop_rate(int blocks_per_sm) {
+    const ThroughputRun r = run(blocks_per_sm);
+    return r.seconds > 0 ? r.instructions * form_.flops() / r.seconds : 0;
+  }
+
+ private:
+  TensorForm form_;
+  Operands operands_;
+  DeviceBuffer<unsigned long long> stamps_;
+  DeviceBuffer<std::uint32_t> sink_;
+  double per_sm_instructions_ = 0;
+};
+
+std::vector<int> blocks_per_sm_sweep(const TensorForm& f) {
+  return f.instr == TensorInstr::kWgmma ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{1, 2, 4, 8};
+}
+
+void tensor_throughput_entry(benchmark::State& state, const TensorForm& form, bool zero) {
+  const Context& ctx = context();
+  TensorThroughput probe(form, zero);
+  // The sweep: each configuration once after one warm-up run; the best is the entry's, the smallest within
+  // kPeakFraction of it says how much parallelism the tensor pipe needs.
+  std::vector<std::pair<int, double>> sweep;
+  for (int b : blocks_per_sm_sweep(form)) {
+    probe.flop_rate(b);
+    sweep.emplace_back(b, probe.flop_rate(b));
+  }
+  const auto best = *std::max_element(sweep.begin(), sweep.end(),
+                                       [](const auto& x, const auto& y) { return x.second < y.second; });
+  int min_blocks = best.first;
+  for (const auto& [b, rate] : sweep)
+    if (rate >= kPeakFraction * best.second) min_blocks = std::min(min_blocks, b);
+
+  const int blocks = best.first;
+  const double instructions = double(probe.iterations(blocks)) * instructions_per_iteration(form) *
+                              ctx.device.sm_count * blocks;
+  Measurement m(state, kTensor, Work{0, instructions * form.flops(), instructions * warp_instructions_per_instruction(form)});
+  m.premise(Premise::compute(tensor_premise_metric(form)));
+  int sms_used = ctx.device.sm_count;
+  std::vector<double> power_w;
+  m.run(
+      [&] {
+        const ThroughputRun r = probe.run(blocks);
+        sms_used = std::min(sms_used, r.sms_used);
+        if (ctx.nvml)
+          if (const auto mw = ctx.nvml->power_mw()) power_w.push_back(*mw * 1e-3);
+        Sample s;
+        s.seconds = r.seconds;
+        s.clock_mhz = r.clock_mhz;
+        return s;
+      },
+      [&] {
+        probe.enqueue(blocks, nullptr);
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+      });
+  const int warps_per_block = kTensorThreadsPerBlock / 32;
+  m.param("blocks_per_sm", blocks);
+  m.param("warps_per_sm", blocks * warps_per_block);
+  m.param("min_warps_per_sm", min_blocks * warps_per_block);
+  m.param("sms_used", sms_used);
+  m.param("instructions", instructions);
+  const double clock_mhz = state.counters["sm_clock_kernel_mhz"];
+  const double gflops = state.counters["value_median"];
+  if (clock_mhz > 0) {
+    const double per_clock = gflops * 1e3 / clock_mhz / ctx.device.sm_count;
+    m.param("flops_per_clk_per_sm", per_clock);
+    const double peak = tensor_peak_flops_per_clock_per_sm(form.precision, ctx.device.cc_major, ctx.device.cc_minor);
+    if (peak > 0) {
+      m.param("theoretical_flops_per_clk_per_sm", peak);
+      m.param("fraction_of_theoretical", per_clock / peak);
+      m.param("theoretical_gflops_at_kernel_clock", peak * ctx.device.sm_count * clock_mhz * 1e-3);
+    }
+  }
+  if (!power_w.empty()) {
+    std::sort(power_w.begin(), power_w.end());
+    m.param("power_w", power_w[power_w.size() / 2]);
+  }
+}
+
+void tensor_latency_entry(benchmark::State& state, const TensorForm& form) {
+  const unsigned chain = form.instr == TensorInstr::kWgmma ? kWgmmaLatencyChain : kMmaLatencyChain;
+  const Operands operands = upload_operands(form, false, 7u);
+  DeviceBuffer<unsigned long long> out(2);
+  DeviceBuffer<std::uint32_t> sink(1);
+  Measurement m(state, kTensorLatency, Work{0, 0, double(chain)});
+  m.param("chain_length", chain);
+  m.run(
+      [&] {
+        enqueue_tensor_latency(form, chain, operands.a.data(), operands.b.data(), out.data(), sink.data(), nullptr);
+        unsigned long long host[2];
+        GP_CUDA_CHECK(cudaMemcpy(host, out.data(), sizeof host, cudaMemcpyDeviceToHost));
+        Sample s;
+        s.cycles = static_cast<double>(host[0]);
+        s.seconds = static_cast<double>(host[1]) * 1e-9;
+        s.clock_mhz = host[1] > 0 ? s.cycles / static_cast<double>(host[1]) * 1e3 : 0;
+        return s;
+      },
+      [&] {
+        enqueue_tensor_latency(form, chain, operands.a.data(), operands.b.data(), out.data(), sink.data(), nullptr);
+        GP_CUDA_CHECK(cudaDeviceSynchronize());
+      });
+}
+
+std::string entry_of(const ProbeDescriptor& record, const TensorForm& f, const char* data) {
+  const std::string instr = tensor_instr_name(f.instr), precision = tensor_precision_name(f.precision),
+                    acc = tensor_accum_name(f.accum), a = f.a_registers ? "reg" : "smem",
+                    m = std::to_string(f.m), n = std::to_string(f.n), k = std::to_string(f.k);
+  if (data)
+    return entry_name(record, {{"instr", instr}, {"precision", precision}, {"acc", acc}, {"a", a}, {"m", m},
+                               {"n", n}, {"k", k}, {"data", data}});
+  return entry_name(record, {{"instr", instr}, {"precision", precision}, {"acc", acc}, {"a", a}, {"m", m},
+                             {"n", n}, {"k", k}});
+}
+
+}  // namespace
+
+void register_tensor_probes() {
+  const Context& ctx = context();
+  const bool quick = ctx.options.quick;
+  std::set<std::string> left_out;
+  for (const TensorForm& form : tensor_forms()) {
+    const std::string why = tensor_form_unavailable(form, ctx.device.cc_major, ctx.device.cc_minor);
+    if (!why.empty()) {
+      if (left_out.insert(why).second)
+        std::fprintf(stderr, "gpuprobe: exec.tensor: %s forms left out on %s (compute capability %d.%d): %s\n",
+                     tensor_instr_name(form.instr), ctx.device.name.c_str(), ctx.device.cc_major,
+                     ctx.device.cc_minor, why.c_str());
+      continue;
+    }
+    // Every form on random data; the headline forms (every mma.sync, wgmma at N = 256) on zeros too.
+    const bool headline = form.instr == TensorInstr::kMma || form.n == 256;
+    if (quick && form.instr == TensorInstr::kWgmma && form.n != 64 && form.n != 256) continue;
+    register_entry(entry_of(kTensor, form, "random"), kTensor,
+                   [form](benchmark::State& st) { tensor_throughput_entry(st, form, false); });
+    if (headline && !(quick && form.a_registers))
+      register_entry(entry_of(kTensor, form, "zero"), kTensor,
+                     [form](benchmark::State& st) { tensor_throughput_entry(st, form, true); });
+    register_entry(entry_of(kTensorLatency, form, nullptr), kTensorLatency,
+                   [form](benchmark::State& st) { tensor_latency_entry(st, form); });
+  }
+}
+
+}  // namespace gpuprobe
