@@ -1,0 +1,77 @@
+"""Tensor cores (sections/tensor.py) on a synthetic file: one ceiling per type from the fastest form on
+random operands, with its clock, power and zero-operand twin; an entry whose premise failed is never a
+ceiling; the ceilings reach the roofline (measured and datasheet lines) and the summary."""
+from __future__ import annotations
+
+import json
+import re
+
+import synth
+from gpuprobe_analysis import results
+from gpuprobe_analysis.report import build_report
+from gpuprobe_analysis.sections import AnalysisInputs, tensor
+
+CLOCK = 1755.0
+
+
+def _add(b, instr, precision, acc, a, m, n, k, data, gflops, premise_ok=1.0, power=650.0, peak_per_clk=4096.0):
+    params = {"instr": instr, "precision": precision, "acc": acc, "a": a, "m": str(m), "n": str(n), "k": str(k),
+              "data": data}
+    per_clock = gflops * 1e3 / CLOCK / 132
+    counters = {"m": float(m), "n": float(n), "k": float(k), "sm_clock_kernel_mhz": CLOCK, "power_w": power,
+                "flops_per_clk_per_sm": per_clock, "theoretical_flops_per_clk_per_sm": peak_per_clk,
+                "fraction_of_theoretical": per_clock / peak_per_clk,
+                "theoretical_gflops_at_kernel_clock": peak_per_clk * 132 * CLOCK * 1e-3,
+                "warps_per_sm": 8.0, "min_warps_per_sm": 8.0, "premise_ok": premise_ok}
+    tags = {"instr": instr, "precision": precision, "acc": acc, "a": a, "data": data, "premise_level": "compute",
+            "premise": "ok" if premise_ok == 1.0 else "failed: tensor instructions 0.5x the counted"}
+    b.add(tensor.THROUGHPUT, params, "GFLOP/s", "synthetic", gflops, counters=counters, tags=tags)
+
+
+def _results(tmp_path, with_family=True):
+    dev = synth.Device()
+    doc = synth.synth_results(dev, noise=0.0, families=["exec.launch"])
+    if with_family:
+        b = synth.Builder(dev, noise=0.0, seed=0)
+        _add(b, "wgmma", "bf16", "f32", "smem", 64, 256, 16, "random", 700e3)
+        _add(b, "wgmma", "bf16", "f32", "smem", 64, 256, 16, "zero", 800e3, power=450.0)
+        _add(b, "wgmma", "bf16", "f32", "smem", 64, 64, 16, "random", 650e3)
+        _add(b, "mma", "bf16", "f32", "reg", 16, 8, 16, "random", 400e3)
+        _add(b, "wgmma", "e4m3", "f32", "smem", 64, 256, 32, "random", 1500e3, premise_ok=0.0, peak_per_clk=8192.0)
+        _add(b, "wgmma", "s8", "s32", "reg", 64, 256, 32, "random", 1400e3, peak_per_clk=8192.0)
+        doc["benchmarks"] += b.entries
+    return results.load([synth.write(str(tmp_path / "r.json"), doc)])
+
+
+def test_one_ceiling_per_type_from_random_operands_and_never_a_failed_premise(tmp_path):
+    an = tensor.analyze(AnalysisInputs(_results(tmp_path), {}))
+    assert sorted(an.ceilings) == ["BF16 tensor", "INT8 tensor"]  # FP8's only entry failed its premise
+    bf16 = an.ceilings["BF16 tensor"]
+    assert bf16.gflops == 700e3 and bf16.row.form == "wgmma.m64n256k16 bf16->f32, A in smem"
+    assert bf16.row.clock_mhz == CLOCK and bf16.row.power_w == 650.0
+    assert bf16.zero is not None and bf16.zero.gflops == 800e3 and bf16.zero.power_w == 450.0
+    assert [r.form for r in an.failed] == ["wgmma.m64n256k32 e4m3->f32, A in smem"]
+    assert [F_n for F_n in (r.entry.num("n") for r in an.n_curves["bf16->f32, A in smem"])] == [64.0, 256.0]
+
+
+def test_ceilings_reach_the_roofline_and_the_summary(tmp_path):
+    out = build_report(_results(tmp_path), str(tmp_path / "rep"))
+    prof = json.load(open(out["profile"]))
+    roof = {(c["name"], c["measured"]): c["value"] for c in prof["roofline"]["ceilings"]}
+    assert roof[("BF16 tensor", True)] == 700e3
+    assert abs(roof[("BF16 tensor", False)] - 4096 * 132 * CLOCK * 1e-3) < 1e-6
+    assert ("FP8 tensor", True) not in roof
+    md = open(out["markdown"], encoding="utf-8").read()
+    html = open(out["html"], encoding="utf-8").read()
+    ids = re.findall(r'<h2 id="([\w-]+)">', html)
+    assert ids[ids.index("execution") + 1] == "tensor"
+    summary = md[md.index("\n## Summary"):md.index("\n## ", md.index("\n## Summary") + 5)]
+    assert re.search(r"\| BF16 tensor \| 700\.0 TFLOP/s at 1,755 MHz, 650 W = 73\.8 % of the dense peak", summary), summary
+    assert prof["tensor"]["ceilings"]["BF16 tensor"]["zero"]["gflops"] == 800e3
+
+
+def test_no_entries_no_section(tmp_path):
+    rs = _results(tmp_path, with_family=False)
+    assert tensor.analyze(AnalysisInputs(rs, {})) is None
+    out = build_report(rs, str(tmp_path / "rep"))
+    assert "tensor" not in json.load(open(out["profile"]))
