@@ -126,6 +126,49 @@ struct MmaF64 {
                                      : "d"(a[0]), "d"(b[0])));
   }
 };
+// m16n8k{4,8,16} f64 (sm_90): A 16 x K, register i at row g (+8 for odd i), column t + 4 (i / 2); B K x 8,
+// register i at row t + 4i, column g; D as the 32-bit m16n8 accumulators (rows g, g+8; columns 2t, 2t+1).
+template <int K>
+struct MmaF64M16Base {
+  static constexpr int kM = 16, kN = 8, kK = K, kARegs = K / 2, kBRegs = K / 4, kAccRegs = 4, kAccElementBytes = 8;
+  using Reg = double;
+  using Acc = double;
+  __device__ static void load_a(const std::uint8_t* a, int lane, Reg (&r)[kARegs]) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < kARegs; ++i) r[i] = reinterpret_cast<const double*>(a)[(g + 8 * (i & 1)) * K + t + 4 * (i >> 1)];
+  }
+  __device__ static void load_b(const std::uint8_t* b, int lane, Reg (&r)[kBRegs]) {
+    const int g = lane >> 2, t = lane & 3;
+#pragma unroll
+    for (int i = 0; i < kBRegs; ++i) r[i] = reinterpret_cast<const double*>(b)[g * K + t + 4 * i];
+  }
+  __device__ static int acc_index(int lane, int j) { return mma_acc_index_32(lane, j); }
+};
+#define GP_MMA_D4 "+d"(d[0]), "+d"(d[1]), "+d"(d[2]), "+d"(d[3])
+struct MmaF64K4 : MmaF64M16Base<4> {
+  __device__ static void mma(double (&d)[4], const Reg (&a)[2], const Reg (&b)[1]) {
+    GP_MMA_IF_ARCH(900, asm volatile("mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5}, {%6}, "
+                                     "{%0,%1,%2,%3};\n" : GP_MMA_D4 : "d"(a[0]), "d"(a[1]), "d"(b[0])));
+  }
+};
+struct MmaF64K8 : MmaF64M16Base<8> {
+  __device__ static void mma(double (&d)[4], const Reg (&a)[4], const Reg (&b)[2]) {
+    GP_MMA_IF_ARCH(900, asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                                     "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+                                     : GP_MMA_D4 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1])));
+  }
+};
+struct MmaF64K16 : MmaF64M16Base<16> {
+  __device__ static void mma(double (&d)[4], const Reg (&a)[8], const Reg (&b)[4]) {
+    GP_MMA_IF_ARCH(900, asm volatile("mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                                     "{%4,%5,%6,%7,%8,%9,%10,%11}, {%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+                                     : GP_MMA_D4
+                                     : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]),
+                                       "d"(a[7]), "d"(b[0]), "d"(b[1]), "d"(b[2]), "d"(b[3])));
+  }
+};
+#undef GP_MMA_D4
 #undef GP_MMA_IF_ARCH
 
 // One instruction by one warp, D = A B^T + C (the GPU test).
@@ -233,13 +276,16 @@ const std::vector<MmaKernels>& mma_kernels() {
       mma_row<MmaE5M2F32>(TensorPrecision::kE5M2, TensorAccum::kF32),
       mma_row<MmaS8S32>(TensorPrecision::kS8, TensorAccum::kS32),
       mma_row<MmaF64>(TensorPrecision::kF64, TensorAccum::kF64),
+      mma_row<MmaF64K4>(TensorPrecision::kF64, TensorAccum::kF64),
+      mma_row<MmaF64K8>(TensorPrecision::kF64, TensorAccum::kF64),
+      mma_row<MmaF64K16>(TensorPrecision::kF64, TensorAccum::kF64),
   };
   return rows;
 }
 
 const MmaKernels& mma_kernels_of(const TensorForm& f) {
   for (const MmaKernels& k : mma_kernels())
-    if (k.form.precision == f.precision && k.form.accum == f.accum) return k;
+    if (k.form.precision == f.precision && k.form.accum == f.accum && k.form.m == f.m && k.form.k == f.k) return k;
   throw Error("no mma.sync kernel for " + f.describe());
 }
 
@@ -315,6 +361,8 @@ std::string tensor_form_unavailable(const TensorForm& form, int cc_major, int cc
   const bool fp8 = form.precision == TensorPrecision::kE4M3 || form.precision == TensorPrecision::kE5M2;
   if (cc < 80) return "mma.sync of these shapes needs compute capability 8.0 or newer";
   if (fp8 && cc < 89) return "mma.sync on fp8 needs compute capability 8.9 or newer";
+  if (form.precision == TensorPrecision::kF64 && form.m == 16 && cc < 90)
+    return "mma.sync.m16n8k{4,8,16} on f64 needs compute capability 9.0 or newer";
   return "";
 }
 
@@ -446,7 +494,9 @@ void enqueue_tensor_latency(const TensorForm& form, unsigned chain, const void* 
 namespace {
 
 constexpr double kPeakFraction = 0.95;       // "reaches peak": within 5 % of the best configuration
-constexpr double kSampleSeconds = 2e-3;      // one throughput sample at the per-clock peak and 1.8 GHz
+// One throughput sample at the per-clock peak and 1.8 GHz: long enough that the grid's start and end
+// (about 5 us) stay under 0.5 %, short enough that the family's ~130 entries take a few seconds.
+constexpr double kSampleSeconds = 1.5e-3;
 constexpr double kSizingClockHz = 1.8e9;
 constexpr unsigned kMmaLatencyChain = 1024;
 constexpr unsigned kWgmmaLatencyChain = 256;
@@ -596,13 +646,11 @@ std::vector<int> blocks_per_sm_sweep(const TensorForm& f) {
 void tensor_throughput_entry(benchmark::State& state, const TensorForm& form, bool zero) {
   const Context& ctx = context();
   TensorThroughput probe(form, zero);
-  // The sweep: each configuration once after one warm-up run; the best is the entry's, the smallest within
-  // kPeakFraction of it says how much parallelism the tensor pipe needs.
+  // The sweep: each configuration once, after one warm-up run (module load, clocks up); the best is the
+  // entry's, the smallest within kPeakFraction of it says how much parallelism the tensor pipe needs.
   std::vector<std::pair<int, double>> sweep;
-  for (int b : blocks_per_sm_sweep(form)) {
-    probe.flop_rate(b);
-    sweep.emplace_back(b, probe.flop_rate(b));
-  }
+  probe.flop_rate(blocks_per_sm_sweep(form).front());
+  for (int b : blocks_per_sm_sweep(form)) sweep.emplace_back(b, probe.flop_rate(b));
   const auto best = *std::max_element(sweep.begin(), sweep.end(),
                                        [](const auto& x, const auto& y) { return x.second < y.second; });
   int min_blocks = best.first;
