@@ -22,6 +22,8 @@
 #include "gpuprobe_revision.h"  // generated at build time (cmake/source_revision.cmake)
 #include "harness/application_replay.hpp"
 #include "harness/device.hpp"
+#include "harness/fleet.hpp"
+#include "harness/identity.hpp"
 #include "harness/measure.hpp"
 #include "harness/nvml.hpp"
 #include "harness/options.hpp"
@@ -40,6 +42,11 @@ int run(int argc, char** argv) {
     std::fputs(usage_text().c_str(), stdout);
     return 0;
   }
+  for (const auto& problem : preset_problems()) throw Error("preset declaration: " + problem);
+  if (ctx.options.list_presets) {
+    std::fputs(presets_json().c_str(), stdout);
+    return 0;
+  }
   if (ctx.options.list_families) {
     std::string out = "[\n";
     const auto records = declared_families();
@@ -49,12 +56,28 @@ int run(int argc, char** argv) {
     return 0;
   }
   initialize_benchmark_flags(args);
-  const EntryFilter filter(benchmark::GetBenchmarkFilter());
+  EntryFilter filter(benchmark::GetBenchmarkFilter());
+  const Preset* preset = ctx.options.preset.empty() ? nullptr : find_preset(ctx.options.preset);
+  if (preset && filter.spec() != "" && filter.spec() != "." && filter.spec() != "all")
+    throw UsageError("--preset=" + preset->name + " selects its own entries: leave out --benchmark_filter");
   if (!ctx.options.benchmark_out.empty()) check_output_writable(ctx.options.benchmark_out);
 
+  // Fleet mode: the launcher's node-local rank picks the GPU (MPI_Init here when built with MPI and
+  // launched by mpirun or srun --mpi); each rank's file name already carries its global rank.
+  RankInfo rank;
+  if (ctx.options.device_from_rank) {
+    rank = fleet_init_ranks(&argc, &argv);
+    ctx.options.device = rank.local_rank % device_count();
+  }
   ctx.device = open_device(ctx.options.device);
   static Nvml nvml(ctx.device.pci_bus_id);
   ctx.nvml = &nvml;
+  // Before anything runs: is another process using this GPU? Measured anyway, and said so once.
+  const IdleCheck idle = idle_check(nvml);
+  if (idle.verdict.rfind("no:", 0) == 0)
+    std::fprintf(stderr, "gpuprobe: warning: GPU %d (%s) is not idle (%s): its figures may be a share of another "
+                 "job's GPU; measuring anyway\n", ctx.device.index, ctx.device.pci_bus_id.c_str(),
+                 idle.verdict.substr(4).c_str());
 
   // Counters: chosen and validated once, before any entry runs (a bad metric name stops here); a
   // refusal by the system prints one line and leaves timing only. Collected per entry in an untimed
@@ -82,8 +105,26 @@ int run(int argc, char** argv) {
   benchmark::AddCustomContext("gpu_mem_clock_at_start_mhz",
                               nvml.mem_clock_mhz() ? std::to_string(*nvml.mem_clock_mhz()) : "unavailable");
   benchmark::AddCustomContext("gpuprobe_sweep", ctx.options.quick ? "quick" : "full");
+  for (const auto& [key, value] : identity_context(nvml)) benchmark::AddCustomContext(key, value);
+  for (const auto& [key, value] : idle.context) benchmark::AddCustomContext(key, value);
+  if (ctx.options.device_from_rank) {
+    benchmark::AddCustomContext("fleet_rank", std::to_string(rank.rank));
+    benchmark::AddCustomContext("fleet_local_rank", std::to_string(rank.local_rank));
+    benchmark::AddCustomContext("fleet_rank_source", rank.source);
+    benchmark::AddCustomContext("fleet_sync", rank.mpi ? "MPI: all ranks start together; per node, the apart "
+                                                         "figures' entries in turns"
+                                                       : "none: ranks run independently (no MPI)");
+  }
 
   register_all_probes();
+  if (preset) {
+    const std::vector<std::string> selected = preset_selection(*preset, ctx.entry_instances, ctx.device.index);
+    benchmark::SetBenchmarkFilter(exact_filter(selected));
+    filter = EntryFilter(benchmark::GetBenchmarkFilter());
+    fleet_set_apart(preset_apart(*preset, selected, ctx.device.index));
+    ctx.before_entry = fleet_before_entry;
+    benchmark::AddCustomContext(kPresetContextKey, preset_json(*preset));
+  }
   // Google Benchmark would open (and create) the output file first, then find nothing to run and
   // return as if it had succeeded.
   const auto& entries = ctx.entry_instances;
@@ -91,8 +132,10 @@ int run(int argc, char** argv) {
     throw UsageError("--benchmark_filter=" + filter.spec() + " matches none of the " + std::to_string(entries.size()) +
                      " entries on this GPU (--benchmark_list_tests lists them)");
 
+  fleet_barrier_all();  // with MPI: every rank starts measuring together
   run_selection();  // once timed; under application replay, then once per counter pass
   benchmark::Shutdown();
+  fleet_finalize();  // with MPI: the turns' remaining barriers
 
   if (!ctx.options.benchmark_out.empty()) {
     const std::string partial = ctx.options.benchmark_out + ".partial";

@@ -1,7 +1,8 @@
-"""gpuprobe-analyze: report, profile, compare and validate gpuprobe result files.
+"""gpuprobe-analyze: report, profile, compare, validate and fleet-check gpuprobe result files.
 
 Exit status: 0 done (warnings printed), 1 an input file is unusable (missing, not gpuprobe's, no
-usable entry) or, for validate, any error or incomplete file, 2 usage error.
+usable entry) or, for validate, any error or incomplete file, 2 usage error; fleet: 3 when a GPU is
+flagged (docs/fleet.md).
 """
 from __future__ import annotations
 
@@ -92,6 +93,33 @@ def cmd_validate(args) -> int:
     return 1 if errors or incomplete or rs.rejected or not rs.entries else 0
 
 
+def cmd_fleet(args) -> int:
+    from .fleet import Criteria, run
+    return run(args.results, args.output, Criteria(z=args.z, floor_fraction=args.floor_fraction,
+                                                   min_within=args.min_gpus), args.reference)
+
+
+def _fraction(text: str) -> float:
+    """argparse type of --floor-fraction: a number in (0, 1]."""
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not (math.isfinite(v) and 0 < v <= 1):
+        raise argparse.ArgumentTypeError(f"must be in (0, 1], got {text!r}")
+    return v
+
+
+def _count(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 3:
+        raise argparse.ArgumentTypeError(f"must be at least 3, got {text!r}")
+    return v
+
+
 def _threshold(minimum_exclusive: bool):
     """argparse type of a finite threshold: > 0 (`--sigmas`) or >= 0 (`--floor`, where 0 = none)."""
     def parse(text: str) -> float:
@@ -164,6 +192,20 @@ def main(argv=None) -> int:
     v = sub.add_parser("validate", help="check result files against the schema; exit 1 on errors")
     v.add_argument("results", nargs="+")
     v.set_defaults(func=cmd_validate)
+    fl = sub.add_parser("fleet", help="one result file per GPU (gpuprobe --preset=fleet): flag the slow or faulty "
+                        "GPUs of each model; exit 3 when any is flagged (docs/fleet.md)")
+    fl.add_argument("results", nargs="+", help="result files or folders holding them (one file per GPU)")
+    fl.add_argument("-o", "--output", required=True, help="output directory: fleet.json, fleet.md, fleet.png")
+    fl.add_argument("--reference", nargs="+", default=None, metavar="FILE_OR_DIR",
+                    help="a run on one GPU of a model (e.g. reports/h100): absolute floors for that model at "
+                         "--floor-fraction x its figures (for a lower-is-better figure: its figure / fraction)")
+    fl.add_argument("--floor-fraction", type=_fraction, default=0.75,
+                    help="floors as this fraction of the reference's figures (default 0.75, as DCGM's)")
+    fl.add_argument("--z", type=_threshold(True), default=3.5,
+                    help="robust z beyond which a GPU is an outlier of its model (default 3.5)")
+    fl.add_argument("--min-gpus", type=_count, default=8,
+                    help="GPUs of one model needed to compare them with each other (default 8)")
+    fl.set_defaults(func=cmd_fleet)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

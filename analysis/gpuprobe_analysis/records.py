@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Dict, Optional, Tuple
 
 CONTEXT_KEY = "gpuprobe_families"
@@ -103,7 +104,14 @@ def _record(d: dict) -> FamilyRecord:
 
 
 def parse(text: Optional[str]) -> Tuple[Dict[str, FamilyRecord], str]:
-    """The records of a context value, by family, and "" or why they could not be read."""
+    """The records of a context value, by family, and "" or why they could not be read. The files of
+    one binary carry the same text (a fleet: thousands of them), so it is parsed once."""
+    records, why = _parse_once(text)
+    return dict(records), why
+
+
+@lru_cache(maxsize=16)
+def _parse_once(text: Optional[str]) -> Tuple[Dict[str, FamilyRecord], str]:
     if text is None or text == "":
         return {}, "absent"
     try:

@@ -365,4 +365,6 @@ std::string declared_families_json() {
   return j + "]";
 }
 
+std::string json_quoted(const std::string& s) { return quoted(s); }
+
 }  // namespace gpuprobe

@@ -208,5 +208,7 @@ void check_axis_value(const ProbeDescriptor& record, const std::string& axis, co
 std::string family_record_json(const ProbeDescriptor& record);
 std::string declared_families_json();
 constexpr const char* kFamiliesContextKey = "gpuprobe_families";
+// A string as a JSON string literal (quotes and escapes), as the records are written.
+std::string json_quoted(const std::string& s);
 
 }  // namespace gpuprobe

@@ -351,6 +351,7 @@ void register_entry(const std::string& name, const ProbeDescriptor& descriptor,
   benchmark::RegisterBenchmark(name.c_str(),
                                [name, body](benchmark::State& state) {
                                  try {
+                                   if (context().before_entry) context().before_entry(name);
                                    current_entry() = name;
                                    // What the entry costs the tool (setup, warm-up, samples, counters):
                                    // sums per family say how long a sweep takes.

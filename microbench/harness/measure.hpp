@@ -72,6 +72,8 @@ struct Context {
   // Every registered entry under the name Google Benchmark gives its instance (register_entry), the
   // names --benchmark_filter is matched against.
   std::vector<std::string> entry_instances;
+  // Called with the entry's name before its body runs, when set (fleet mode's turns, fleet.hpp).
+  std::function<void(const std::string&)> before_entry;
 };
 Context& context();
 

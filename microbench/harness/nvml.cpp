@@ -67,6 +67,8 @@ std::optional<unsigned> Nvml::query_unsigned(void* fn_ptr) const {
   return value;
 }
 
+void* Nvml::function(const char* name) const { return device_ ? dlsym(library_, name) : nullptr; }
+
 std::optional<unsigned> Nvml::sm_clock_mhz() const { return query_clock(kNvmlClockSm); }
 std::optional<unsigned> Nvml::mem_clock_mhz() const { return query_clock(kNvmlClockMem); }
 std::optional<unsigned> Nvml::power_mw() const {

@@ -26,6 +26,10 @@ class Nvml {
   std::optional<unsigned> pcie_link_width() const;
   std::optional<unsigned> pcie_max_link_generation() const;
   std::optional<unsigned> pcie_max_link_width() const;
+  // For further queries (identity.cpp): an NVML entry point by name (nullptr when NVML or the
+  // symbol is missing) and the device handle it takes (nullptr when unavailable).
+  void* function(const char* name) const;
+  void* handle() const { return device_; }
   // Why NVML is unavailable (empty when it is available).
   const std::string& unavailable_reason() const { return reason_; }
 

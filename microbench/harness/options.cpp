@@ -4,6 +4,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <regex>
 #include <sstream>
 
+#include "fleet.hpp"
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/metric_sets.hpp"
 
@@ -82,7 +84,13 @@ Options parse_options(std::vector<std::string>& args) {
     const std::string& a = args[i];
     std::string v;
     if (take_value(a, "--device", v)) {
-      opt.device = static_cast<int>(parse_int(v, "--device", 0, 1023));
+      opt.device_from_rank = v == "local-rank";
+      if (!opt.device_from_rank) opt.device = static_cast<int>(parse_int(v, "--device", 0, 1023));
+    } else if (take_value(a, "--preset", v)) {
+      if (!find_preset(v)) throw UsageError("--preset=" + v + ": no such preset (" + preset_names() + ")");
+      opt.preset = v;
+    } else if (a == "--list-presets") {
+      opt.list_presets = true;
     } else if (take_value(a, "--samples", v)) {
       opt.samples = static_cast<int>(parse_int(v, "--samples", 1, 100000));
     } else if (a == "--quick") {
@@ -129,11 +137,19 @@ Options parse_options(std::vector<std::string>& args) {
       opt.list_tests = truthy(a, "--benchmark_list_tests");
       rest.push_back(a);
     } else if (a == "--device" || a == "--samples" || a == "--max-footprint" || a == "--counters" ||
-               a == "--papi-events" || a == "--exclude" || a == "--launch-gate") {
+               a == "--papi-events" || a == "--exclude" || a == "--launch-gate" || a == "--preset") {
       throw UsageError(a + " needs a value: write " + a + "=VALUE");
     } else {
       rest.push_back(a);  // Google Benchmark's (it rejects what it does not know)
     }
+  }
+  // One file per rank: OUT.json -> OUT.rank<k>.json, k the launcher's global rank.
+  if (opt.device_from_rank && !opt.benchmark_out.empty() && !opt.list_tests) {
+    const RankInfo rank = rank_from_environment([](const char* name) { return std::getenv(name); });
+    for (auto& r : rest)
+      if (r == "--benchmark_out=" + opt.benchmark_out + ".partial")
+        r = "--benchmark_out=" + rank_file_name(opt.benchmark_out, rank.rank) + ".partial";
+    opt.benchmark_out = rank_file_name(opt.benchmark_out, rank.rank);
   }
   args = rest;
   return opt;
@@ -203,7 +219,13 @@ std::string usage_text() {
       "(schema: docs/results-schema.md).\n"
       "\n"
       "gpuprobe flags:\n"
-      "  --device=N              GPU to measure (default 0)\n"
+      "  --device=N              GPU to measure (default 0); --device=local-rank: the GPU of the\n"
+      "                          launcher's node-local rank (srun, mpirun), each rank writing\n"
+      "                          --benchmark_out=OUT.json as OUT.rank<k>.json (docs/fleet.md)\n"
+      "  --preset=fleet          the fleet health check's entries only (DRAM, L2, FP32/FP64, clock\n"
+      "                          under load, DRAM latency, launch rate, pinned H2D/D2H, P2P;\n"
+      "                          with --benchmark_filter a usage error; docs/fleet.md)\n"
+      "  --list-presets          print the presets' figures (JSON) and exit; needs no GPU\n"
       "  --samples=N             samples per entry, overriding each probe's default\n"
       "  --quick                 coarse sweeps (smoke runs and tests)\n"
       "  --max-footprint=SIZE    largest footprint of the memory/transfer sweeps (default 4G;\n"

@@ -13,6 +13,9 @@ namespace gpuprobe {
 
 struct Options {
   int device = 0;                 // --device=N
+  bool device_from_rank = false;  // --device=local-rank: the launcher's node-local rank picks it (fleet.hpp)
+  std::string preset;             // --preset=NAME: the entries of a preset (fleet.hpp), e.g. fleet
+  bool list_presets = false;      // --list-presets: print the presets (JSON) and exit
   int samples = 0;                // --samples=N overrides each probe's default; 0 = probe default
   bool quick = false;             // --quick: coarse sweeps (tests, smoke runs)
   std::uint64_t max_footprint_bytes = std::uint64_t(4) << 30;  // --max-footprint=BYTES[K|M|G]

@@ -1,0 +1,172 @@
+"""gpuprobe-analyze fleet: a simulated fleet of 1,024 GPUs of two models with a dozen injected faults
+(fleet_sim.py): every injected GPU flagged with its fault's reasons, no other GPU flagged, exit 3;
+reference floors; inputs it must refuse."""
+import json
+import os
+import shutil
+
+import pytest
+
+from gpuprobe_analysis import cli, fleet
+from fleet_sim import FAULTS, Fault, fleet_preset, make_fleet
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+H100_REFERENCE = os.path.join(REPO, "reports", "h100")
+
+
+@pytest.fixture(scope="module")
+def big_fleet(tmp_path_factory):
+    root = tmp_path_factory.mktemp("fleet")
+    sim = make_fleet(str(root / "results"), gpus=1024)
+    out = root / "out"
+    code = cli.main(["fleet", str(root / "results"), "-o", str(out)])
+    with open(out / "fleet.json") as fh:
+        doc = json.load(fh)
+    return sim, code, doc, out
+
+
+def test_simulated_fleet_is_large_with_two_models(big_fleet):
+    sim, _, doc, _ = big_fleet
+    assert len(sim.files) >= 1024
+    assert len({g.model for g in sim.gpus}) == 2
+    assert len(sim.injected) >= 12
+    # Every GPU is listed, once, with its identity.
+    assert len(doc["gpus"]) == len(sim.gpus)
+    assert len({g["uuid"] for g in doc["gpus"]}) == len(sim.gpus)
+    for g in doc["gpus"]:
+        assert set(g) >= {"host", "uuid", "serial", "pci_bus_id", "model", "flagged", "reasons"}
+
+
+def test_every_injected_gpu_flagged_with_its_reasons_and_no_other(big_fleet):
+    sim, code, doc, _ = big_fleet
+    assert code == 3
+    by_uuid = {g["uuid"]: g for g in doc["gpus"]}
+    for uuid, fault in sim.injected.items():
+        g = by_uuid[uuid]
+        assert g["flagged"], fault.kind
+        got = {(r["kind"], r["figure"]) for r in g["reasons"]}
+        if fault.partial:
+            assert ("incomplete", None) in got, (fault.kind, got)
+            assert all(k in ("incomplete", "missing") for k, _ in got), (fault.kind, got)
+        else:
+            assert got == fault.expected(), (fault.kind, got)
+        for r in g["reasons"]:
+            if r["kind"] == "fleet":
+                # A reason names the figure, the value, the model's median and the robust z.
+                assert r["value"] > 0 and r["model_median"] > 0 and r["robust_z"] > 3.5
+                assert r["figure"] in r["text"] and g["model"] in r["text"]
+    flagged = {g["uuid"] for g in doc["gpus"] if g["flagged"]}
+    assert flagged == set(sim.injected), sorted(flagged - set(sim.injected))
+    assert doc["flagged"] == len(sim.injected)
+
+
+def test_worst_first_and_busy_gpu_noted_not_flagged(big_fleet):
+    sim, _, doc, out = big_fleet
+    flags = [g["flagged"] for g in doc["gpus"]]
+    assert flags == sorted(flags, reverse=True)  # every flagged GPU before every other
+    busy = [g for g in sim.gpus if g.busy]
+    assert busy
+    for b in busy:
+        g = next(x for x in doc["gpus"] if x["uuid"] == b.uuid)
+        assert not g["flagged"] and any("not idle" in n for n in g["notes"])
+    table = (out / "fleet.md").read_text()
+    assert table.index(next(g["uuid"] for g in doc["gpus"] if g["flagged"])) < table.index(
+        next(g["uuid"] for g in doc["gpus"] if not g["flagged"]))
+    assert (out / "fleet.png").stat().st_size > 1000
+
+
+def test_directions_come_from_the_records(big_fleet):
+    _, _, doc, _ = big_fleet
+    better = {f["figure"]: f["better"] for f in doc["figures"]}
+    assert better["Launch rate"] == "lower" and better["DRAM latency"] == "lower"
+    assert better["DRAM read"] == "higher" and better["SM clock under load"] == "higher"
+    # The figures are the preset's, as declared.
+    assert [f["figure"] for f in doc["figures"]] == [f["figure"] for f in fleet_preset()["figures"]]
+
+
+def test_healthy_fleet_exits_0(tmp_path):
+    make_fleet(str(tmp_path / "r"), gpus=64, faults=[], busy=0)
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")]) == 0
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert doc["flagged"] == 0 and len(doc["gpus"]) == 64
+
+
+def test_reference_floors_for_a_fleet_too_small_to_compare(tmp_path):
+    """Four H100s: too few for a median; the committed H100 reference's floors (0.75 x) flag the slow one."""
+    sim = make_fleet(str(tmp_path / "r"), gpus=4, faults=[Fault("slow HBM", {"DRAM read": 0.6})],
+                     models=("NVIDIA H100 80GB HBM3",), busy=0)
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "no-ref")]) == 0  # nothing to compare
+    code = cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o"), "--reference", H100_REFERENCE])
+    assert code == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    (bad,) = sim.injected
+    for g in doc["gpus"]:
+        if g["uuid"] == bad:
+            assert [(r["kind"], r["figure"]) for r in g["reasons"]] == [("floor", "DRAM read")]
+            r = g["reasons"][0]
+            # 0.75 x the reference's DRAM read (its largest footprint's read at 16-byte vectors).
+            assert r["floor"] == pytest.approx(0.75 * r["reference"]) and 3000 < r["reference"] < 3400
+        else:
+            assert not g["flagged"], g["reasons"]
+    assert doc["criteria"]["floor_fraction"] == 0.75 and doc["criteria"]["reference"]["model"] == "NVIDIA H100 80GB HBM3"
+
+
+def test_unusable_inputs_and_usage_errors(tmp_path, capsys):
+    make_fleet(str(tmp_path / "r"), gpus=16, faults=[], busy=0)
+    (tmp_path / "r" / "node0000" / "broken.json").write_text("")
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")]) == 1
+    assert not (tmp_path / "o" / "fleet.json").exists()
+    assert "broken.json" in capsys.readouterr().err
+    assert cli.main(["fleet", str(tmp_path / "missing.json"), "-o", str(tmp_path / "o")]) == 1
+    # A result file not run with the preset declares no figures.
+    plain = tmp_path / "plain.json"
+    doc = json.loads(open(os.path.join(tmp_path, "r", "node0001", "fleet.rank8.json")).read())
+    del doc["context"]["gpuprobe_preset"]
+    plain.write_text(json.dumps(doc))
+    assert cli.main(["fleet", str(plain), "-o", str(tmp_path / "o")]) == 1
+    for bad in (["fleet", str(tmp_path / "r")], ["fleet", "-o", "x"], ["fleet", "x", "-o", "y", "--floor-fraction", "1.5"],
+                ["fleet", "x", "-o", "y", "--z", "0"], ["fleet", "x", "-o", "y", "--min-gpus", "2"]):
+        with pytest.raises(SystemExit) as exc:
+            cli.main(bad)
+        assert exc.value.code == 2
+
+
+def test_a_rerun_of_one_gpu_counts_once(tmp_path):
+    sim = make_fleet(str(tmp_path / "r"), gpus=16, faults=[], busy=0)
+    src = sim.files[0]
+    doc = json.loads(open(src).read())
+    doc["context"]["date"] = "2026-11-30T12:00:00+00:00"
+    with open(os.path.join(tmp_path, "r", "rerun.json"), "w") as fh:
+        json.dump(doc, fh)
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")]) == 0
+    out = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(out["gpus"]) == 16
+    assert next(g for g in out["gpus"] if g["uuid"] == doc["context"]["gpu_uuid"])["file"].endswith("rerun.json")
+
+
+def test_figure_selection_takes_the_declared_entry():
+    """The pick rules on one file: the largest footprint's DRAM read (not the larger value at a small
+    working set), the smallest L2 working set, the slowest P2P neighbour."""
+    import numpy as np
+    from fleet_sim import Gpu, _families, gpu_document
+    from gpuprobe_analysis import results
+    fams, records = _families()
+    g = Gpu("h", 2, "NVIDIA H100 80GB HBM3", "GPU-x", fault=Fault("one link", p2p_one_link=0.5))
+    doc, _ = gpu_document(g, np.random.default_rng(1), fams, records, fleet_preset(), 8)
+    rs = results.ResultSet()
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as fh:
+        json.dump(doc, fh)
+    results.read_one(fh.name, rs)
+    os.unlink(fh.name)
+    specs, why = fleet.parse_preset(doc["context"]["gpuprobe_preset"])
+    assert not why
+    by = {s.name: s for s in specs}
+    v, e = fleet.figure_value(rs.entries, by["DRAM read"], "2")
+    assert "footprint:4294967296" in e.name
+    v, e = fleet.figure_value(rs.entries, by["L2 read"], "2")
+    assert "footprint:2097152" in e.name
+    v, e = fleet.figure_value(rs.entries, by["P2P write, slowest neighbour"], "2")
+    assert "src:2/" in e.name and v < 0.6 * 370
+    v, e = fleet.figure_value(rs.entries, by["DRAM latency"], "2")
+    assert 300 < v < 400 and "footprint:4294967296" in e.name
