@@ -48,8 +48,14 @@ std::vector<PresetFigure> fleet_figures() {
       {"P2P write, slowest neighbour", "transfer.p2p",
        {{"src", "<device>"}, {"engine", "ce"}, {"form", "write"}, {"direction", "uni"}}, "dst", "worst",
        "value_median", 10, P::kApart, true},
-      // Tensor-core peaks join here, optional, once their family is declared, e.g.
-      //   {"FP16 tensor", "<tensor family>", {{"<op axis>", "<fp16 op>"}}, "", "", "gflops", 5, P::kTogether, true},
+      // The tensor cores: the BF16 ceiling's form (wgmma N = 256, A in shared memory) and FP64's (DMMA
+      // m16n8k16), on random operands. Optional: a GPU without wgmma registers no such entry.
+      {"BF16 tensor", "exec.tensor",
+       {{"instr", "wgmma"}, {"precision", "bf16"}, {"acc", "f32"}, {"a", "smem"}, {"n", "256"}, {"data", "random"}},
+       "", "", "value_median", 5, P::kTogether, true},
+      {"FP64 tensor", "exec.tensor",
+       {{"instr", "mma"}, {"precision", "f64"}, {"acc", "f64"}, {"m", "16"}, {"k", "16"}, {"data", "random"}},
+       "", "", "value_median", 5, P::kTogether, true},
   };
   return f;
 }
