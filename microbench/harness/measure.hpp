@@ -72,6 +72,10 @@ struct Context {
   // Every registered entry under the name Google Benchmark gives its instance (register_entry), the
   // names --benchmark_filter is matched against.
   std::vector<std::string> entry_instances;
+  // What the run leaves out and why (entries: no peer GPU, no NCCL; counters: no permission), one
+  // line each: printed by check_selection once the selection is known to run, never before a usage
+  // error.
+  std::vector<std::string> skip_notes;
 };
 Context& context();
 
