@@ -1,8 +1,9 @@
 // gpuprobe: GPU characterization probes and kernel benchmarks on Google Benchmark.
 //
-// Flow: every flag checked (ours, Google Benchmark's, the filter's regex, the output file) -> open
-// the GPU -> record it in the result context -> register the probes (their sweeps depend on the
-// GPU) -> refuse a filter that selects none of them -> Google Benchmark runs them -> the output
+// Flow: every flag checked (ours, Google Benchmark's, the filter's regex and, where it is anchored,
+// its start against the family names, the output file) -> open the GPU -> record it in the result
+// context -> register the probes (their sweeps depend on the GPU) -> refuse a filter that selects
+// none of them, else print what registration left out -> Google Benchmark runs them -> the output
 // file is renamed from FILE.partial to FILE only when every entry finished.
 //
 // The checks come before the GPU is opened so that a mistake in the command line is reported as
@@ -60,24 +61,40 @@ int run(int argc, char** argv) {
   const Preset* preset = ctx.options.preset.empty() ? nullptr : find_preset(ctx.options.preset);
   if (preset && filter.spec() != "" && filter.spec() != "." && filter.spec() != "all")
     throw UsageError("--preset=" + preset->name + " selects its own entries: leave out --benchmark_filter");
+  std::vector<std::string> families;
+  for (const auto* record : declared_families()) families.push_back(record->family);
+  if (!preset && !filter.may_match_families(families))
+    throw UsageError("--benchmark_filter=" + filter.spec() + " matches none of the entries: every entry's name " +
+                     "starts with its family's name (gpuprobe --list-families lists the " +
+                     std::to_string(families.size()) + " families)");
   if (!ctx.options.benchmark_out.empty()) check_output_writable(ctx.options.benchmark_out);
 
   // Fleet mode: the launcher's node-local rank picks the GPU (MPI_Init here when built with MPI and
   // launched by mpirun or srun --mpi); each rank's file name already carries its global rank.
   RankInfo rank;
-  if (ctx.options.device_from_rank) {
-    rank = fleet_init_ranks(&argc, &argv);
-    ctx.options.device = rank.local_rank % device_count();
+  try {
+    if (ctx.options.device_from_rank) {
+      rank = fleet_init_ranks(&argc, &argv);
+      ctx.options.device = rank.local_rank % device_count();
+    }
+    ctx.device = open_device(ctx.options.device);
+  } catch (const NoDeviceError& e) {
+    // The entries are registered from the GPU's own facts (its memory sizes for the sweeps, its
+    // occupancy for the grids, its peers): without one there is no honest list to print.
+    if (ctx.options.list_tests)
+      throw NoDeviceError(std::string(e.what()) + "; --benchmark_list_tests lists the entries registered from " +
+                          "a GPU's own facts, so it needs one (--list-families lists the families without a GPU)");
+    throw;
   }
-  ctx.device = open_device(ctx.options.device);
   static Nvml nvml(ctx.device.pci_bus_id);
   ctx.nvml = &nvml;
   // Before anything runs: is another process using this GPU? Measured anyway, and said so once.
+  // Printed with the other notes once the selection is known to run (a usage error stays one line).
   const IdleCheck idle = idle_check(nvml);
   if (idle.verdict.rfind("no:", 0) == 0)
-    std::fprintf(stderr, "gpuprobe: warning: GPU %d (%s) is not idle (%s): its figures may be a share of another "
-                 "job's GPU; measuring anyway\n", ctx.device.index, ctx.device.pci_bus_id.c_str(),
-                 idle.verdict.substr(4).c_str());
+    ctx.skip_notes.push_back("warning: GPU " + std::to_string(ctx.device.index) + " (" +
+                             ctx.device.pci_bus_id + ") is not idle (" + idle.verdict.substr(4) +
+                             "): its figures may be a share of another job's GPU; measuring anyway");
 
   // Counters: chosen and validated once, before any entry runs (a bad metric name stops here); a
   // refusal by the system prints one line and leaves timing only. Collected per entry in an untimed
@@ -87,7 +104,7 @@ int run(int argc, char** argv) {
   if (!ctx.options.counters.empty() || !ctx.options.papi_events.empty()) {
     profilers::BackendChoice choice =
         profilers::make_counter_backend({ctx.options.counters, ctx.options.papi_events, ctx.device.index});
-    for (const auto& line : choice.notes) std::fprintf(stderr, "gpuprobe: %s\n", line.c_str());
+    for (const auto& line : choice.notes) ctx.skip_notes.push_back(line);  // printed once the selection is known to run
     counters = std::move(choice.backend);
     for (const auto& [key, value] : counters->context()) benchmark::AddCustomContext(key, value);
   }
@@ -126,11 +143,9 @@ int run(int argc, char** argv) {
     benchmark::AddCustomContext(kPresetContextKey, preset_json(*preset));
   }
   // Google Benchmark would open (and create) the output file first, then find nothing to run and
-  // return as if it had succeeded.
-  const auto& entries = ctx.entry_instances;
-  if (std::none_of(entries.begin(), entries.end(), [&](const std::string& e) { return filter.matches(e); }))
-    throw UsageError("--benchmark_filter=" + filter.spec() + " matches none of the " + std::to_string(entries.size()) +
-                     " entries on this GPU (--benchmark_list_tests lists them)");
+  // return as if it had succeeded. The notes on what was left out (entries, counters) follow only a
+  // selection that runs: a usage error stays the one line.
+  check_selection(filter, ctx.entry_instances, ctx.skip_notes, stderr);
 
   fleet_barrier_all();  // with MPI: every rank starts measuring together
   run_selection();  // once timed; under application replay, then once per counter pass

@@ -55,17 +55,26 @@ fail() { echo "main_job: FAILED: $*" >&2; exit 1; }
 # checkout.
 refuse_tracked() {
   local d=$1 what=$2 top
-  # A path git ignores (reports/local/...) never holds committed data, even where its nearest existing
-  # folder does (reports/ on a fresh clone, before reports/local/ exists).
-  git check-ignore -q -- "$d" 2>/dev/null && return 0
+  # A folder git ignores (reports/local/...) never holds committed data, even where its nearest
+  # existing folder does (reports/ on a fresh clone). Asked as a folder ("DIR/"): a pattern for
+  # folders (/reports/local/) matches a path that does not exist yet only when it ends in '/'.
+  git check-ignore -q -- "${d%/}/" 2>/dev/null && return 0
   while :; do
     if [ -d "$d" ] && top=$(git -C "$d" rev-parse --show-toplevel 2>/dev/null); then
       if [ "$d" = "$1" ] || [ "$(cd "$d" && pwd -P)" != "$(cd "$top" && pwd -P)" ]; then
         # ':(glob)*' matches the folder's own files, not its subfolders'. No pipe into grep -q: with
         # pipefail, git's SIGPIPE when grep stops early would read as "no tracked file".
-        [ -n "$(git -C "$d" ls-files -- ':(glob)*' 2>/dev/null)" ] &&
+        if [ -n "$(git -C "$d" ls-files -- ':(glob)*' 2>/dev/null)" ]; then
+          # The advice names folders this check accepts: under reports/local/ (ignored by git).
+          local instead
+          instead=reports/local/$(basename -- "$(realpath -m -- "$1")")
+          local also=""
+          if [ "$what" = OUTDIR ] && compgen -G "$d/results.json*" >/dev/null; then
+            also="; a report of the results in $d: --report-only $d -o reports/local/$(basename -- "$(realpath -- "$d")")-report"
+          fi
           usage "$what $1 would write into $d, which holds files tracked by git (committed data); choose" \
-                "another folder, e.g. under reports/local/ (a report of results in $d: --report-only $d -o REPORTDIR)"
+                "another folder, e.g. $instead (ignored by git)$also"
+        fi
       fi
       [ "$(cd "$d" && pwd -P)" = "$(cd "$top" && pwd -P)" ] && return 0
     fi
@@ -123,6 +132,9 @@ if ((build)); then
   if ((build_status)); then
     tail -20 "$OUT/build.log"; fail "build (exit $build_status; log: $OUT/build.log)"
   fi
+  # The build tool counts only the steps it found out of date (a rebuild may stop at "build 33 %"):
+  # the end is said in words.
+  echo "  build done: $GPUPROBE is up to date"
 fi
 [ -x "$GPUPROBE" ] || fail "no executable $GPUPROBE (build it, or leave out --no-build)"
 
@@ -132,6 +144,7 @@ check=$?
 if ((check)); then
   line=$(grep -m1 '^gpuprobe:' "$OUT/gpu-check.log" || head -1 "$OUT/gpu-check.log")
   if ((check == 2)) && [[ $line == "gpuprobe: no usable GPU"* ]]; then
+    line=${line%%; --benchmark_list_tests*}  # gpuprobe's hint on that flag: this job uses it only as a check
     echo "main_job: nothing measured: $line"
     echo "main_job: to see a report of committed results without a GPU:" \
          "bash scripts/main_job.sh --report-only reports/h100 -o reports/local/h100-report"

@@ -1,11 +1,17 @@
 #!/usr/bin/env bash
 # The test command: every C++ test (GPU tests skip without a GPU), the analysis package's tests and
-# the scripts' tests.
-set -euo pipefail
+# the scripts' tests. Both suites run whatever the other's outcome (one failure must not hide the
+# other's); the exit code is non-zero when either failed, and the last line names which.
+set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD_DIR=${BUILD_DIR:-build}
-ctest --test-dir "$BUILD_DIR" --output-on-failure "$@"
+failed=()
+ctest --test-dir "$BUILD_DIR" --output-on-failure "$@" || failed+=("ctest (exit $?)")
 if [ -d analysis/tests ]; then
   # tests/scripts: main_job.sh's exits and messages (it runs $BUILD_DIR/gpuprobe where one is built).
-  BUILD_DIR=$BUILD_DIR python3 -m pytest -q analysis/tests tests/scripts
+  BUILD_DIR=$BUILD_DIR python3 -m pytest -q analysis/tests tests/scripts || failed+=("pytest (exit $?)")
+fi
+if ((${#failed[@]})); then
+  echo "test.sh: FAILED: ${failed[*]}" >&2
+  exit 1
 fi

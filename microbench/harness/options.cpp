@@ -2,6 +2,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
@@ -12,6 +13,7 @@
 #include <iostream>
 #include <limits>
 #include <regex>
+#include <set>
 #include <sstream>
 
 #include "fleet.hpp"
@@ -61,10 +63,34 @@ bool truthy(const std::string& arg, const std::string& flag) {
   return v != "false" && v != "no" && v != "off";
 }
 
+// The built-in counter sets for --help, each name with its purpose wrapped under it (one source:
+// profilers/src/metric_sets.cpp).
+std::string counter_set_lines() {
+  const std::string indent(28, ' ');
+  const std::size_t width = 94;  // the widest line of the text around it
+  std::string out;
+  for (const auto& set : profilers::builtin_metric_sets()) {
+    std::string line = indent + "  " + set.name + ":";
+    std::istringstream words(set.purpose);
+    for (std::string word; words >> word;) {
+      if (line.size() + 1 + word.size() > width) {
+        out += line + "\n";
+        line = indent + "    ";
+      } else {
+        line += ' ';
+      }
+      line += word;
+    }
+    out += line + "\n";
+  }
+  return out;
+}
+
 }  // namespace
 
 std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
-  if (text.empty()) throw UsageError(flag + " needs a size such as 64K, 1M or 4G");
+  const std::string form = " needs a size: a whole number of bytes, or of K, M or G (e.g. 64K, 1M, 4G)";
+  if (text.empty()) throw UsageError(flag + form);
   std::string digits = text;
   std::uint64_t scale = 1;
   const char suffix = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
@@ -72,6 +98,8 @@ std::uint64_t parse_bytes(const std::string& text, const std::string& flag) {
     scale = suffix == 'K' ? (1ull << 10) : suffix == 'M' ? (1ull << 20) : (1ull << 30);
     digits.pop_back();
   }
+  if (digits.empty() || !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; }))
+    throw UsageError(flag + form + ", got '" + text + "'");
   const long long v = parse_int(digits, flag, 1, std::numeric_limits<long long>::max() / (1ll << 30));
   return static_cast<std::uint64_t>(v) * scale;
 }
@@ -181,6 +209,7 @@ EntryFilter::EntryFilter(const std::string& spec) : spec_(spec) {
     negative_ = true;
     re.erase(0, 1);
   }
+  expression_ = re;
   try {
     re_ = std::regex(re, std::regex::extended);
   } catch (const std::regex_error& e) {
@@ -191,6 +220,45 @@ EntryFilter::EntryFilter(const std::string& spec) : spec_(spec) {
 
 bool EntryFilter::matches(const std::string& instance_name) const {
   return std::regex_search(instance_name, re_) != negative_;
+}
+
+bool EntryFilter::may_match_families(const std::vector<std::string>& families) const {
+  const std::string& re = expression_;
+  // Only "^literal..." without alternatives is decided: '|' anywhere may open an unanchored branch.
+  if (negative_ || re.empty() || re[0] != '^' || re.find('|') != std::string::npos) return true;
+  // The literal text every match starts with: up to the first operator; an escaped punctuation
+  // character is itself; a character that a quantifier may repeat zero times is not certain.
+  const std::string operators = ".[]()*+?{}^$\\";
+  std::string start;
+  for (std::size_t i = 1; i < re.size(); ++i) {
+    char c = re[i];
+    std::size_t next = i + 1;
+    if (c == '\\') {
+      if (next >= re.size() || std::isalnum(static_cast<unsigned char>(re[next]))) break;
+      c = re[next++];
+    } else if (operators.find(c) != std::string::npos) {
+      break;
+    }
+    if (next < re.size() && (re[next] == '*' || re[next] == '?' || re[next] == '{')) break;
+    start += c;
+    i = next - 1;
+  }
+  for (const std::string& family : families) {
+    if (family.compare(0, start.size(), start) == 0) return true;  // the start is a start of the family's name
+    if (start.compare(0, family.size(), family) == 0 && (start.size() == family.size() || start[family.size()] == '/'))
+      return true;  // the start is the family's name, then its entry's axes
+  }
+  return false;
+}
+
+void check_selection(const EntryFilter& filter, const std::vector<std::string>& entries,
+                     const std::vector<std::string>& notes, std::FILE* out) {
+  if (std::none_of(entries.begin(), entries.end(), [&](const std::string& e) { return filter.matches(e); }))
+    throw UsageError("--benchmark_filter=" + filter.spec() + " matches none of the " + std::to_string(entries.size()) +
+                     " entries on this GPU (--benchmark_list_tests lists them)");
+  std::set<std::string> printed;  // a registrar asked twice (the multi-GPU kernels' GPU counts) notes once
+  for (const std::string& note : notes)
+    if (printed.insert(note).second) std::fprintf(out, "gpuprobe: %s\n", note.c_str());
 }
 
 void check_output_writable(const std::string& benchmark_out) {
@@ -231,11 +299,12 @@ std::string usage_text() {
       "  --max-footprint=SIZE    largest footprint of the memory/transfer sweeps (default 4G;\n"
       "                          K/M/G suffixes); when given, also the largest kernel benchmark\n"
       "                          (default for kernels: 80% of device memory)\n"
-      "  --counters=SET[,SET]    hardware counters in an untimed replay (sets: roofline, memory,\n"
-      "                          occupancy, or Nsight Compute metric names; replay=kernel for\n"
-      "                          CUPTI's per-kernel replay, replay=application to time the\n"
-      "                          selection first, then replay it once per CUPTI pass (fast for\n"
-      "                          many entries); see docs/counters.md)\n"
+      "  --counters=SET[,SET]    hardware counters in an untimed replay: the sets below, or Nsight\n"
+      "                          Compute metric names; replay=kernel for CUPTI's per-kernel\n"
+      "                          replay, replay=application to time the selection first, then\n"
+      "                          replay it once per CUPTI pass (fast for many entries); see\n"
+      "                          docs/counters.md\n" +
+      counter_set_lines() +
       "  --papi-events=LIST      PAPI events read around the same ranges\n"
       "  --exclude=RE            leave out the entries whose name matches RE (ECMAScript regex;\n"
       "                          --benchmark_filter then selects among the rest)\n"
@@ -249,12 +318,15 @@ std::string usage_text() {
       "  --help                  this text\n"
       "\n"
       "Useful Google Benchmark flags:\n"
-      "  --benchmark_list_tests  list the entries\n"
+      "  --benchmark_list_tests  list the entries (they follow the GPU: needs one; --list-families\n"
+      "                          needs none)\n"
       "  --benchmark_filter=RE   run the entries matching RE (e.g. '^memory\\.latency'); matching\n"
       "                          none is a usage error\n"
       "  --benchmark_out=FILE    write JSON to FILE (kept as FILE.partial if the run fails)\n"
       "\n"
-      "Every flag is checked before the GPU is opened.\n"
+      "Every flag is checked before the GPU is opened, and so is a filter starting with '^' whose\n"
+      "text names no family (e.g. '^no_such'); whether any other filter selects an entry, only the\n"
+      "GPU's entries tell.\n"
       "Exit codes: 0 success, 1 a GPU/runtime error during the run, 2 a usage error (\"gpuprobe: usage\n"
       "error: ...\") or no usable GPU (\"gpuprobe: no usable GPU: ...\").\n";
 }

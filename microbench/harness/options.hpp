@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <regex>
 #include <string>
 #include <vector>
@@ -52,12 +53,25 @@ class EntryFilter {
   explicit EntryFilter(const std::string& spec);  // throws UsageError when the regex does not compile
   bool matches(const std::string& instance_name) const;
   const std::string& spec() const { return spec_; }
+  // False when the expression alone shows that no entry of these families can match: every entry's
+  // name is its family's name, then '/' or its end, and an anchored filter ("^memory\.lat...") whose
+  // literal start fits no family's name selects nothing on any GPU. True whenever that is not
+  // certain (unanchored, alternatives, a negated filter): then only the GPU's entries can tell.
+  bool may_match_families(const std::vector<std::string>& families) const;
 
  private:
   std::string spec_;
   bool negative_ = false;
+  std::string expression_;  // spec_ as Google Benchmark searches it ("" and "all" read as ".")
   std::regex re_;
 };
+
+// After the probes are registered, before the run: throws UsageError when `filter` selects none of
+// `entries`, and only then prints `notes` (what the run leaves out and why: no peer GPU, no NCCL,
+// no counter permission) on `out`, one "gpuprobe: NOTE" line each (the same note once), so that a run ending in a usage error prints that error
+// and nothing else.
+void check_selection(const EntryFilter& filter, const std::vector<std::string>& entries,
+                     const std::vector<std::string>& notes, std::FILE* out);
 
 // Throws UsageError unless FILE.partial, which the run writes and renames to FILE, can be created:
 // an unwritable --benchmark_out would otherwise surface only after the GPU is set up.

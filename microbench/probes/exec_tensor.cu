@@ -741,16 +741,16 @@ std::string entry_of(const ProbeDescriptor& record, const TensorForm& f, const c
 }  // namespace
 
 void register_tensor_probes() {
-  const Context& ctx = context();
+  Context& ctx = context();
   const bool quick = ctx.options.quick;
   std::set<std::string> left_out;
   for (const TensorForm& form : tensor_forms()) {
     const std::string why = tensor_form_unavailable(form, ctx.device.cc_major, ctx.device.cc_minor);
     if (!why.empty()) {
       if (left_out.insert(why).second)
-        std::fprintf(stderr, "gpuprobe: exec.tensor: %s forms left out on %s (compute capability %d.%d): %s\n",
-                     tensor_instr_name(form.instr), ctx.device.name.c_str(), ctx.device.cc_major,
-                     ctx.device.cc_minor, why.c_str());
+        ctx.skip_notes.push_back(std::string("exec.tensor: ") + tensor_instr_name(form.instr) + " forms left out on " +
+                                 ctx.device.name + " (compute capability " + std::to_string(ctx.device.cc_major) +
+                                 "." + std::to_string(ctx.device.cc_minor) + "): " + why);
       continue;
     }
     // Every form on random data; the headline forms (every mma.sync, wgmma at N = 256) on zeros too.

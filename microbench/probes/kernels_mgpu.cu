@@ -530,8 +530,8 @@ std::vector<int> gpu_counts() {
     if (peers)
       out.push_back(g);
     else
-      std::fprintf(stderr, "gpuprobe: mgpu: %d GPUs (%s) skipped: no peer access between them\n", g,
-                   device_list(d).c_str());
+      context().skip_notes.push_back("mgpu: " + std::to_string(g) + " GPUs (" + device_list(d) +
+                                             ") skipped: no peer access between them");
   }
   return out;
 }
@@ -553,8 +553,8 @@ std::vector<int> sizes_for(int gpus, bool quick) {
     if (why.empty())
       out.push_back(n);
     else
-      std::fprintf(stderr, "gpuprobe: mgpu: %s n=%d on %d GPUs not registered: %s\n", precision_name<T>(), n, gpus,
-                   why.c_str());
+      context().skip_notes.push_back(std::string("mgpu: ") + precision_name<T>() + " n=" + std::to_string(n) +
+                                             " on " + std::to_string(gpus) + " GPUs not registered: " + why);
   }
   return out;
 }
@@ -647,8 +647,8 @@ void register_mgpu_benchmarks() {
   // On one GPU the single-GPU kernels.symv/gemv entries already say all there is; the 1-GPU entries
   // here are the baseline of the multi-GPU ones (scaling efficiency), registered only beside them.
   if (gpu_counts().size() < 2) {
-    std::fprintf(stderr, "gpuprobe: multi-GPU kernels (kernels.*_mgpu*) left out: they need 2 or more GPUs "
-                         "with peer access\n");
+    context().skip_notes.push_back(
+        "multi-GPU kernels (kernels.*_mgpu*) left out: they need 2 or more GPUs with peer access");
     GP_CUDA_CHECK(cudaSetDevice(probed_device()));
     return;
   }

@@ -371,7 +371,7 @@ void register_collective_probes() {
   const int count = device_count();
   const std::string skip = collective_skip_reason(true, count);
   if (!skip.empty()) {
-    std::fprintf(stderr, "gpuprobe: %s\n", skip.c_str());
+    context().skip_notes.push_back(skip);
     return;
   }
   const Context& ctx = context();

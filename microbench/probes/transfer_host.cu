@@ -351,7 +351,7 @@ void register_transfer_probes() {
 #ifdef GPUPROBE_HAVE_NCCL
   register_collective_probes();
 #else
-  std::fprintf(stderr, "gpuprobe: %s\n", collective_skip_reason(false, 0).c_str());
+  context().skip_notes.push_back(collective_skip_reason(false, 0));
 #endif
 }
 

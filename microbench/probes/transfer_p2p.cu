@@ -382,7 +382,7 @@ void register_p2p_probes() {
     return ok != 0;
   });
   if (!plan.skip_reason.empty()) {
-    std::fprintf(stderr, "gpuprobe: %s\n", plan.skip_reason.c_str());
+    context().skip_notes.push_back(plan.skip_reason);
     return;
   }
   // Every ordered pair, whichever GPU is probed: each copy runs on the GPU that issues it, and only

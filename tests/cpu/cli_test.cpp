@@ -105,18 +105,48 @@ TEST(Cli, UnwritableOutputIsAUsageError) {
   expect_usage_error(run_gpuprobe("--benchmark_out=" + dir), "is a directory: name a file");
 }
 
+// Decided from the family names, before the GPU is opened: the same one line on every machine.
 TEST(Cli, FilterMatchingNothingExitsTwoAndWritesNothing) {
   const std::string out = fresh_output("no_match");
-  const Result r = run_gpuprobe("'--benchmark_filter=^no_such_entry$' --benchmark_out=" + out);
+  expect_usage_error(run_gpuprobe("'--benchmark_filter=^no_such_entry$' --benchmark_out=" + out),
+                     "--benchmark_filter=^no_such_entry$ matches none of the entries: every entry's name starts "
+                     "with its family's name (gpuprobe --list-families lists the ");
+  EXPECT_FALSE(exists(out));
+  EXPECT_FALSE(exists(out + ".partial"));
+}
+
+// A filter naming a family but none of its entries is known only from the GPU's entries. On a GPU
+// machine this run registers everything, and registration has notes to give (one GPU: no
+// transfer.p2p, no collectives, no multi-GPU kernels): the usage error must still be the only line.
+TEST(Cli, FilterMatchingNoEntryOfAFamilyPrintsOnlyTheUsageError) {
+  const std::string out = fresh_output("no_entry_of_family");
+  const Result r = run_gpuprobe("'--benchmark_filter=^memory\\.latency/no_such_axis' --benchmark_out=" + out);
   EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
-  // Only a GPU can say which entries exist; without one, the run stops at "no usable GPU".
-  const bool no_gpu = r.stderr_text.rfind("gpuprobe: no usable GPU: ", 0) == 0;
-  if (!no_gpu)
-    EXPECT_EQ(r.stderr_text.rfind("gpuprobe: usage error: --benchmark_filter=^no_such_entry$ matches none of the ", 0),
+  if (r.stderr_text.rfind("gpuprobe: no usable GPU: ", 0) != 0)
+    EXPECT_EQ(r.stderr_text.rfind("gpuprobe: usage error: --benchmark_filter=^memory\\.latency/no_such_axis matches "
+                                  "none of the ", 0),
               0u) << r.stderr_text;
   EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
   EXPECT_FALSE(exists(out));
   EXPECT_FALSE(exists(out + ".partial"));
+}
+
+TEST(Cli, ListTestsWithoutAGpuSaysItNeedsOne) {
+  const Result r = run_gpuprobe("--benchmark_list_tests");
+  if (r.exit_code == 0) GTEST_SKIP() << "a GPU is present: its entries were listed";
+  EXPECT_EQ(r.exit_code, 2) << r.stderr_text;
+  EXPECT_EQ(r.stderr_text.rfind("gpuprobe: no usable GPU: ", 0), 0u) << r.stderr_text;
+  EXPECT_NE(r.stderr_text.find("; --benchmark_list_tests lists the entries registered from a GPU's own facts, so it needs "
+                               "one (--list-families lists the families without a GPU)"),
+            std::string::npos)
+      << r.stderr_text;
+  EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
+}
+
+TEST(Cli, SizeWithAnUnknownSuffixIsAUsageError) {
+  expect_usage_error(run_gpuprobe("--max-footprint=12Q"),
+                     "--max-footprint needs a size: a whole number of bytes, or of K, M or G (e.g. 64K, 1M, 4G), "
+                     "got '12Q'");
 }
 
 }  // namespace

@@ -3,9 +3,11 @@
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <sstream>
 
 #include "gpuprobe/check.hpp"
+#include "gpuprobe/metric_sets.hpp"
 #include "harness/measure.hpp"
 
 namespace gpuprobe {
@@ -69,11 +71,40 @@ TEST(Options, LaunchGateIsOnUnlessTurnedOff) {
   }
 }
 
+std::string usage_error_of(std::vector<std::string> args, bool benchmark_flags = false) {
+  try {
+    parse_options(args);
+    if (benchmark_flags) initialize_benchmark_flags(args);
+  } catch (const UsageError& e) {
+    return e.what();
+  }
+  return "(no usage error)";
+}
+
 TEST(Options, SizesAcceptSuffixes) {
   EXPECT_EQ(parse_bytes("64K", "--x"), 64u << 10);
   EXPECT_EQ(parse_bytes("3m", "--x"), 3u << 20);
   EXPECT_EQ(parse_bytes("4G", "--x"), 4ull << 30);
   EXPECT_EQ(parse_bytes("1000", "--x"), 1000u);
+}
+
+TEST(Options, SizeWithAnUnknownSuffixNamesTheSuffixesAccepted) {
+  for (const char* bad : {"12Q", "K", "1.5G", "-1K", "4 G"})
+    EXPECT_EQ(std::string(usage_error_of(argv_of({("--max-footprint=" + std::string(bad)).c_str()}))),
+              "--max-footprint needs a size: a whole number of bytes, or of K, M or G (e.g. 64K, 1M, 4G), got '" +
+                  std::string(bad) + "'")
+        << bad;
+  EXPECT_EQ(usage_error_of(argv_of({"--max-footprint="})),
+            "--max-footprint needs a size: a whole number of bytes, or of K, M or G (e.g. 64K, 1M, 4G)");
+}
+
+TEST(Options, HelpListsEveryCounterSet) {
+  const std::string help = usage_text();
+  for (const auto& set : profilers::builtin_metric_sets())
+    EXPECT_NE(help.find("  " + set.name + ": "), std::string::npos) << set.name << "\n" << help;
+  EXPECT_NE(help.find("  premise: bytes served per level"), std::string::npos) << help;
+  std::istringstream lines(help);
+  for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 94u) << line;  // the width the rest of the text keeps
 }
 
 TEST(Options, OutOfRangeAndMalformedValuesAreUsageErrors) {
@@ -83,16 +114,6 @@ TEST(Options, OutOfRangeAndMalformedValuesAreUsageErrors) {
     auto args = argv_of({bad});
     EXPECT_THROW(parse_options(args), UsageError) << bad;
   }
-}
-
-std::string usage_error_of(std::vector<std::string> args, bool benchmark_flags = false) {
-  try {
-    parse_options(args);
-    if (benchmark_flags) initialize_benchmark_flags(args);
-  } catch (const UsageError& e) {
-    return e.what();
-  }
-  return "(no usage error)";
 }
 
 TEST(Options, CountersSyntaxIsCheckedWithTheOtherFlags) {
@@ -157,6 +178,50 @@ TEST(Options, FilterThatDoesNotCompileIsAUsageError) {
   }
   // ECMAScript-only syntax that Google Benchmark's POSIX extended regex rejects.
   EXPECT_THROW(EntryFilter("^(?:kernels)"), UsageError);
+}
+
+// Decided before the GPU is opened: an anchored filter whose literal start fits no family's name
+// ("FAMILY" then '/' or the end) selects nothing anywhere; anything less certain is left to the
+// GPU's entries.
+TEST(Options, FilterWhoseStartNamesNoFamilyCannotMatch) {
+  const std::vector<std::string> families = {"memory.latency", "kernels.sgemm", "exec.latency"};
+  for (const char* never : {"^no_such_entry$", "^memory\\.latencz", "^kernels\\.sgemm_v2", "^kernels\\.sgemmx+",
+                            "^Memory", "^memory\\.latency\\.x", "^exec\\.latency:"})
+    EXPECT_FALSE(EntryFilter(never).may_match_families(families)) << never;
+  for (const char* maybe : {"", "all", "^memory", "^memory\\.latency/size:", "^memory\\.latency$", "^memory.latency",
+                            "^kernels\\.sgem", "^kernels\\.sgemm/n", "^kernels\\.sgemmx?", "^kernels\\.sgemmx*",
+                            "^kernels\\.sgemmx{0,1}", "^(no_such)", "^no_such|^memory", "no_such", "-^no_such",
+                            "^[n]o_such", "^\\no_such"})
+    EXPECT_TRUE(EntryFilter(maybe).may_match_families(families)) << maybe;
+}
+
+// A run that ends in a usage error prints that one line: the notes on what registration left out
+// (on a one-GPU machine: no peer GPU, no collectives, no multi-GPU kernels) come only after the
+// selection is known to run.
+TEST(Options, SkipNotesFollowOnlyASelectionThatRuns) {
+  const std::vector<std::string> entries = {"transfer.host/memory:pinned/size:4/manual_time"};
+  const std::vector<std::string> notes = {"transfer.p2p left out: one GPU", "collectives left out: one GPU",
+                                          "transfer.p2p left out: one GPU"};
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  auto written = [&] {
+    std::fflush(out);
+    std::string text(static_cast<std::size_t>(std::ftell(out)), '\0');
+    std::rewind(out);
+    text.resize(std::fread(text.data(), 1, text.size(), out));
+    return text;
+  };
+  try {
+    check_selection(EntryFilter("^transfer\\.host/memory:pageable"), entries, notes, out);
+    ADD_FAILURE() << "a filter selecting nothing was accepted";
+  } catch (const UsageError& e) {
+    EXPECT_EQ(std::string(e.what()), "--benchmark_filter=^transfer\\.host/memory:pageable matches none of the 1 "
+                                     "entries on this GPU (--benchmark_list_tests lists them)");
+  }
+  EXPECT_EQ(written(), "");
+  check_selection(EntryFilter("pinned"), entries, notes, out);
+  EXPECT_EQ(written(), "gpuprobe: transfer.p2p left out: one GPU\ngpuprobe: collectives left out: one GPU\n");
+  std::fclose(out);
 }
 
 // The filter is checked against the names register_entry records; Google Benchmark must select

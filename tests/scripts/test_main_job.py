@@ -201,7 +201,6 @@ def test_report_only_writes_the_report_elsewhere(tmp_path):
 def test_report_only_into_a_new_ignored_folder_under_reports(tmp_path):
     """The README's command on a fresh clone: reports/local/ does not exist yet, and its nearest existing
     folder, reports/, holds tracked files; an ignored path is still no committed data."""
-    import shutil
     import uuid
     src = tmp_path / "src"
     src.mkdir()
@@ -236,3 +235,100 @@ def test_default_output_folder_is_ignored_by_git():
     if r.returncode == 128:
         pytest.skip("not a git checkout")
     assert r.returncode == 0
+
+
+NO_GPU = """#!/bin/sh
+echo "gpuprobe: no usable GPU: no CUDA-capable device is detected (stand-in)" >&2
+exit 2
+"""
+
+
+@pytest.fixture
+def fresh_clone(tmp_path):
+    """A fresh clone of this checkout's commit (no reports/local/ in it), with this working tree's
+    main_job.sh and .gitignore (the code under test), and a stand-in gpuprobe on a machine without a GPU."""
+    if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=REPO, capture_output=True).returncode:
+        pytest.skip("not a git checkout")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", REPO, str(clone)], check=True)
+    for f in ["scripts/main_job.sh", ".gitignore"]:
+        shutil.copyfile(os.path.join(REPO, f), clone / f)
+    subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam",
+                    "the working tree's main_job.sh", "--allow-empty"], check=True)
+    assert not (clone / "reports" / "local").exists()
+    exe = tmp_path / "no-gpu-gpuprobe"
+    exe.write_text(NO_GPU)
+    exe.chmod(0o755)
+
+    def run(*args):
+        return subprocess.run(["bash", "scripts/main_job.sh", *args], cwd=clone, capture_output=True, text=True,
+                              env=dict(os.environ, GPUPROBE=str(exe)), timeout=120)
+    return clone, run
+
+
+def test_readme_command_on_a_fresh_clone_writes_into_the_new_ignored_folder(fresh_clone):
+    """bash scripts/main_job.sh reports/local on a fresh clone: reports/local/ does not exist yet and
+    its nearest existing folder, reports/, holds tracked files."""
+    clone, run = fresh_clone
+    r = run("reports/local", "--no-build")
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "main_job: nothing measured: gpuprobe: no usable GPU: " in r.stdout
+    assert (clone / "reports" / "local" / "gpu-check.log").exists()
+    assert subprocess.run(["git", "status", "--porcelain"], cwd=clone, capture_output=True, text=True).stdout == ""
+
+
+def test_refusal_advice_names_folders_that_are_accepted(fresh_clone):
+    """Each folder the refusal suggests is accepted, on a fresh clone too (before reports/local/ exists)."""
+    clone, run = fresh_clone
+    # -o naming the ignored folder itself, before it exists: accepted, then stopped for want of results.
+    empty = clone.parent / "empty"
+    empty.mkdir()
+    r = run("--report-only", str(empty), "-o", "reports/local")
+    assert r.returncode == 1 and "no results.json" in r.stderr, r.stderr
+    if not (clone / "reports" / "h100" / "results.json.gz").exists():
+        pytest.skip("no committed H100 reference in this checkout")
+    r = run("reports/h100", "--no-build")
+    assert r.returncode == 2
+    assert r.stderr == ("main_job.sh: OUTDIR reports/h100 would write into reports/h100, which holds files tracked by "
+                        "git (committed data); choose another folder, e.g. reports/local/h100 (ignored by git); a "
+                        "report of the results in reports/h100: --report-only reports/h100 -o "
+                        "reports/local/h100-report\n")
+    r = run("--report-only", str(empty), "-o", "reports/local/h100-report")
+    assert r.returncode == 1 and "no results.json" in r.stderr, r.stderr
+    assert not (clone / "reports" / "local").exists()
+    r = run("reports/local/h100", "--no-build")
+    assert r.returncode == 0 and "nothing measured" in r.stdout, r.stdout + r.stderr
+
+
+def test_a_failing_suite_does_not_hide_the_other(tmp_path):
+    """test.sh runs pytest after a failed ctest, and fails when either failed."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    log = tmp_path / "ran"
+    (bin_dir / "ctest").write_text(f"#!/bin/sh\necho ctest >> {log}\nexit 8\n")
+    (bin_dir / "python3").write_text(f"#!/bin/sh\necho \"python3 $*\" >> {log}\nexit ${{PYTEST_EXIT:-0}}\n")
+    for f in bin_dir.iterdir():
+        f.chmod(0o755)
+    env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}")
+    r = subprocess.run(["bash", "scripts/test.sh"], cwd=REPO, env=env, capture_output=True, text=True)
+    assert r.returncode == 1
+    assert log.read_text().splitlines() == ["ctest", "python3 -m pytest -q analysis/tests tests/scripts"]
+    assert last_line(r.stderr) == "test.sh: FAILED: ctest (exit 8)"
+    log.unlink()
+    r = subprocess.run(["bash", "scripts/test.sh"], cwd=REPO, env=dict(env, PYTEST_EXIT="1"), capture_output=True,
+                       text=True)
+    assert r.returncode == 1
+    assert last_line(r.stderr) == "test.sh: FAILED: ctest (exit 8) pytest (exit 1)"
+
+
+@needs_gpuprobe
+@pytest.mark.skipif(has_gpu(), reason="a GPU is present: the job would measure it")
+def test_a_build_with_nothing_to_do_says_it_is_done(tmp_path):
+    """The build tool counts only the steps it finds out of date, so its progress can stop at
+    "build 33 %": the job says in words that the build ended."""
+    r = main_job(str(tmp_path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    done = f"  build done: {BUILD_DIR}/gpuprobe is up to date"
+    assert done in lines, r.stdout
+    assert all(not line.startswith("  build ") for line in lines[lines.index(done) + 1:]), r.stdout
