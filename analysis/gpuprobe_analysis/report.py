@@ -25,7 +25,7 @@ from . import sections as family_sections
 from .profile import Profile
 from .results import ResultSet
 from .roofline import (READ_DOMINATED, ceilings_from, is_default, is_reference, kernel_comparison, kernel_points, memcpy_reference,
-                       optimality)
+                       optimality, unmeasured_ceiling_notes)
 
 SECTIONS = [
     ("summary", "Summary"),
@@ -233,6 +233,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     pts, kernel_notes = kernel_points(rs)
     data = prof.to_json()
     ceilings = ceilings_from(data, rs)
+    kernel_notes += unmeasured_ceiling_notes(pts, ceilings)
     opt = optimality(pts, ceilings)
     data["roofline"] = {"ceilings": [{"name": c.name, "value": c.value, "unit": "GB/s" if c.is_memory else "GFLOP/s",
                                       "measured": c.measured, "how": c.how} for c in ceilings],
