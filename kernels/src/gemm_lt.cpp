@@ -84,11 +84,14 @@ GemmLt::GemmLt(GemmLtPrecision p, int m, int n, int k, std::size_t workspace_byt
                                                        &max_workspace, sizeof max_workspace));
   constexpr int kRequested = 8;
   cublasLtMatmulHeuristicResult_t results[kRequested] = {};
-  GP_CUBLAS_CHECK(cublasLtMatmulAlgoGetHeuristic(handle, desc, a_layout_.get(), b_layout_.get(), d_layout_.get(),
-                                                 d_layout_.get(), preference, kRequested, results, &candidates_));
-  if (candidates_ <= 0)
-    throw Error(std::string("cuBLASLt's heuristic offers no algorithm for ") + record_.name + " (" + record_.types +
-                ") TN m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k));
+  const cublasStatus_t found =
+      cublasLtMatmulAlgoGetHeuristic(handle, desc, a_layout_.get(), b_layout_.get(), d_layout_.get(), d_layout_.get(),
+                                     preference, kRequested, results, &candidates_);
+  if (found == CUBLAS_STATUS_NOT_SUPPORTED || (found == CUBLAS_STATUS_SUCCESS && candidates_ <= 0))
+    throw GemmLtUnsupported(std::string("cuBLASLt has no algorithm for ") + record_.name + " (" + record_.types +
+                            ") TN m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k) +
+                            " on this GPU");
+  GP_CUBLAS_CHECK(found);
   // The first result is the heuristic's pick, what cublasLtMatmul without an algorithm and cuBLAS's
   // own GEMMs would run.
   algo_ = results[0].algo;

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -115,8 +116,22 @@ double footprint(const GemmLtPrecisionRecord& r, int n) {
   return double(n) * n * double(2 * r.input_bytes + r.output_bytes) + double(kernels::kGemmLtWorkspaceBytes);
 }
 
+// The plan, or null after skipping the entry with the reason (one line on stderr too) where cuBLASLt
+// has no algorithm for it on this GPU: one type the library lacks does not end the run.
+std::unique_ptr<kernels::GemmLt> plan_or_skip(benchmark::State& state, const GemmLtPrecisionRecord& r, int n) {
+  try {
+    return std::make_unique<kernels::GemmLt>(r.precision, n, n, n);
+  } catch (const kernels::GemmLtUnsupported& e) {
+    std::fprintf(stderr, "gpuprobe: kernels.gemm_lt: skipped %s n=%d: %s\n", r.name, n, e.what());
+    state.SkipWithError((std::string("skipped: ") + e.what()).c_str());
+    return nullptr;
+  }
+}
+
 void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int n, bool zero) {
-  const kernels::GemmLt plan(r.precision, n, n, n);
+  const std::unique_ptr<kernels::GemmLt> owned = plan_or_skip(state, r, n);
+  if (!owned) return;
+  const kernels::GemmLt& plan = *owned;
   const std::size_t elements = std::size_t(n) * n;
   DeviceBuffer<unsigned char> a(elements * r.input_bytes), b(elements * r.input_bytes), d(elements * r.output_bytes);
   if (zero) {

@@ -19,6 +19,7 @@
 #include <string>
 #include <type_traits>
 
+#include "gpuprobe/check.hpp"
 #include "gpuprobe/device_buffer.hpp"
 #include "gpuprobe/kernels/sgemm_descriptor.hpp"  // sgemm_flops: the 2mnk convention, defined once
 
@@ -76,9 +77,15 @@ inline double gemm_lt_min_bytes(GemmLtPrecision p, int m, int n, int k) {
 // split-K or stream-K variants where they pay.
 constexpr std::size_t kGemmLtWorkspaceBytes = std::size_t(64) << 20;
 
+// What GemmLt throws when cuBLASLt has no algorithm for the problem on this GPU (the heuristic
+// answers CUBLAS_STATUS_NOT_SUPPORTED or returns none); the message names the type and shape.
+class GemmLtUnsupported : public Error {
+ public:
+  using Error::Error;
+};
+
 // One plan: handle, descriptors, the heuristic's first algorithm and its workspace. Throws
-// CublasError (GP_CUBLAS_CHECK) on a cuBLASLt failure and Error when the heuristic offers no
-// algorithm for the problem (the message names the type and shape).
+// GemmLtUnsupported as above and CublasError (GP_CUBLAS_CHECK) on any other cuBLASLt failure.
 class GemmLt {
  public:
   GemmLt(GemmLtPrecision p, int m, int n, int k, std::size_t workspace_bytes = kGemmLtWorkspaceBytes);
