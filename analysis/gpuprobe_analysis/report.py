@@ -25,7 +25,7 @@ from . import sections as family_sections
 from .profile import Profile
 from .results import ResultSet
 from .roofline import (READ_DOMINATED, ceilings_from, is_default, is_reference, kernel_comparison, kernel_points, memcpy_reference,
-                       optimality)
+                       optimality, unmeasured_ceiling_notes)
 
 SECTIONS = [
     ("summary", "Summary"),
@@ -236,6 +236,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     # ...), each only where the inputs have its entries; the ceilings some measure join the roofline's.
     present = family_sections.analyze_all(rs, data)
     ceilings = ceilings_from(data, rs, [c for p in present for c in p.section.ceilings(p.result)])
+    kernel_notes += unmeasured_ceiling_notes(pts, ceilings)
     opt = optimality(pts, ceilings)
     data["roofline"] = {"ceilings": [{"name": c.name, "value": c.value, "unit": "GB/s" if c.is_memory else "GFLOP/s",
                                       "measured": c.measured, "how": c.how} for c in ceilings],

@@ -12,7 +12,10 @@ from .sections.mgpu import FAMILIES as MGPU_FAMILIES
 from .results import Entry, ResultSet
 
 LEVELS = ("L1", "L2", "DRAM")
-COMPUTE = ("FP32", "FP64")  # the roofline's compute ceilings (other pipes stay in the profile tables)
+# The roofline's compute ceilings: these, and every other one the kernel entries' records declare for
+# their work ("BF16 tensor" for kernels.gemm_lt precision=bf16 ...), wherever the profile measured it.
+# The other pipes (e.g. "FP16 half2") stay in the profile tables.
+COMPUTE = ("FP32", "FP64")
 
 
 # A kernel whose DRAM traffic is at least this share reads is held to the DRAM read ceiling; others
@@ -84,21 +87,34 @@ class KernelPoint:
         return {}
 
 
+def declared_compute(rs: ResultSet) -> List[str]:
+    """The roofline's compute ceilings for these results: COMPUTE, then those the kernel entries'
+    records declare for their work, in first-seen order."""
+    out = list(COMPUTE)
+    for e in rs.entries:
+        if e.family.startswith(F.KERNEL_PREFIX):
+            ceiling = F.kernel_precision(e)
+            if ceiling and ceiling not in out:
+                out.append(ceiling)
+    return out
+
+
 def ceilings_from(profile_data: dict, rs: ResultSet, section_ceilings: Sequence[dict] = ()) -> List[Ceiling]:
     """Measured ceilings from the profile and the family sections (the tensor cores'), then theoretical
     ones (the sections', context, peak metrics)."""
     out: List[Ceiling] = []
+    compute = declared_compute(rs)
     for name, c in (profile_data.get("bandwidth", {}).get("ceilings") or {}).items():
         if name in LEVELS or name == "DRAM copy":
             how = f"{c.get('how', '')} (premise {c.get('premise', 'not declared')})"
             out.append(Ceiling(name, c["gbps"], True, how, c.get("source", {})))
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
-        if name in COMPUTE:
+        if name in compute:
             out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
     out += [Ceiling(c["name"], c["gflops"], True, c.get("how", ""), c.get("source", {}))
             for c in section_ceilings if c["measured"]]
     for name, c in (profile_data.get("pipelines", {}).get("compute_theoretical") or {}).items():
-        if name in COMPUTE:
+        if name in compute:
             out.append(Ceiling(name, c["gflops"], False, c.get("how", "")))
     out += [Ceiling(c["name"], c["gflops"], False, c.get("how", "")) for c in section_ceilings if not c["measured"]]
     ctx = rs.context
@@ -246,9 +262,10 @@ def kernel_comparison(points: List[KernelPoint], memcpy_gbps: Optional[float]) -
 
 @dataclass
 class Bound:
-    bound_gflops: float
-    limiter: str  # level or compute ceiling name
+    bound_gflops: Optional[float]  # None: no bound (the declared compute ceiling was not measured)
+    limiter: Optional[str]  # level or compute ceiling name; None with no bound
     per_ceiling: Dict[str, float]
+    no_bound: Optional[str] = None  # why there is no bound, e.g. "no compute bound (ceiling X not measured)"
 
 
 def memory_ceiling_name(point: KernelPoint, measured: Dict[str, float]) -> str:
@@ -267,7 +284,9 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
     implementation must move) at the ceiling of the level that must serve them, and its flops at the
     compute peak. Counter traffic does not enter the bound: a variant that moves twice the bytes must
     not get twice the bound (it shows as excess traffic instead). Without minimal bytes, the counters'
-    bytes per level."""
+    bytes per level. A kernel whose declared compute ceiling was not measured gets no bound (its memory
+    bounds stay in per_ceiling): the minimum without it could be far above what limits a compute-bound
+    kernel, and a % of it would read as a verdict."""
     measured = {c.name: c.value for c in ceilings if c.measured}
     per: Dict[str, float] = {}
     if point.minimal_bytes > 0:
@@ -280,10 +299,25 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
                 per[lvl] = ai * measured[lvl]
     if point.precision is not None and point.precision in measured:  # None: no ceiling declared, no bound
         per[point.precision] = measured[point.precision]
+    elif point.precision is not None:
+        return Bound(None, None, per, f"no compute bound (ceiling {point.precision} not measured)")
     if not per:
         return None
     lim = min(per, key=per.get)
     return Bound(per[lim], lim, per)
+
+
+def unmeasured_ceiling_notes(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[str]:
+    """One line per kernel family and declared compute ceiling that the profile did not measure: those
+    entries get no bound (bound_of)."""
+    measured = {c.name for c in ceilings if c.measured}
+    counts: Dict[Tuple[str, str], int] = {}
+    for p in points:
+        if p.precision is not None and p.precision not in measured:
+            key = (p.entry.family, p.precision)
+            counts[key] = counts.get(key, 0) + 1
+    return [f"{family} ({count} entries): no compute bound (ceiling {ceiling} not measured): no bound and no % of "
+            f"bound in the optimality table" for (family, ceiling), count in sorted(counts.items())]
 
 
 def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]:
@@ -302,7 +336,8 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             "gflops": p.gflops, "gbps": p.gbps, "time_us": p.seconds * 1e6,
             "intensity": p.intensity(), "intensity_source": p.ai_source,
             "bound_gflops": b.bound_gflops if b else None, "limiter": b.limiter if b else None,
-            "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b else None,
+            "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b and b.bound_gflops else None,
+            "no_bound": b.no_bound if b else "no measured ceiling applies",
             "bound_bytes": "minimal (descriptor)" if p.minimal_bytes > 0 else "counters",
             "minimal_level": p.minimal_level, "excess_traffic": p.excess_traffic, "l2": p.l2,
             "flops": p.flops, "minimal_bytes": p.minimal_bytes,

@@ -173,7 +173,7 @@ def test_entries_carry_their_family_record(tmp_path, small_doc):
     # The op table of the binary, one source for flops per op: the analysis guesses nothing.
     from gpuprobe_analysis import families as F
     e = rs.by_family("exec.latency")[0]
-    assert F.compute_op(e, "ffma") == ("FP32", 2.0) and F.compute_op(e, "hfma2") == ("FP16", 4.0)
+    assert F.compute_op(e, "ffma") == ("FP32", 2.0) and F.compute_op(e, "hfma2") == ("FP16 half2", 4.0)
     assert F.compute_op(e, "imad") is None and F.compute_op(e, "no_such_op") is None
     bw = rs.record("memory.bandwidth")
     assert bw.group == ("kernel", "vector", "blocks_per_sm") and bw.x == "footprint"

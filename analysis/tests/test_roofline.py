@@ -136,7 +136,7 @@ def test_without_counters_falls_back_to_minimal_bytes_and_says_so(tmp_path):
 
 def test_theoretical_ceilings_never_bound():
     class P:
-        precision = "FP32"
+        precision = None  # no compute ceiling declared: the memory levels alone bound it
         minimal_bytes = 0.0  # no descriptor bytes: the counters' intensity is used
 
         def intensity(self):
@@ -144,6 +144,10 @@ def test_theoretical_ceilings_never_bound():
 
     b = bound_of(P(), [Ceiling("DRAM", 1200.0, False, "datasheet"), Ceiling("DRAM", 1000.0, True, "probe")])
     assert b.bound_gflops == pytest.approx(1000.0)
+    # A declared compute ceiling known only from the datasheet is not measured: no bound, and why.
+    P.precision = "FP32"
+    b = bound_of(P(), [Ceiling("FP32", 60000.0, False, "datasheet"), Ceiling("DRAM", 1000.0, True, "probe")])
+    assert b.bound_gflops is None and b.no_bound == "no compute bound (ceiling FP32 not measured)"
 
 
 def test_ceilings_from_context_and_peak_metrics(tmp_path):

@@ -1,0 +1,193 @@
+// cuBLASLt GEMMs as reference points on the tensor roofs: one cublasLtMatmul per sample, D = A^T B at
+// m = n = k, for every type of kernels::kGemmLtPrecisions (bf16, f16, tf32, e4m3, s8, f64), with the
+// algorithm cuBLASLt's heuristic picks (kernels/include/gpuprobe/kernels/gemm_lt.hpp says which layout
+// and types, and why). Family kernels.gemm_lt; GFLOP/s on 2mnk (integer multiply-adds count alike),
+// GB/s on minimal bytes beside it; each entry is held to the tensor ceiling of its type.
+//
+// Operands random in [-1, 1) in their type (s8: integers in [-127, 127]) by default; at 8192 also all
+// zeros (data:zero), which lets the clock rise under the power cap (docs/probes.md, "cuBLASLt GEMMs").
+// Compute-bound at every size here (2n^3 flops over at most 3 x 8 n^2 bytes is over 1300 FLOP/byte at
+// n = 4096), so the L2 is not flushed between samples.
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "gpuprobe/check.hpp"
+#include "gpuprobe/device_buffer.hpp"
+#include "gpuprobe/hash.hpp"
+#include "gpuprobe/kernels/gemm_lt.hpp"
+#include "harness/measure.hpp"
+#include "probes/registry.hpp"
+
+namespace gpuprobe {
+namespace {
+
+using kernels::GemmLtPrecision;
+using kernels::GemmLtPrecisionRecord;
+
+// The compute ceiling each type's work belongs to (family.hpp, compute_ceilings()). DGEMM runs on
+// Hopper's FP64 tensor cores (DMMA), hence "FP64 tensor", not the CUDA cores' "FP64".
+const char* tensor_ceiling(GemmLtPrecision p) {
+  switch (p) {
+    case GemmLtPrecision::kBF16: return "BF16 tensor";
+    case GemmLtPrecision::kF16: return "FP16 tensor";
+    case GemmLtPrecision::kTF32: return "TF32 tensor";
+    case GemmLtPrecision::kE4M3: return "FP8 tensor";
+    case GemmLtPrecision::kS8: return "INT8 tensor";
+    case GemmLtPrecision::kF64: return "FP64 tensor";
+  }
+  return "";
+}
+
+std::vector<std::pair<std::string, std::string>> ceilings_by_precision() {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const GemmLtPrecisionRecord& r : kernels::kGemmLtPrecisions) out.emplace_back(r.name, tensor_ceiling(r.precision));
+  return out;
+}
+
+const ProbeDescriptor& kGemmLt = declare_family(
+    ProbeDescriptor{"kernels.gemm_lt", Figure::kFlopRate,
+                    "one D = A^T B (column-major, A transposed: the TN layout cuBLASLt's FP8 and INT8 kernels take "
+                    "on sm_90; alpha = 1, beta = 0) per sample through cublasLtMatmul with the first algorithm of "
+                    "cublasLtMatmulAlgoGetHeuristic (64 MiB workspace offered), timed with CUDA events; m = n = k; "
+                    "flops = 2mnk (integer multiply-adds alike); bytes = minimal (A and B read once, D written once, "
+                    "each in its type)",
+                    "", 10, 2, 0.05}
+        .titled("cuBLASLt GEMMs on the tensor cores")
+        .with_axes({text_axis("precision", AxisRole::kGroup), text_axis("data", AxisRole::kGroup),
+                    numeric_axis("n", "elements (m = n = k)", AxisRole::kX),
+                    // Constant: these entries are the vendor's library, which the analysis treats as a
+                    // reference (roofline.is_reference), not as one of our kernels.
+                    text_axis("impl", AxisRole::kGroup).outside_name()})
+        .with_fields({text_field("l2"), text_field("types"), text_field("algorithm"),
+                      numeric_field("workspace_bytes", "bytes"), numeric_field("algorithm_workspace_bytes", "bytes"),
+                      numeric_field("heuristic_candidates", "algorithms"),
+                      numeric_field("cublaslt_version", "version")})
+        .computing_by_precision(ceilings_by_precision()));
+
+template <class T>
+__device__ T from_unit(double u);  // u uniform in [0, 1) -> a random element of the type
+template <>
+__device__ __nv_bfloat16 from_unit(double u) { return __double2bfloat16(2.0 * u - 1.0); }
+template <>
+__device__ __half from_unit(double u) { return __double2half(2.0 * u - 1.0); }
+template <>
+__device__ float from_unit(double u) { return static_cast<float>(2.0 * u - 1.0); }
+template <>
+__device__ __nv_fp8_e4m3 from_unit(double u) { return __nv_fp8_e4m3(static_cast<float>(2.0 * u - 1.0)); }
+template <>
+__device__ std::int8_t from_unit(double u) { return static_cast<std::int8_t>(static_cast<int>(u * 255.0) - 127); }
+template <>
+__device__ double from_unit(double u) { return 2.0 * u - 1.0; }
+
+template <class T>
+__global__ void fill_random_kernel(T* data, std::size_t count, std::uint64_t seed) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < count;
+       i += std::size_t(gridDim.x) * blockDim.x)
+    data[i] = from_unit<T>(unit_interval(mix64(seed ^ mix64(i))));
+}
+
+template <class T>
+void launch_fill(void* data, std::size_t count, std::uint64_t seed) {
+  fill_random_kernel<T><<<4 * context().device.sm_count, 256>>>(static_cast<T*>(data), count, seed);
+  GP_CUDA_CHECK_LAUNCH();
+}
+
+// `count` random elements of the record's input type at `data`.
+void fill_random(GemmLtPrecision p, void* data, std::size_t count, std::uint64_t seed) {
+  switch (p) {
+    case GemmLtPrecision::kBF16: return launch_fill<__nv_bfloat16>(data, count, seed);
+    case GemmLtPrecision::kF16: return launch_fill<__half>(data, count, seed);
+    case GemmLtPrecision::kTF32: return launch_fill<float>(data, count, seed);
+    case GemmLtPrecision::kE4M3: return launch_fill<__nv_fp8_e4m3>(data, count, seed);
+    case GemmLtPrecision::kS8: return launch_fill<std::int8_t>(data, count, seed);
+    case GemmLtPrecision::kF64: return launch_fill<double>(data, count, seed);
+  }
+}
+
+double footprint(const GemmLtPrecisionRecord& r, int n) {
+  return double(n) * n * double(2 * r.input_bytes + r.output_bytes) + double(kernels::kGemmLtWorkspaceBytes);
+}
+
+// The plan, or null after skipping the entry with the reason (one line on stderr too) where cuBLASLt
+// has no algorithm for it on this GPU: one type the library lacks does not end the run.
+std::unique_ptr<kernels::GemmLt> plan_or_skip(benchmark::State& state, const GemmLtPrecisionRecord& r, int n) {
+  try {
+    return std::make_unique<kernels::GemmLt>(r.precision, n, n, n);
+  } catch (const kernels::GemmLtUnsupported& e) {
+    std::fprintf(stderr, "gpuprobe: kernels.gemm_lt: skipped %s n=%d: %s\n", r.name, n, e.what());
+    state.SkipWithError((std::string("skipped: ") + e.what()).c_str());
+    return nullptr;
+  }
+}
+
+void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int n, bool zero) {
+  const std::unique_ptr<kernels::GemmLt> owned = plan_or_skip(state, r, n);
+  if (!owned) return;
+  const kernels::GemmLt& plan = *owned;
+  const std::size_t elements = std::size_t(n) * n;
+  DeviceBuffer<unsigned char> a(elements * r.input_bytes), b(elements * r.input_bytes), d(elements * r.output_bytes);
+  if (zero) {
+    GP_CUDA_CHECK(cudaMemset(a.data(), 0, a.bytes()));
+    GP_CUDA_CHECK(cudaMemset(b.data(), 0, b.bytes()));
+  } else {
+    fill_random(r.precision, a.data(), elements, 101);
+    fill_random(r.precision, b.data(), elements, 202);
+  }
+  GP_CUDA_CHECK(cudaDeviceSynchronize());
+
+  Measurement meas(state, kGemmLt,
+                   Work{kernels::gemm_lt_min_bytes(r.precision, n, n, n), kernels::gemm_lt_flops(n, n, n), 0});
+  meas.tag("impl", "cublaslt");
+  meas.tag("l2", "not flushed (compute-bound)");
+  meas.tag("types", r.types);
+  meas.tag("algorithm", plan.algorithm());
+  meas.param("workspace_bytes", double(plan.workspace_bytes()));
+  meas.param("algorithm_workspace_bytes", double(plan.algorithm_workspace_bytes()));
+  meas.param("heuristic_candidates", plan.heuristic_candidates());
+  meas.param("cublaslt_version", double(kernels::gemm_lt_version()));
+  meas.time_events([&](cudaStream_t stream) { plan.run(a.data(), b.data(), d.data(), stream); });
+}
+
+}  // namespace
+
+void register_gemm_lt_benchmarks() {
+  const Context& ctx = context();
+  const int cc = ctx.device.cc_major * 10 + ctx.device.cc_minor;
+  const std::vector<int> sizes = ctx.options.quick ? std::vector<int>{4096} : std::vector<int>{4096, 8192, 16384};
+  std::string left_out;
+  for (const GemmLtPrecisionRecord& r : kernels::kGemmLtPrecisions) {
+    if (cc < r.min_compute_capability) {
+      left_out += std::string(left_out.empty() ? "" : ", ") + r.name + " (needs sm_" +
+                  std::to_string(r.min_compute_capability) + ")";
+      continue;
+    }
+    for (int n : sizes) {
+      // FP64 stops at 8192: one 16384^3 DGEMM takes ~150 ms on an H100 (~1.2 s for the entry's calls,
+      // a sizeable share of the main job's budget for the new families), and DGEMM's rate is flat well
+      // before 8192 (1.1 TFLOP per call there, 680 FLOP/byte: deep in the compute-bound region).
+      if (r.precision == GemmLtPrecision::kF64 && n > 8192) continue;
+      // All zeros at 8192 only: against random data there it shows what operand values do to the
+      // clock under the power cap, which the other sizes would only repeat.
+      for (bool zero : {false, true}) {
+        if (zero && (n != 8192 || ctx.options.quick)) continue;
+        if (!kernel_footprint_fits(footprint(r, n))) continue;
+        const std::string name = entry_name(
+            kGemmLt, {{"precision", r.name}, {"data", zero ? "zero" : "random"}, {"n", std::to_string(n)}});
+        register_entry(name, kGemmLt, [&r, n, zero](benchmark::State& st) { gemm_lt_entry(st, r, n, zero); });
+      }
+    }
+  }
+  if (!left_out.empty())
+    std::fprintf(stderr, "gpuprobe: kernels.gemm_lt on sm_%d leaves out %s: its tensor cores lack the type\n", cc,
+                 left_out.c_str());
+}
+
+}  // namespace gpuprobe
