@@ -112,9 +112,12 @@ GemmLt::GemmLt(GemmLtPrecision p, int m, int n, int k, std::size_t workspace_byt
 }
 
 void GemmLt::run(const void* a, const void* b, void* d, cudaStream_t stream) const {
-  // beta = 0: C is not read; D is passed as C so that no second output buffer is needed.
+  // beta = 0: C is not read. D is passed as C so that no second output buffer is needed, except for
+  // fp8: on an H200 (cuBLASLt 13.1) the fp8 kernels answered NOT_SUPPORTED to C == D, and PyTorch's
+  // _scaled_mm passes no C there either.
+  const void* c = record_.precision == GemmLtPrecision::kE4M3 ? nullptr : d;
   GP_CUBLAS_CHECK(cublasLtMatmul(handle_.get(), desc_.get(), one_of(record_.scale_type), a, a_layout_.get(), b,
-                                 b_layout_.get(), zero_of(record_.scale_type), d, d_layout_.get(), d, d_layout_.get(),
+                                 b_layout_.get(), zero_of(record_.scale_type), c, d_layout_.get(), d, d_layout_.get(),
                                  &algo_, workspace_.data(), workspace_.bytes(), stream));
 }
 
