@@ -116,9 +116,14 @@ void GemmLt::run(const void* a, const void* b, void* d, cudaStream_t stream) con
   // fp8: on an H200 (cuBLASLt 13.1) the fp8 kernels answered NOT_SUPPORTED to C == D, and PyTorch's
   // _scaled_mm passes no C there either.
   const void* c = record_.precision == GemmLtPrecision::kE4M3 ? nullptr : d;
-  GP_CUBLAS_CHECK(cublasLtMatmul(handle_.get(), desc_.get(), one_of(record_.scale_type), a, a_layout_.get(), b,
-                                 b_layout_.get(), zero_of(record_.scale_type), c, d_layout_.get(), d, d_layout_.get(),
-                                 &algo_, workspace_.data(), workspace_.bytes(), stream));
+  const cublasStatus_t status =
+      cublasLtMatmul(handle_.get(), desc_.get(), one_of(record_.scale_type), a, a_layout_.get(), b, b_layout_.get(),
+                     zero_of(record_.scale_type), c, d_layout_.get(), d, d_layout_.get(), &algo_, workspace_.data(),
+                     workspace_.bytes(), stream);
+  if (status == CUBLAS_STATUS_NOT_SUPPORTED)
+    throw GemmLtUnsupported(std::string("cublasLtMatmul refused its heuristic's algorithm (") + algorithm_ + ") for " +
+                            record_.name + " (" + record_.types + "): CUBLAS_STATUS_NOT_SUPPORTED");
+  GP_CUBLAS_CHECK(status);
 }
 
 }  // namespace gpuprobe::kernels

@@ -78,7 +78,8 @@ inline double gemm_lt_min_bytes(GemmLtPrecision p, int m, int n, int k) {
 constexpr std::size_t kGemmLtWorkspaceBytes = std::size_t(64) << 20;
 
 // What GemmLt throws when cuBLASLt has no algorithm for the problem on this GPU (the heuristic
-// answers CUBLAS_STATUS_NOT_SUPPORTED or returns none); the message names the type and shape.
+// answers CUBLAS_STATUS_NOT_SUPPORTED or returns none, or cublasLtMatmul refuses the algorithm it
+// gave); the message names the type and shape.
 class GemmLtUnsupported : public Error {
  public:
   using Error::Error;
