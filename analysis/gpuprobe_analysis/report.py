@@ -495,8 +495,11 @@ def kernel_verdict(row: dict, theo: Dict[str, dict]) -> str:
                 if t else "")
         elif row.get("gflops"):
             rate = f"; {fmt(row['gflops'])} GFLOP/s"
+        if row.get("limiter"):  # known without the ceiling (roofline._limiter_without_memory_ceiling)
+            return f"{row['limiter']}-bound ({row['bound_note']}), no % of bound: no {what} ceiling measured{rate}"
         return f"no bound: no {what} ceiling measured{rate}"
-    return f"{row['limiter']}-bound, {fmt(row['pct_of_bound'], 3)} % of its bound"
+    note = f" ({row['bound_note']})" if row.get("bound_note") else ""
+    return f"{row['limiter']}-bound, {fmt(row['pct_of_bound'], 3)} % of its bound{note}"
 
 
 def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> list:
@@ -509,6 +512,9 @@ def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> li
         excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
         if ours.get("missing_ceilings"):
             value = f"{kernel_verdict(ours, theo or {})} ({ours['impl']}{vs}{excess})"
+        elif ours.get("bound_note"):
+            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
+                     f"{ours['bound_note']}{vs}{excess})")
         else:
             value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
                      f"{excess})")

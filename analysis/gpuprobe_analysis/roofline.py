@@ -251,6 +251,7 @@ class Bound:
     limiter: Optional[str]  # level or compute ceiling name; None with the bound
     per_ceiling: Dict[str, float]
     missing: List[str] = field(default_factory=list)  # the ceilings it needs that were not measured
+    note: str = ""  # how the limiter is known although a ceiling is missing
 
 
 def memory_ceiling_name(point: KernelPoint, measured: Dict[str, float]) -> str:
@@ -294,12 +295,41 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
             per[point.precision] = measured[point.precision]
         else:
             missing.append(point.precision)
+    if missing and point.minimal_bytes > 0 and missing == [memory_ceiling_name(point, measured)]:
+        known = _limiter_without_memory_ceiling(point, missing[0], ceilings, per)
+        if known is not None:
+            return known
     if missing:
         return Bound(None, None, per, missing)
     if not per:
         return None
     lim = min(per, key=per.get)
     return Bound(per[lim], lim, per)
+
+
+def _limiter_without_memory_ceiling(point: KernelPoint, name: str, ceilings: List[Ceiling],
+                                    per: Dict[str, float]) -> Optional[Bound]:
+    """The limiter where the memory ceiling `name` was not measured, when the data decide it anyway.
+    The compute peak bounds the kernel iff the memory ceiling exceeds peak / AI (AI on minimal bytes).
+    No measured ceiling exceeds the level's theoretical figure (profile: such a plateau is an error), so
+    a threshold above it makes the level the limiter, with no % (its ceiling is unknown); the level
+    delivered at least what the kernel itself moved there (minimal bytes, or its counters' bytes, per
+    second), so a threshold below that makes the compute peak the limiter, with its %."""
+    level = name.split()[0]
+    ai = point.flops / point.minimal_bytes
+    theo = next((c.value for c in ceilings if not c.measured and c.name == level), None)
+    compute = per.get(point.precision) if point.precision else None
+    if compute is None:
+        return None
+    threshold = compute / ai  # GB/s of the memory ceiling above which the compute peak bounds the kernel
+    delivered = max(point.minimal_bytes, point.bytes_by_level.get(level, 0.0)) / point.seconds / 1e9
+    if theo is not None and threshold >= theo:
+        return Bound(None, name, per, [name], f"{point.precision} would bound it only with a {level} ceiling above "
+                     f"{threshold:,.0f} GB/s, beyond the theoretical {theo:,.0f}")
+    if delivered >= threshold:
+        return Bound(compute, point.precision, per, [], f"no {name} ceiling measured, but {level} delivered "
+                     f"{delivered:,.0f} GB/s to this kernel, above the {threshold:,.0f} GB/s that would make it the bound")
+    return None
 
 
 def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]:
@@ -321,7 +351,7 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             else {},
             "bound_gflops": b.bound_gflops if b else None, "limiter": b.limiter if b else None,
             "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b and b.bound_gflops else None,
-            "missing_ceilings": b.missing if b else [],
+            "missing_ceilings": b.missing if b else [], "bound_note": b.note if b else "",
             "bound_bytes": "minimal (descriptor)" if p.minimal_bytes > 0 else "counters",
             "minimal_level": p.minimal_level, "excess_traffic": p.excess_traffic, "l2": p.l2,
             "flops": p.flops, "minimal_bytes": p.minimal_bytes,

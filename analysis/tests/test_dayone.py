@@ -21,20 +21,37 @@ H100_SUBSET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "
 
 
 # ------------------------------------------------------------------ item 4: a missing ceiling
-def test_missing_memory_ceiling_gives_no_bound_rather_than_the_compute_one(tmp_path):
+def test_missing_memory_ceiling_never_makes_the_compute_peak_the_limiter(tmp_path):
     """The H200 reference had no DRAM ceiling: GEMV at 97 % of the theoretical DRAM rate was called
-    "FP64-bound, 3.48 %". Without the ceiling its bound needs, a row has no bound and names it."""
+    "FP64-bound, 3.48 %". Without the ceiling its bound needs, a row has no % of bound and names the
+    missing ceiling; the limiter only where the data decide it anyway."""
+    from gpuprobe_analysis.report import kernel_verdict
+    fp64 = Ceiling("FP64", 25000.0, True, "test")
+    theo = Ceiling("DRAM", 3000.0, False, "datasheet")
+    # AI 2 FLOP/B: FP64 would bound it only with a DRAM ceiling above 12,500 GB/s, beyond the theoretical 3,000
     rs = load(tmp_path, [entry("ours_v1", 0.004, precision="d")])
-    only_compute = [Ceiling("FP64", 25000.0, True, "test"), Ceiling("DRAM", 3000.0, False, "datasheet")]
-    (row,) = optimality(kernel_points(rs)[0], only_compute)
-    assert row["limiter"] is None and row["pct_of_bound"] is None and row["bound_gflops"] is None
+    (row,) = optimality(kernel_points(rs)[0], [fp64, theo])
+    assert row["limiter"] == "DRAM" and row["pct_of_bound"] is None and row["bound_gflops"] is None
     assert row["missing_ceilings"] == ["DRAM"]
-    # and the other way round: no compute peak measured never makes an SGEMM-like kernel DRAM-bound
+    text = kernel_verdict(row, {"DRAM": {"value": 3000.0}})
+    assert text.startswith("DRAM-bound (FP64 would bound it only with a DRAM ceiling above 12,500 GB/s, beyond "
+                           "the theoretical 3,000), no % of bound: no DRAM ceiling measured; 250 GB/s"), text
+    # no theoretical figure and the kernel's own traffic (500 GB/s) below the threshold: undecided
+    (row,) = optimality(kernel_points(rs)[0], [fp64])
+    assert row["limiter"] is None and row["pct_of_bound"] is None and row["missing_ceilings"] == ["DRAM"]
+    assert kernel_verdict(row, {}).startswith("no bound: no DRAM ceiling measured")
+    # AI 2000 (an SGEMM-like kernel): DRAM delivered 20 GB/s to it (counters), above the 12.5 GB/s that
+    # would make it the bound: FP64-bound with its %, and the reason said
+    rs = load(tmp_path, [entry("ours_v1", 0.1, flops=2e12, precision="d")])
+    (row,) = optimality(kernel_points(rs)[0], [fp64])
+    assert row["limiter"] == "FP64" and row["pct_of_bound"] == pytest.approx(80.0) and not row["missing_ceilings"]
+    assert "DRAM delivered 20 GB/s" in row["bound_note"]
+    # no compute peak measured never makes a kernel DRAM-bound
     (row,) = optimality(kernel_points(rs)[0], [Ceiling("DRAM", 1000.0, True, "test")])
     assert row["limiter"] is None and row["missing_ceilings"] == ["FP64"]
     # everything measured: the usual bound
-    (row,) = optimality(kernel_points(rs)[0], only_compute + [Ceiling("DRAM", 1000.0, True, "test")])
-    assert row["limiter"] == "DRAM" and not row["missing_ceilings"]
+    (row,) = optimality(kernel_points(rs)[0], [fp64, theo, Ceiling("DRAM", 1000.0, True, "test")])
+    assert row["limiter"] == "FP64" and not row["missing_ceilings"] and not row["bound_note"]
 
 
 def _gemv_row(**kw):
