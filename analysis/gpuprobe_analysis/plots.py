@@ -486,7 +486,7 @@ def launch_figure(rows: list, entries: list, outdir: str) -> Figure:  # rows: pr
             label = "grid not recorded" if g is None else f"{g:g} blocks"
             bars = ax.bar(xs, ys, width=width, color=COLORS[j % len(COLORS)], hatch=HATCHES[j % len(HATCHES)],
                           edgecolor="white", lw=0.3, label=label)
-            ax.bar_label(bars, labels=[f"{v:.3g}" for v in ys], fontsize=5.5, rotation=90, padding=1.5)
+            ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in ys], fontsize=5.5, rotation=90, padding=1.5)
         ax.set_xticks(range(len(modes)))
         ax.set_xticklabels(modes, rotation=30, ha="right", fontsize=8)
         ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the values on the bars
