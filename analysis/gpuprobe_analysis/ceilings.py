@@ -143,9 +143,37 @@ def single_entry_ceilings(rs: ResultSet, family: str, level: str, kind: str) -> 
                          f"{family} {params}: the best of its {len(ents)} entries", [top])]
 
 
+# CUDA events resolve about half a microsecond (cudaEventElapsedTime's documentation).
+EVENT_RESOLUTION_S = 0.5e-6
+
+
+def shared_ceilings(rs: ResultSet) -> List[LevelCeiling]:
+    """memory.shared_bandwidth's ceiling. Its event time is quantised when the timer's resolution is
+    larger than the samples' spread (on the H100 every sample read 270,336 ns, giving exactly 32,768
+    GB/s); the probe's clock64-based bytes per clock per SM x SMs x the entry's SM clock is then the
+    figure (said in `how`), the event figure beside it."""
+    out = single_entry_ceilings(rs, "memory.shared_bandwidth", "shared", "read")
+    sms = rs.context_number("gpu_sm_count")
+    for c in out:
+        e = c.entries[0]
+        per_clock, mhz, secs = e.num("bytes_per_clock_per_sm"), e.num("sm_clock_mhz"), e.num("time_median_s")
+        if not all(math.isfinite(v) and v > 0 for v in (per_clock, mhz, secs, sms)):
+            continue
+        quantum = EVENT_RESOLUTION_S / secs
+        spread = e.cv if math.isfinite(e.cv) else 0.0
+        if quantum > spread:
+            clocked = per_clock * sms * mhz * 1e6 / 1e9
+            c.how += (f"; the event time ({secs * 1e9:,.0f} ns) is quantised (timer resolution "
+                      f"{EVENT_RESOLUTION_S * 1e6:g} us = {100 * quantum:.2f} % of it, above the samples' spread "
+                      f"{100 * spread:.2f} %), so the figure is the probe's clock64 one: {per_clock:.4g} B/clk/SM x "
+                      f"{sms:g} SMs x {mhz:g} MHz (events: {c.gbps:,.0f} GB/s)")
+            c.gbps = clocked
+    return out
+
+
 def level_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> List[LevelCeiling]:
     return (single_entry_ceilings(rs, "memory.l1_peak", "L1", "read") + l2_ceilings(rs, near_bytes, l2_bytes)
-            + dram_ceilings(rs) + single_entry_ceilings(rs, "memory.shared_bandwidth", "shared", "read"))
+            + dram_ceilings(rs) + shared_ceilings(rs))
 
 
 def premise_report(rs: ResultSet) -> dict:

@@ -65,12 +65,35 @@ def cmd_profile(args) -> int:
     return 0
 
 
+# A folder of results (a main job's OUTDIR, reports/h100): its files in the order main_job.sh
+# --report-only reads them (the counter runs first; the last file's entry is used).
+FOLDER_FILES = ("premises", "counters", "results")
+
+
+def result_paths(path: str) -> List[str]:
+    """A result file as given, or a folder's result files (FOLDER_FILES, .json or .json.gz, or the
+    .partial of an interrupted run); [path] when the folder has none (the reader then says so)."""
+    if not os.path.isdir(path):
+        return [path]
+    found = []
+    for base in FOLDER_FILES:
+        for name in (f"{base}.json", f"{base}.json.gz", f"{base}.json.partial"):
+            if os.path.isfile(os.path.join(path, name)):
+                found.append(os.path.join(path, name[: -len(".partial")] if name.endswith(".partial") else name))
+                break
+    if not found:
+        print(f"gpuprobe-analyze: {path}: a folder without {', '.join(b + '.json[.gz]' for b in FOLDER_FILES)}",
+              file=sys.stderr)
+        return [os.path.join(path, "results.json")]
+    return found
+
+
 def cmd_compare(args) -> int:
     from .compare import compare, to_markdown
-    a, b = _load([args.a]), _load([args.b])
+    a, b = _load(result_paths(args.a)), _load(result_paths(args.b))
     if not (_usable(a) and _usable(b)):
         return 1
-    res = compare(a, b, args.sigmas, args.floor / 100.0)
+    res = compare(a, b, args.sigmas, args.floor / 100.0, summary=not args.no_summary)
     text = to_markdown(res, args.a, args.b)
     print(text)
     if args.output:
@@ -141,7 +164,7 @@ def _print_profile(d: dict) -> None:
           f"{dev.get('gpu_sm_count', '?')} SMs, driver {dev.get('cuda_driver_version', '?')})")
     h = d.get("hierarchy")
     if h and h.get("levels"):
-        print(f"\n{'level':<20}{'capacity':>14}{'cycles':>10}{'ns':>10}  model")
+        print(f"\n{'level':<20}{'capacity':>14}{'cycles':>10}{'ns':>10}  edge ending the level")
         for lv in h["levels"]:
             print(f"{lv['name']:<20}{fmt_bytes(lv['capacity_bytes']):>14}{fmt(lv['latency_cycles']):>10}"
                   f"{fmt(lv['latency_ns']):>10}  {lv['model']}")
@@ -182,9 +205,12 @@ def main(argv=None) -> int:
     p.add_argument("results", nargs="+")
     p.add_argument("-o", "--output", default=None)
     p.set_defaults(func=cmd_profile)
-    c = sub.add_parser("compare", help="changes between two result files beyond the recorded noise (CV)")
-    c.add_argument("a")
-    c.add_argument("b")
+    c = sub.add_parser("compare", help="two result sets (two GPUs, or two runs): ceilings, kernels and families "
+                       "side by side, then the changes beyond the recorded noise (CV)")
+    c.add_argument("a", help="a result file, or a folder of them (premises/counters/results.json[.gz])")
+    c.add_argument("b", help="the same for B")
+    c.add_argument("--no-summary", action="store_true",
+                   help="leave out the ceilings and kernels (they need each set's device profile: seconds)")
     c.add_argument("--sigmas", type=_threshold(True), default=2.0, help="threshold in units of sqrt(cv_a^2 + cv_b^2) (default 2)")
     c.add_argument("--floor", type=_threshold(False), default=0.0, help="minimum change in percent (default 0)")
     c.add_argument("-o", "--output", default=None, help="also write the table as Markdown here")

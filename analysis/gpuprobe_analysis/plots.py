@@ -19,7 +19,7 @@ import numpy as np  # noqa: E402
 
 from . import families as F  # noqa: E402
 from .profile import Profile, transfer_point  # noqa: E402
-from .roofline import LEVELS, Ceiling, KernelPoint, is_default, is_reference, kernel_metric  # noqa: E402
+from .roofline import LEVELS, SERVED_SHARE, Ceiling, KernelPoint, is_default, is_reference, kernel_metric  # noqa: E402
 
 LEVEL_MARKERS = {"L1": "^", "L2": "s", "DRAM": "o"}
 KERNEL_COLORS = ("black", "tab:pink", "tab:cyan", "tab:brown", "gold")  # none of the ceilings' colours
@@ -159,10 +159,12 @@ def _label_lines(ax, items, min_gap: float = 0.045, logy: bool = True):
 
 
 def _bytes_formatter(v, _pos=None):
+    """Bytes in binary units with 4 significant figures at most (a label, not a record: 254 KiB, not
+    254.038 KiB)."""
     for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
         if v >= div:
-            return f"{v / div:g} {unit}"
-    return f"{v:g} B"
+            return f"{v / div:.4g} {unit}"
+    return f"{v:.4g} B"
 
 
 # Inside parallel_saves(): the pool that writes the figures, and what it has yet to finish.
@@ -297,7 +299,7 @@ def latency_figure(curves, fid, title, outdir, caption, chunk_label=None) -> Opt
 
 def _fmt_key(v):
     if isinstance(v, float):
-        return _bytes_formatter(v) if v >= 1024 else f"{v:g}"
+        return _bytes_formatter(v) if v >= 1024 else f"{v:.4g}"
     return str(v)
 
 
@@ -419,16 +421,56 @@ def bandwidth_figure(bw, p: Profile, outdir: str) -> Figure:
                   [F.provenance(c.entries) for c in bw], _save(fig, outdir, "bandwidth"))
 
 
+def transfers_figure(tr: list, outdir: str) -> Figure:
+    """Small multiples: one column per direction, time per transfer above and bandwidth below; within
+    a column one colour and marker per (memory, engine), the same in every column: 15 curves in one
+    axes in near-identical colours could not be told apart."""
+    directions = sorted({str(c.key.get("direction")) for c in tr}, key=lambda d: ("h2d", "d2h", "bidir").index(d)
+                        if d in ("h2d", "d2h", "bidir") else 9)
+    label = lambda c: "/".join(str(v) for k, v in c.key.items() if v is not None and k != "direction")  # noqa: E731
+    labels = sorted({label(c) for c in tr}, key=natural_key)
+    fig, axes = plt.subplots(2, len(directions), figsize=(4.6 * len(directions) + 2.6, 7.4), squeeze=False,
+                             sharex=True, sharey="row")
+    for j, d in enumerate(directions):
+        top, bottom = axes[0][j], axes[1][j]
+        for c in sorted((c for c in tr if str(c.key.get("direction")) == d), key=lambda c: labels.index(label(c))):
+            st = style(labels.index(label(c)))
+            xs = np.geomspace(c.x.min(), c.x.max(), 200)
+            top.plot(c.x, c.y * 1e6, ls="none", ms=4, fillstyle="none", label=label(c), **st)
+            top.plot(xs, c.ab.predict(xs) * 1e6, "-", lw=0.8, color=st["color"])
+            bottom.plot(c.x, c.x / c.y / 1e9, ls="none", ms=4, fillstyle="none", label=label(c), **st)
+            bottom.plot(xs, xs / c.ab.predict(xs) / 1e9, "-", lw=0.8, color=st["color"])
+        top.set_title(d.upper() if d in ("h2d", "d2h") else d, fontsize=10)
+        top.set_yscale("log")
+        for ax in (top, bottom):
+            _bytes_axis(ax)
+            _thin_ticks(ax)
+            ax.grid(True, which="both", alpha=0.3)
+        bottom.set_xlabel("transfer size (bytes, log scale)")
+    axes[0][0].set_ylabel("time per transfer (µs, log scale)")
+    axes[1][0].set_ylabel("bandwidth (GB/s)")
+    fig.suptitle("Host-device transfers: points measured, lines = robust α + s/β fit; one column per direction")
+    fig.tight_layout(rect=(0, 0, 1, 0.96))
+    figure_legend(fig, list(axes.flat))
+    return Figure("transfers", "Host-device transfers with the α-β model",
+                  "One column per direction; colour and marker = host memory / engine, the same in every column. "
+                  "Fit per (direction, memory, engine); parameters in the transfer table.",
+                  [F.provenance(c.entries) for c in tr], _save(fig, outdir, "transfers"))
+
+
 HATCHES = ("", "//", "..", "xx", "\\\\", "oo")
 
 
 def launch_figure(rows: list, entries: list, outdir: str) -> Figure:  # rows: profile_results.LaunchCost
     """Launch costs as grouped bars: one panel per measure (gap, rate, submit, sync), one group per
-    launch API, one bar per grid size (colour and hatch, in size order), log scale shared: a row of 72
-    same-coloured bars named by 72 rotated labels could not be compared."""
+    launch API, one bar per grid size (colour and hatch, in size order), a linear axis per panel with
+    each bar's value on it: a row of 72 same-coloured bars named by 72 rotated labels could not be
+    compared."""
     measures = sorted({r.measure for r in rows}, key=natural_key)
     grids = sorted({r.grid_blocks for r in rows}, key=lambda g: -1 if g is None else g)
-    fig, axes = grid(len(measures), panel=(6.2, 3.4), ncols=2, sharey=True)
+    # Linear, each panel its own y range from 0 (gap, rate, submit and sync differ by 10x and more): on a
+    # shared log axis a 30 % difference between two APIs was one bar's width of nothing.
+    fig, axes = grid(len(measures), panel=(6.2, 3.4), ncols=2)
     unit = rows[0].unit or ""
     for ax, m in zip(axes, measures):
         mine = [r for r in rows if r.measure == m]
@@ -442,15 +484,16 @@ def launch_figure(rows: list, entries: list, outdir: str) -> Figure:  # rows: pr
                     xs.append(k + (j - (len(grids) - 1) / 2) * width)
                     ys.append(r.value)
             label = "grid not recorded" if g is None else f"{g:g} blocks"
-            ax.bar(xs, ys, width=width, color=COLORS[j % len(COLORS)], hatch=HATCHES[j % len(HATCHES)],
-                   edgecolor="white", lw=0.3, label=label)
+            bars = ax.bar(xs, ys, width=width, color=COLORS[j % len(COLORS)], hatch=HATCHES[j % len(HATCHES)],
+                          edgecolor="white", lw=0.3, label=label)
+            ax.bar_label(bars, labels=[f"{v:,.0f}" if v >= 100 else f"{v:.3g}" for v in ys], fontsize=5.5, rotation=90, padding=1.5)
         ax.set_xticks(range(len(modes)))
         ax.set_xticklabels(modes, rotation=30, ha="right", fontsize=8)
-        ax.set_yscale("log")
+        ax.set_ylim(0, ax.get_ylim()[1] * 1.15)  # room for the values on the bars
         ax.set_title(m.replace("exec.", ""), fontsize=9)
-        ax.grid(True, axis="y", which="both", alpha=0.3)
+        ax.grid(True, axis="y", alpha=0.3)
     for ax in axes:
-        ax.set_ylabel(f"per launch ({unit}, log)" if ax.get_subplotspec().is_first_col() else "")
+        ax.set_ylabel(f"per launch ({unit})" if ax.get_subplotspec().is_first_col() else "")
     fig.suptitle("Kernel launch cost: per measure, launch API and grid size")
     fig.tight_layout(rect=(0, 0, 1, 0.96))
     figure_legend(fig, axes)
@@ -560,36 +603,10 @@ def profile_figures(p: Profile, outdir: str) -> List[Figure]:
                               outdir, "Median cost of one barrier per kind.", logy=True))
     tr = p.curves.get("transfers", [])
     if tr:
-        fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
-        cmap = plt.get_cmap("tab20")  # up to 20 (direction, memory, engine) curves without repeating colours
-        for i, c in enumerate(tr):
-            color = cmap(i % 20)
-            label = "/".join(str(v) for v in c.key.values() if v is not None)
-            xs = np.geomspace(c.x.min(), c.x.max(), 200)
-            axes[0].plot(c.x, c.y * 1e6, "o", ms=3, color=color, label=label)
-            axes[0].plot(xs, c.ab.predict(xs) * 1e6, "-", lw=0.8, color=color)
-            axes[1].plot(c.x, c.x / c.y / 1e9, "o", ms=3, color=color, label=label)
-            axes[1].plot(xs, xs / c.ab.predict(xs) / 1e9, "-", lw=0.8, color=color)
-        for ax, yl in ((axes[0], "time per transfer (µs, log scale)"), (axes[1], "bandwidth (GB/s)")):
-            _bytes_axis(ax)
-            _thin_ticks(ax)
-            ax.set_xlabel("transfer size (bytes, log scale)")
-            ax.set_ylabel(yl)
-            ax.grid(True, which="both", alpha=0.3)
-        axes[0].set_yscale("log")
-        axes[1].legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0)
-        fig.suptitle("Host-device transfers: points measured, lines = robust α + s/β fit")
-        fig.tight_layout()
-        figs.append(Figure("transfers", "Host-device transfers with the α-β model",
-                           "Fit per (direction, memory, engine); parameters in the transfer table.",
-                           [F.provenance(c.entries) for c in tr], _save(fig, outdir, "transfers")))
+        figs.append(transfers_figure(tr, outdir))
     return [f for f in figs if f is not None]
 
 
-# A level that served less than this share of a kernel's minimal bytes did not hold its data (an
-# L2-resident problem reads ~0 B from DRAM): its arithmetic intensity there (10^2 - 10^6 FLOP/B) says
-# nothing about the kernel and is not plotted.
-SERVED_SHARE = 0.5
 # A theoretical ceiling within this factor of the measured one of the same level is not drawn as a
 # second, nearly coincident line: the measured line's label gives both.
 SAME_LINE = 0.10
@@ -604,8 +621,7 @@ def _roof_lines(ceilings: List[Ceiling]) -> List[tuple]:
     for c in ceilings:
         if c.measured:
             t = next((t for t in ceilings if not t.measured and t.name == c.name), None)
-            # L1's peak metric counts tag lookups, not the load path (report.summary_rows): no % for it.
-            extra = f" = {100 * c.value / t.value:.0f} % of {t.value:,.0f} theoretical" if t and c.name != "L1" else ""
+            extra = f" = {100 * c.value / t.value:.0f} % of {t.value:,.0f} theoretical" if t else ""
             out.append((c, f"{c.name} {c.value:,.0f} {unit(c)} measured{extra}", "-"))
         else:
             m = measured.get(c.name)

@@ -12,8 +12,8 @@ from . import ceilings as C
 from . import families as F
 from . import profile_results as R
 from .fits import fit_alpha_beta
-from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, detect_knee_saturation, detect_levels_many, estimate_noise,
-                     plateau_values)
+from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, _ways_share, detect_knee_saturation, detect_levels_many,
+                     estimate_noise, plateau_values)
 from .results import Entry, ResultSet, finite
 from .tlb import TLB_METHOD, TlbPoint, fit_tlb, tlb_findings
 
@@ -104,6 +104,52 @@ def merge_close_levels(fit: LevelFit, rel: float = MERGE_LEVELS_REL) -> LevelFit
                     fit.candidates, shapes)
 
 
+# An edge whose accesses go from 90 % to 10 % served by the level within this factor of footprint is
+# "sharp": a 4-per-octave sweep spaces its points by 1.19x, so a narrower edge spans at most two of them
+# and cannot be told from a step.
+SHARP_EDGE_WIDTH = 1.5
+
+
+def edge_width(shape: str) -> float:
+    """Footprint factor over which an edge's share served goes from 90 % to 10 % (1 for a step, inf
+    for a gradual edge)."""
+    if shape == "step":
+        return 1.0
+    if not shape.startswith("ways"):
+        return math.inf
+    w = float(shape[len("ways"):])
+    u = np.exp(np.linspace(-2.5, 2.5, 20001))
+    served = _ways_share(w, u)
+    return float(u[np.argmax(served < 0.1)] / u[np.argmax(served < 0.9)])
+
+
+def edge_words(shape: Optional[str]) -> str:
+    """An edge's shape in words. No associativity is claimed: the hashed-set model's W only sets the
+    edge's width, which replacement policy, hashing and sectoring smear the same way."""
+    if shape is None:
+        return "last level (no edge after it)"
+    if shape == "gradual":
+        return "gradual (keeps its capacity of a larger footprint)"
+    width = edge_width(shape)
+    if width <= SHARP_EDGE_WIDTH:
+        return "sharp"
+    return f"smeared (90 % to 10 % served over {width:.2g}x the footprint)"
+
+
+def model_words(fit: LevelFit) -> str:
+    """A curve's fitted edges in words, one per edge, and the levels merged as one (MERGE_LEVELS_REL)."""
+    if not fit.knees:
+        return "flat (one level)"
+    words = ", ".join(edge_words(s).split(" (")[0] + (f" x{edge_width(s):.2g}" if s.startswith("ways") and
+                                                       edge_width(s) > SHARP_EDGE_WIDTH else "")
+                      for s in fit.shapes[:len(fit.knees)])
+    if fit.model.endswith("(merged)"):
+        fitted = len(fit.model[:-len(" (merged)")].split(","))
+        words += (f"; {fitted - len(fit.knees)} more edge(s) between levels within "
+                  f"{100 * MERGE_LEVELS_REL:.0f} % of each other merged")
+    return words
+
+
 def _line_stride(curves: List[Curve]) -> float:
     """The stride of the random L1-allocating chains that spaces their elements one cache line apart,
     from the chains themselves: up to a line, every stride touches the same lines of a footprint, so
@@ -164,7 +210,8 @@ class Profile:
             "gpu_smem_per_sm_bytes", "gpu_ecc", "cuda_driver_version", "cuda_runtime_version", "gpuprobe_version", "gpuprobe_source_tree",
             "gpuprobe_sweep", "host_name", "date") if c.get(k) not in (None, "")}
         self.inputs = [R.InputFile(file=f.path, partial=f.partial, complete=f.complete,
-                                   incomplete_reason=f.incomplete_reason, entries=len(f.entries))
+                                   incomplete_reason=f.incomplete_reason, entries=len(f.entries),
+                                   entries_read=f.entries_read, rejected=list(f.rejected))
                        for f in self.rs.files]
         for step in (self._hierarchy, self._granularity, self._tlb, self._bandwidth, self._stride, self._banks,
                      self._pipelines, self._launch_barrier, self._transfers, self._baseline, self._paired, self._generic):
@@ -216,7 +263,7 @@ class Profile:
             f = c.fit
             ns = self._ns_levels(c)
             out.curves.append(R.LatencyCurve(
-                key=c.key, model=f.model, noise_rel=f.noise, points=len(c.x),
+                key=c.key, model=model_words(f), fit_model=f.model, noise_rel=f.noise, points=len(c.x),
                 levels=[R.CurveLevel(name=n, cycles=v, ns=ns[i] if ns else None,
                                      capacity_bytes=f.knees[i] if i < len(f.knees) else None,
                                      capacity_bracket_bytes=list(f.brackets[i]) if i < len(f.brackets) else None)
@@ -234,7 +281,14 @@ class Profile:
                     stride < line, stride)
 
         summary: Dict[str, R.DeviceLevel] = {}
-        primary = min(curves, key=rank) if curves else None
+        # Only a random chain names device levels: a fixed-stride chain mixes hits and misses, so its
+        # numbered levels ("level 2") are no level of the device, whatever else is missing.
+        chains = [c for c in curves if c.key.get("pattern") == "random"]
+        primary = min(chains, key=rank) if chains else None
+        if primary is None and curves:
+            self.notes.append("hierarchy: no random pointer-chase curve (memory.latency pattern=random) with enough "
+                              "usable points, so no device level is given; the fixed-stride chains' levels are "
+                              "listed per curve only")
         if primary is not None:
             ns = self._ns_levels(primary)
             for i, name in enumerate(primary.names):
@@ -242,7 +296,8 @@ class Profile:
                     name=name, latency_cycles=primary.fit.levels[i], latency_ns=ns[i] if ns else None,
                     capacity_bytes=primary.fit.knees[i] if i < len(primary.fit.knees) else None,
                     capacity_bracket_bytes=list(primary.fit.brackets[i]) if i < len(primary.fit.brackets) else None,
-                    model=primary.fit.model, curve=primary.key, source=F.provenance(primary.entries))
+                    model=edge_words(primary.fit.shapes[i] if i < len(primary.fit.knees) else None),
+                    curve=primary.key, source=F.provenance(primary.entries))
             out.primary_curve = primary.key
             # Cross-check with the L1-bypassing chain of the same pattern/stride: its on-chip levels
             # must match the primary's L2 levels (L1 absent).
@@ -360,7 +415,7 @@ class Profile:
             return
         rows = []
         for c in curves:
-            rows.append(R.TlbCurve(key=c.key, model=c.fit.model, reach_bytes=c.fit.knees,
+            rows.append(R.TlbCurve(key=c.key, model=model_words(c.fit), reach_bytes=c.fit.knees,
                                    levels_cycles=c.fit.levels, source=F.provenance(c.entries)))
         pts = []
         for e in ents:
@@ -434,6 +489,13 @@ class Profile:
             if c.level == "DRAM" and theo:
                 ceilings[name].theoretical_gbps = theo
                 ceilings[name].theoretical_how = "context gpu_theoretical_dram_gbps (2 x memory clock x bus width)"
+        for row in rows:  # a curve's plateau above its level's ceiling: say why it is no ceiling
+            for lv in row.levels:
+                ceiling = ceilings.get(lv.name)
+                if lv.name in ("L2", "DRAM") and ceiling is not None and lv.gbps_plateau > ceiling.gbps and not lv.note:
+                    lv.note = (f"above the {lv.name} ceiling ({ceiling.gbps:,.0f}) but no ceiling: these working sets "
+                               f"declare no premise, so nothing checked that {lv.name} alone served them"
+                               + (" (a read kernel still hits L1 for part of them)" if lv.name == "L2" else ""))
         self.premises = R.PremiseReport.of(C.premise_report(self.rs))
         self.bandwidth = R.Bandwidth(curves=rows, ceilings=ceilings, errors=errors, method=(
             "curves: each point is assigned to the level that serves it by its footprint relative to the capacities "
@@ -496,6 +558,17 @@ class Profile:
                     continue
                 plateau = float(np.median(pts))
                 lv.append(R.Plateau(name=name, gbps_plateau=plateau, points=int(m.sum())))
+                faster = next((q for q in lv if q.name == "L2"), None) if name == "L1" else None
+                if name == "L1" and faster is None and "L2" in regions and regions["L2"].any():
+                    faster = R.Plateau("L2", float(np.median(c.y[regions["L2"]])), int(regions["L2"].sum()))
+                if faster is not None and plateau < faster.gbps_plateau:
+                    # A level cannot deliver less than the slower level behind it: at these working sets
+                    # something else limits the kernel (a writing kernel's stores go to L2 whatever the
+                    # working set, onto a few lines every SM shares).
+                    lv[-1].name = "working sets <= L1 capacity"
+                    lv[-1].note = (f"not L1 bandwidth: below this curve's own L2 plateau ({faster.gbps_plateau:,.0f})"
+                                   + ("; its stores go to L2" if C.KERNEL_KIND.get(kernel) != "read" else ""))
+                    continue
                 theo_v = theo.get(name.split()[0])
                 if theo_v and plateau > theo_v:
                     errors.append(f"{c.family} {c.key}: {name} plateau {plateau:.0f} GB/s exceeds the theoretical "
@@ -597,10 +670,13 @@ class Profile:
                         source=F.provenance([ref]))
             for e in grp:
                 th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
-                if th and kind and (kind[0] not in theoretical or th > theoretical[kind[0]].gflops):
-                    theoretical[kind[0]] = R.TheoreticalCompute(
+                if th and kind and (op not in theoretical or th > theoretical[op].gflops):
+                    theoretical[op] = R.TheoreticalCompute(
                         gflops=th, how=f"{e.family} op={op} counter {F.THEORETICAL_COMPUTE_COUNTER}")
             thr.append(row)
+        # A precision's theoretical figure is its ceiling's own op's: another op of the precision runs at
+        # other flops per op (fadd 1, ffma 2), so FP32 from ffma held against fadd's figure read 197 %.
+        theoretical = {kind: theoretical[c.op] for kind, c in compute.items() if c.op in theoretical}
         self.pipelines = R.Pipelines(latency=lat, throughput=thr, compute_ceilings=compute,
                                      compute_ceilings_failed_premise=failed_premise,
                                      compute_theoretical=theoretical, method=(

@@ -63,7 +63,9 @@ class InputFile:
     partial: bool
     complete: bool
     incomplete_reason: str
-    entries: int
+    entries: int  # used from this file
+    entries_read: int = 0  # read from it; the others merged into a later file's copy of the same entry
+    rejected: List[str] = field(default_factory=list)  # "NAME: why", entries with values that are no measurement
 
 
 # ---------------------------------------------------------------------------------------- hierarchy
@@ -80,11 +82,12 @@ class CurveLevel:
 @dataclass
 class LatencyCurve:
     key: Key
-    model: str
+    model: str  # the edges in words (profile.model_words)
     noise_rel: float
     points: int
     levels: List[CurveLevel]
     source: Source
+    fit_model: str = ""  # the fit's own code (levels.LevelFit.model), for who reads the fit
 
 
 @dataclass
@@ -95,7 +98,7 @@ class DeviceLevel:
     latency_ns: Optional[float]
     capacity_bytes: Optional[float]
     capacity_bracket_bytes: Optional[List[float]]
-    model: str
+    model: str  # the edge that ends the level, in words (profile.edge_words)
     curve: Key
     source: Source
 
@@ -235,6 +238,7 @@ class Plateau:
     name: str
     gbps_plateau: float
     points: int
+    note: Optional[str] = None  # why the plateau is no figure of that level, where it is not
 
 
 @dataclass

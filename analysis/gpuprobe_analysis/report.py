@@ -22,10 +22,10 @@ from markupsafe import Markup
 from . import families as F
 from . import plots
 from . import sections as family_sections
-from .profile import Profile
+from .profile import SHARP_EDGE_WIDTH, Profile
 from .results import ResultSet
-from .roofline import (READ_DOMINATED, ceilings_from, is_default, is_reference, kernel_comparison, kernel_points, memcpy_reference,
-                       optimality, unmeasured_ceiling_notes)
+from .roofline import (READ_DOMINATED, SERVED_SHARE, ceilings_from, is_default, is_reference, kernel_comparison,
+                       kernel_points, memcpy_reference, optimality, unmeasured_ceiling_notes)
 
 SECTIONS = [
     ("summary", "Summary"),
@@ -273,7 +273,8 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         "launch": dict(zip(("headers", "rows", "methods"), launch_table(lb["launch"]))) if lb.get("launch") else None,
         "opt": opt, "opt_main": headline_rows(opt), "read_dominated": READ_DOMINATED,
         "comparison": comparison, "memcpy": memcpy, "unsettled": unsettled, "gate": gate,
-        "paired_noisy_cv": F.PAIRED_NOISY_CV, "long_table": LONG_TABLE,
+        "paired_noisy_cv": F.PAIRED_NOISY_CV, "long_table": LONG_TABLE, "sharp_edge_width": SHARP_EDGE_WIDTH,
+        "served_share": SERVED_SHARE,
     }
     # The figures, drawn here (and written by worker processes meanwhile); the templates place (and so
     # number) them.
@@ -368,9 +369,7 @@ def summary_rows(data: dict, opt: list) -> list:
                      "–", Link("memory hierarchy", "hierarchy")])
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         level = c.get("level", name.split()[0])
-        # L1's only recorded peak, l1tex__t_bytes.sum.peak_sustained, counts tag lookups (512 B/clk/SM on
-        # GH100), not the load path: no theoretical figure to hold the load ceiling against.
-        t = theo.get(level) if level not in ("L1", "shared") else None
+        t = theo.get(level)
         rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", f"{c.get('kind', '?')} ({_probe(c)})",
                      _pct(c["gbps"], t["value"] if t else None),
                      _premise_cell(c.get("premise"), c.get("premise_ratio")), Link("bandwidth per level", "bandwidth")])
@@ -389,15 +388,14 @@ def summary_rows(data: dict, opt: list) -> list:
                      f"β {fmt(f.get('beta_gbps'))} GB/s, α {fmt(f.get('alpha_us'))} µs",
                      f"α + size/β fit over {f['points']} sizes ({k.get('engine') or '?'})", "–", "–",
                      Link("transfers", "transfers")])
-    rows += kernel_summary_rows(opt)
+    rows += kernel_summary_rows(opt, theo)
     return rows
 
 
 def theoretical_sources(data: dict) -> Dict[str, str]:
     """Where each theoretical figure of the summary comes from: said once under the table rather than
     in every row that divides by it."""
-    out = {c["name"]: c["how"] for c in (data.get("roofline") or {}).get("ceilings", [])
-           if not c["measured"] and c["name"] != "L1"}
+    out = {c["name"]: c["how"] for c in (data.get("roofline") or {}).get("ceilings", []) if not c["measured"]}
     for name, t in ((data.get("pipelines") or {}).get("compute_theoretical") or {}).items():
         out.setdefault(name, t.get("how", "?"))
     return out
@@ -438,24 +436,34 @@ def headline(data: dict, opt: list, issues: Sequence[str], families: Sequence[Op
         m = measured.get(name)
         if not m:
             continue
-        t = theo.get(name) if name != "L1" else None  # L1's peak metric counts tag lookups, not loads (summary_rows)
+        t = theo.get(name)
         value = f"{name} {fmt(m['value'])} {m['unit']}"
         parts.append(value + (f" = {100 * m['value'] / t['value']:.0f} % of {fmt(t['value'])}" if t else
                               " (no theoretical figure)"))
+    for name in ("DRAM", "L2"):  # a level with a datasheet figure and no measured ceiling: said, not skipped
+        if name not in measured and name in theo:
+            parts.append(f"{name} not measured (theoretical {fmt(theo[name]['value'])} {theo[name]['unit']})")
     if parts:
         lines.append("Measured ceilings against the datasheet: " + "; ".join(parts) + ".")
     prem = data.get("premises") or {}
     if prem.get("declared"):
         lines.append(f"Premises: {prem['verdict']} ({prem['ok']} of {prem['declared']} held by the counters of the "
                      f"same run, {prem['failed']} failed, {prem['unverified']} unchecked).")
-    elif parts:
-        lines.append("Ceilings UNVERIFIED: no entry declares a premise the counters could check.")
+    elif any(n.split()[0] in ("L1", "L2", "DRAM") for n in measured):
+        lines.append("Memory ceilings UNVERIFIED: no entry declares a premise the counters could check.")
+    elif parts or theo:
+        lines.append("No memory ceilings measured: no L1, L2 or DRAM entry declares a premise, so none defines "
+                     "a ceiling (results from a gpuprobe before the premise checks?); what needs one says so.")
     for k in kernel_headlines(opt):
         o = k["ours"]
         vs = f", {fmt(o['vs_cublas'], 3)}x cuBLAS" if o.get("vs_cublas") else ", no cuBLAS figure"
-        lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {o['limiter']}-bound, "
-                     f"{fmt(o['pct_of_bound'], 3)} % of its bound{vs}; fastest there: {k['fastest']['impl']}.")
+        lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {kernel_verdict(o, theo)}{vs}; "
+                     f"fastest there: {k['fastest']['impl']}.")
     lines += [line for line in families if line]
+    rejected = sum(len(i.get("rejected") or []) for i in data.get("inputs") or [])
+    if rejected:
+        lines.append(f"{rejected} entries rejected for values that cannot be measurements (NaN, infinite, negative): "
+                     "every figure is built without them; see Inputs and data quality.")
     if issues:
         lines.append(f"{len(issues)} problems found while reading the inputs: see Inputs and data quality.")
     return lines
@@ -473,7 +481,29 @@ def _probe(c: dict) -> str:
     return ", ".join(probes) or "?"
 
 
-def kernel_summary_rows(opt: list) -> list:
+def kernel_verdict(row: dict, theo: Dict[str, dict]) -> str:
+    """What limits a kernel's row and how close it gets, in words; where a ceiling its bound needs was
+    not measured, that is said, with the achieved rate against the level's theoretical figure when there
+    is one (never the bound of the ceilings that remain: it would name another limiter)."""
+    if row.get("missing_ceilings"):
+        what = " and ".join(row["missing_ceilings"])
+        level = next((m for m in row["missing_ceilings"] if m.split()[0] in ("L1", "L2", "DRAM")), None)
+        rate = ""
+        if level and row.get("gbps"):
+            t = theo.get(level.split()[0])
+            rate = f"; {fmt(row['gbps'])} GB/s on its minimal bytes" + (
+                f" = {100 * row['gbps'] / t['value']:.0f} % of the theoretical {level.split()[0]} {fmt(t['value'])}"
+                if t else "")
+        elif row.get("gflops"):
+            rate = f"; {fmt(row['gflops'])} GFLOP/s"
+        if row.get("limiter"):  # known without the ceiling (roofline._limiter_without_memory_ceiling)
+            return f"{row['limiter']}-bound ({row['bound_note']}), no % of bound: no {what} ceiling measured{rate}"
+        return f"no bound: no {what} ceiling measured{rate}"
+    note = f" ({row['bound_note']})" if row.get("bound_note") else ""
+    return f"{row['limiter']}-bound, {fmt(row['pct_of_bound'], 3)} % of its bound{note}"
+
+
+def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> list:
     """Per kernel, at its largest problem timed out of DRAM (else its largest): our default's % of
     its bound (minimal bytes), and the fastest implementation there."""
     rows = []
@@ -481,9 +511,16 @@ def kernel_summary_rows(opt: list) -> list:
         kernel, ours, fastest = k["kernel"], k["ours"], k["fastest"]
         vs = f", {fmt(ours['vs_cublas'], 3)}x cuBLAS" if ours.get("vs_cublas") else ""
         excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
-        rows.append([f"{kernel} at {ours['size']}",
-                     f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}{excess})",
-                     f"fastest here: {fastest['impl']}", "–", "bound from minimal bytes", Link("optimality", "optimality")])
+        if ours.get("missing_ceilings"):
+            value = f"{kernel_verdict(ours, theo or {})} ({ours['impl']}{vs}{excess})"
+        elif ours.get("bound_note"):
+            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
+                     f"{ours['bound_note']}{vs}{excess})")
+        else:
+            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
+                     f"{excess})")
+        rows.append([f"{kernel} at {ours['size']}", value, f"fastest here: {fastest['impl']}", "–",
+                     "bound from minimal bytes", Link("optimality", "optimality")])
     return rows
 
 
@@ -500,7 +537,7 @@ def kernel_headlines(opt: list) -> List[dict]:
         at = [r for r in dram if r["flops"] == top]
         impls = {r["impl"] for r in at}
         ours = next((r for r in at if is_default(kernel, r["impl"], impls) and not is_reference(r["impl"])), None)
-        if ours is None or ours.get("pct_of_bound") is None:
+        if ours is None or (ours.get("pct_of_bound") is None and not ours.get("missing_ceilings")):
             continue
         # The same problem only: problems of equal flops may differ in precision or transposition.
         fastest = max((r for r in at if r["size"] == ours["size"]), key=lambda r: r["gflops"])

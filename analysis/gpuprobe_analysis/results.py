@@ -129,6 +129,9 @@ class ResultFile:
     entries: List[Entry]
     damaged: str = ""  # why the text ends early or breaks ("truncated JSON", ...); "" when intact
     records: Dict[str, FamilyRecord] = field(default_factory=dict)  # by family, from the context
+    # Entries read from the file; `entries` keeps those not superseded by a later file's copy (load()).
+    entries_read: int = 0
+    rejected: List[str] = field(default_factory=list)  # "NAME: why" of each entry with a value that is no measurement
 
     @property
     def complete(self) -> bool:
@@ -415,9 +418,10 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
                 "(scripts/dev/migrate_results.py adds them)")
     entries = []
     failed = []
+    rejected: List[tuple] = []
     aggregates = 0
     for i, raw in enumerate(raw_entries):
-        e = _entry(actual, i, raw, rs, failed)
+        e = _entry(actual, i, raw, rs, failed, rejected)
         if e == "aggregate":
             aggregates += 1
         elif e is not None:
@@ -427,6 +431,16 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
     if unrecorded:
         rs.warn(actual, "no family record for " + ", ".join(unrecorded) + f" in its {R.CONTEXT_KEY}: their axes "
                 "are unknown and what needs them is left out")
+    # An error, not a warning: a rejected entry is not used at all (no plot, fit or ceiling sees it).
+    # A few are named one per line; many (a broken run: 201 NaN entries) make one line with a count.
+    if len(rejected) <= REJECTED_NAMED:
+        for name, shown in rejected:
+            rs.error(actual, f"entry {name} rejected: {shown}")
+    else:
+        named = "; ".join(f"{name} ({shown})" for name, shown in rejected[:REJECTED_NAMED])
+        rs.error(actual, f"{len(rejected)} entries rejected for values that cannot be measurements (NaN, infinite, "
+                 f"negative or not a number), e.g. {named}; … {len(rejected) - REJECTED_NAMED} more (every one is "
+                 "listed in the report's Inputs section)")
     if failed:
         shown = "; ".join(failed[:5]) + (f"; … {len(failed) - 5} more" if len(failed) > 5 else "")
         rs.warn(actual, f"{len(failed)} entries reported an error and are skipped: {shown}")
@@ -435,7 +449,8 @@ def read_one(path: str, rs: ResultSet) -> Optional[ResultFile]:
     if not entries:
         rs.error(actual, "no usable entries")
         rs.rejected.append(actual)
-    rf = ResultFile(actual, context, partial, entries, damaged, records)
+    rf = ResultFile(actual, context, partial, entries, damaged, records, len(entries),
+                    [f"{name}: {shown}" for name, shown in rejected])
     rs.files.append(rf)
     return rf
 
@@ -487,7 +502,11 @@ def _bad_values(raw: dict) -> List[str]:
     return bad
 
 
-def _entry(path: str, index: int, raw, rs: ResultSet, failed: List[str]):
+# Rejected entries named one per line up to this many per file; beyond, one line counts them.
+REJECTED_NAMED = 5
+
+
+def _entry(path: str, index: int, raw, rs: ResultSet, failed: List[str], rejected: List[tuple]):
     where = f"{path} entry #{index}"
     if not isinstance(raw, dict):
         rs.warn(where, f"not an object ({type(raw).__name__}); skipped")
@@ -503,9 +522,7 @@ def _entry(path: str, index: int, raw, rs: ResultSet, failed: List[str]):
         return None
     bad = _bad_values(raw)
     if bad:
-        # An error, not a warning: the entry is not used at all (no plot, fit or ceiling sees it).
-        shown = ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")
-        rs.error(path, f"entry {name} rejected: {shown}")
+        rejected.append((name, ", ".join(bad[:3]) + (f" and {len(bad) - 3} more" if len(bad) > 3 else "")))
         return None
     family, params = parse_name(name)
     probe, unit, method, tags = parse_label(raw.get("label") or "")

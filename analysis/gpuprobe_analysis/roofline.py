@@ -18,6 +18,11 @@ LEVELS = ("L1", "L2", "DRAM")
 COMPUTE = ("FP32", "FP64")
 
 
+# A level that served less than this share of a kernel's minimal bytes did not hold its data (an
+# L2-resident problem reads ~0 B from DRAM): its arithmetic intensity there (10^2 - 10^6 FLOP/B) says
+# nothing about the kernel; it is not plotted, and the optimality table gives the share instead.
+SERVED_SHARE = 0.5
+
 # A kernel whose DRAM traffic is at least this share reads is held to the DRAM read ceiling; others
 # to the copy ceiling (reads and writes mixed). The share comes from the kernel's own counters; without
 # counters the read ceiling applies (every kernel here reads most of its minimal bytes).
@@ -262,10 +267,11 @@ def kernel_comparison(points: List[KernelPoint], memcpy_gbps: Optional[float]) -
 
 @dataclass
 class Bound:
-    bound_gflops: Optional[float]  # None: no bound (the declared compute ceiling was not measured)
-    limiter: Optional[str]  # level or compute ceiling name; None with no bound
+    bound_gflops: Optional[float]  # None: a ceiling the bound needs was not measured
+    limiter: Optional[str]  # level or compute ceiling name; None with the bound
     per_ceiling: Dict[str, float]
-    no_bound: Optional[str] = None  # why there is no bound, e.g. "no compute bound (ceiling X not measured)"
+    missing: List[str] = field(default_factory=list)  # the ceilings it needs that were not measured
+    note: str = ""  # how the limiter is known although a ceiling is missing
 
 
 def memory_ceiling_name(point: KernelPoint, measured: Dict[str, float]) -> str:
@@ -284,27 +290,66 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
     implementation must move) at the ceiling of the level that must serve them, and its flops at the
     compute peak. Counter traffic does not enter the bound: a variant that moves twice the bytes must
     not get twice the bound (it shows as excess traffic instead). Without minimal bytes, the counters'
-    bytes per level. A kernel whose declared compute ceiling was not measured gets no bound (its memory
-    bounds stay in per_ceiling): the minimum without it could be far above what limits a compute-bound
-    kernel, and a % of it would read as a verdict."""
+    bytes per level.
+
+    Every ceiling the bound needs must have been measured: without one, the minimum over the others
+    would name another limiter (a DRAM-speed kernel called FP64-bound because no DRAM ceiling was
+    measured), so the bound is None and `missing` names what was not measured."""
     measured = {c.name: c.value for c in ceilings if c.measured}
     per: Dict[str, float] = {}
+    missing: List[str] = []
     if point.minimal_bytes > 0:
         name = memory_ceiling_name(point, measured)
         if name in measured:
             per[name] = point.flops / point.minimal_bytes * measured[name]
+        else:
+            missing.append(name)
     else:
         for lvl, ai in point.intensity().items():
             if lvl in measured:
                 per[lvl] = ai * measured[lvl]
-    if point.precision is not None and point.precision in measured:  # None: no ceiling declared, no bound
-        per[point.precision] = measured[point.precision]
-    elif point.precision is not None:
-        return Bound(None, None, per, f"no compute bound (ceiling {point.precision} not measured)")
+        if point.intensity() and not per:
+            missing.append("/".join(point.intensity()))
+    if point.precision is not None:  # None: no ceiling declared, no compute bound
+        if point.precision in measured:
+            per[point.precision] = measured[point.precision]
+        else:
+            missing.append(point.precision)
+    if missing and point.minimal_bytes > 0 and missing == [memory_ceiling_name(point, measured)]:
+        known = _limiter_without_memory_ceiling(point, missing[0], ceilings, per)
+        if known is not None:
+            return known
+    if missing:
+        return Bound(None, None, per, missing)
     if not per:
         return None
     lim = min(per, key=per.get)
     return Bound(per[lim], lim, per)
+
+
+def _limiter_without_memory_ceiling(point: KernelPoint, name: str, ceilings: List[Ceiling],
+                                    per: Dict[str, float]) -> Optional[Bound]:
+    """The limiter where the memory ceiling `name` was not measured, when the data decide it anyway.
+    The compute peak bounds the kernel iff the memory ceiling exceeds peak / AI (AI on minimal bytes).
+    No measured ceiling exceeds the level's theoretical figure (profile: such a plateau is an error), so
+    a threshold above it makes the level the limiter, with no % (its ceiling is unknown); the level
+    delivered at least what the kernel itself moved there (minimal bytes, or its counters' bytes, per
+    second), so a threshold below that makes the compute peak the limiter, with its %."""
+    level = name.split()[0]
+    ai = point.flops / point.minimal_bytes
+    theo = next((c.value for c in ceilings if not c.measured and c.name == level), None)
+    compute = per.get(point.precision) if point.precision else None
+    if compute is None:
+        return None
+    threshold = compute / ai  # GB/s of the memory ceiling above which the compute peak bounds the kernel
+    delivered = max(point.minimal_bytes, point.bytes_by_level.get(level, 0.0)) / point.seconds / 1e9
+    if theo is not None and threshold >= theo:
+        return Bound(None, name, per, [name], f"{point.precision} would bound it only with a {level} ceiling above "
+                     f"{threshold:,.0f} GB/s, beyond the theoretical {theo:,.0f}")
+    if delivered >= threshold:
+        return Bound(compute, point.precision, per, [], f"no {name} ceiling measured, but {level} delivered "
+                     f"{delivered:,.0f} GB/s to this kernel, above the {threshold:,.0f} GB/s that would make it the bound")
+    return None
 
 
 def unmeasured_ceiling_notes(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[str]:
@@ -335,9 +380,11 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             "kernel": p.kernel, "impl": p.impl, "size": p.size, "precision": p.precision,
             "gflops": p.gflops, "gbps": p.gbps, "time_us": p.seconds * 1e6,
             "intensity": p.intensity(), "intensity_source": p.ai_source,
+            "served_share": {lvl: b / p.minimal_bytes for lvl, b in p.bytes_by_level.items()} if p.minimal_bytes > 0
+            else {},
             "bound_gflops": b.bound_gflops if b else None, "limiter": b.limiter if b else None,
             "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b and b.bound_gflops else None,
-            "no_bound": b.no_bound if b else "no measured ceiling applies",
+            "missing_ceilings": b.missing if b else [], "bound_note": b.note if b else "",
             "bound_bytes": "minimal (descriptor)" if p.minimal_bytes > 0 else "counters",
             "minimal_level": p.minimal_level, "excess_traffic": p.excess_traffic, "l2": p.l2,
             "flops": p.flops, "minimal_bytes": p.minimal_bytes,

@@ -58,3 +58,5 @@ def test_direction_comes_from_the_record(tmp_path):
     res = compare(results.load([synth.write(str(tmp_path / "a2.json"), a)]),
                   results.load([synth.write(str(tmp_path / "b2.json"), b)]))
     assert [r["verdict"] for r in res["significant"]] == ["changed (no family record says which way is better)"]
+    # and no summary built on axes nobody declared: it says why
+    assert "no family records" in res["summary_skipped"] and "ceilings" not in res

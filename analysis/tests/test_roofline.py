@@ -142,7 +142,9 @@ def test_theoretical_ceilings_never_bound():
         def intensity(self):
             return {"DRAM": 1.0}
 
-    b = bound_of(P(), [Ceiling("DRAM", 1200.0, False, "datasheet"), Ceiling("DRAM", 1000.0, True, "probe")])
+    # (its FP32 peak measured too: a missing one leaves no bound at all, test_dayone)
+    b = bound_of(P(), [Ceiling("DRAM", 1200.0, False, "datasheet"), Ceiling("DRAM", 1000.0, True, "probe"),
+                       Ceiling("FP32", 1e6, True, "probe"), Ceiling("FP32", 2e6, False, "datasheet")])
     assert b.bound_gflops == pytest.approx(1000.0)
     # A declared compute ceiling known only from the datasheet is not measured: no bound, and why.
     P.precision = "FP32"
