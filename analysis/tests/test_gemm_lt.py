@@ -58,12 +58,12 @@ def test_each_precision_is_held_to_its_tensor_ceiling(tmp_path):
     assert bf16["minimal_bytes"] == pytest.approx(3 * N * N * 2)
     assert bf16["bound_by_ceiling"] == pytest.approx({"DRAM": FLOPS / (3 * N * N * 2) * 4000.0,
                                                       "BF16 tensor": 900000.0})
-    assert bf16["limiter"] == "BF16 tensor" and bf16["no_bound"] is None
+    assert bf16["limiter"] == "BF16 tensor" and bf16["missing_ceilings"] == []
     assert bf16["pct_of_bound"] == pytest.approx(100 * 750000.0 / 900000.0)
     # FP8 tensor not measured: no bound, no %, and the reason; the memory bound is kept for reference.
     fp8 = rows["n=8192 precision=e4m3"]
     assert fp8["bound_gflops"] is None and fp8["pct_of_bound"] is None and fp8["limiter"] is None
-    assert fp8["no_bound"] == "no compute bound (ceiling FP8 tensor not measured)"
+    assert fp8["missing_ceilings"] == ["FP8 tensor"]
     assert set(fp8["bound_by_ceiling"]) == {"DRAM"}
     assert fp8["minimal_bytes"] == pytest.approx(N * N * (1 + 1 + 2))
     assert unmeasured_ceiling_notes(pts, [DRAM, BF16_TENSOR]) == [
@@ -75,7 +75,8 @@ def test_each_precision_is_held_to_its_tensor_ceiling(tmp_path):
 
 def test_the_roofline_takes_the_tensor_ceilings_its_kernels_declare(tmp_path):
     rs = load(tmp_path, lambda b: [gemm(b, "bf16", N, FLOPS / 750e12)])
-    profile = {"pipelines": {"compute_ceilings": {
+    # With the DRAM ceiling measured too: a bound needs every ceiling it could be (test_dayone).
+    profile = {"bandwidth": {"ceilings": {"DRAM": {"gbps": 4000.0, "how": "t"}}}, "pipelines": {"compute_ceilings": {
         "FP32": {"gflops": 60000.0, "how": "t"}, "BF16 tensor": {"gflops": 900000.0, "how": "t"},
         "FP16 half2": {"gflops": 120000.0, "how": "t"}, "INT8 tensor": {"gflops": 1.8e6, "how": "t"}}}}
     names = {c.name for c in ceilings_from(profile, rs) if c.measured and not c.is_memory}

@@ -149,7 +149,7 @@ def test_theoretical_ceilings_never_bound():
     # A declared compute ceiling known only from the datasheet is not measured: no bound, and why.
     P.precision = "FP32"
     b = bound_of(P(), [Ceiling("FP32", 60000.0, False, "datasheet"), Ceiling("DRAM", 1000.0, True, "probe")])
-    assert b.bound_gflops is None and b.no_bound == "no compute bound (ceiling FP32 not measured)"
+    assert b.bound_gflops is None and b.missing == ["FP32"]
 
 
 def test_ceilings_from_context_and_peak_metrics(tmp_path):
