@@ -67,9 +67,13 @@ def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool
     if edge is None:
         edge = k - 2  # last knee: the deepest on-chip level -> DRAM
     names = []
+    beyond = k - edge - 2  # levels past DRAM's: no memory level lies there
     for j in range(k):
         if j > edge:
-            names.append("DRAM" if j == edge + 1 else f"DRAM (beyond knee {j})")
+            # Past the L2 every load is DRAM's: what adds latency beyond is address translation,
+            # the random chain's TLB misses once its pages exceed the TLB's reach (memory.tlb).
+            names.append("DRAM" if j == edge + 1 else
+                         "DRAM + TLB misses" + (f" ({j - edge - 1} of {beyond})" if beyond > 1 else ""))
         elif j == edge:
             names.append("L2" if (j > 0 or not first_is_l1) else "L1")
         elif j == 0 and first_is_l1:
