@@ -3,8 +3,10 @@
 A probe that defines a ceiling declares which level must serve what it counts (the entry's label
 tags premise_level and premise_rule); the counter run checks it (premise_ok, premise_ratio and the
 tag premise). A ceiling is built only from entries whose premise held; where no counter run checked
-them (counters refused or not asked for) the ceiling is built but marked unverified; an entry whose
-premise failed never becomes a ceiling and is listed with its measured ratio.
+them (counters refused or not asked for) the ceiling is built, marked unverified, and only from
+entries whose premise holds by how the probe works (`by_construction`): a run without counters must
+not pick the loads the L2's request coalescer merged, which read faster than the L2 can serve. An
+entry whose premise failed never becomes a ceiling and is listed with its measured ratio.
 
 Which probe gives which ceiling (docs/probes-memory.md):
 - L1: memory.l1_peak (L1 hit rate >= 99 %);
@@ -33,6 +35,15 @@ KERNEL_KIND = {"read": "read", "read_cg": "read", "read_nc": "read", "write": "w
 L2_PLATEAU_SHARE = 0.8
 # The far partition gets its own row only when its plateau differs from the near one by more than this.
 L2_PARTITION_DIFFERENCE = 0.05
+# walk=blocks (memory.l2_bandwidth's record: block b reads piece b mod runs of each row, 8 KiB pieces,
+# `loads` rows per array): blocks `runs` apart read the same piece, and the L2's request coalescer
+# merges some of those reads. The premise runs measured the merged share falling as about 1/runs (H100:
+# 15 % at 8 pieces per row, 7 % at 16, 3 % at 32, premise ratio >= 0.97 from 32 on), so a read array
+# of at least 32 pieces (256 KiB) per row is beyond the coalescing window.
+L2_BLOCKS_MERGE_FREE_ROW_BYTES = 32 * 8 * 1024
+# Arrays a kernel of memory.l2_bandwidth walks (its footprint is over all of them) and whether it loads.
+L2_KERNEL_ARRAYS = {"read_cg": 1, "write": 1, "copy": 2}
+L2_KERNEL_LOADS = {"read_cg": True, "write": False, "copy": True}
 
 
 @dataclass
@@ -55,6 +66,41 @@ def usable(e: Entry) -> bool:
     return math.isfinite(e.value) and e.value > 0 and e.premise in ("ok", "unverified")
 
 
+def by_construction(e: Entry, l2_serves_bytes: Optional[float]) -> Optional[str]:
+    """Why the premise of an entry no counter checked holds by how its probe works, or None when it
+    holds only by luck (the counters alone could tell). `l2_serves_bytes`: the L2 capacity a working
+    set may use with margin (L2_PLATEAU_SHARE of the near partition, else of the L2)."""
+    if e.premise_level in ("L1", "shared"):
+        return "per-block resident data reread (the record's design)"
+    if e.premise_level == "DRAM":
+        return "declared only for working sets far beyond the L2"
+    if e.family != "memory.l2_bandwidth" or e.premise_level != "L2":
+        return None
+    fp = F.num(e, "footprint")
+    if not (l2_serves_bytes and math.isfinite(fp) and fp <= l2_serves_bytes):
+        return None  # beyond the capacity the hierarchy measured, DRAM may serve part of it
+    kernel, walk = F.text(e, "kernel") or "", F.text(e, "walk") or ""
+    if kernel not in L2_KERNEL_LOADS:
+        return None
+    if not L2_KERNEL_LOADS[kernel]:
+        return "stores only (the request coalescer merges loads, not stores)"
+    if walk == "own_slice":
+        return "walk=own_slice: no sector is read by two SMs"
+    if walk == "blocks":
+        loads = F.num(e, "loads")
+        row = fp / L2_KERNEL_ARRAYS[kernel] / loads if math.isfinite(loads) and loads > 0 else math.nan
+        if row >= L2_BLOCKS_MERGE_FREE_ROW_BYTES:
+            return (f"walk=blocks with at least {L2_BLOCKS_MERGE_FREE_ROW_BYTES // 1024} KiB per row of each array, "
+                    "beyond the request coalescer's window")
+    return None  # walk=shared: every SM reads every sector, which the coalescer merges
+
+
+def qualifies(e: Entry, l2_serves_bytes: Optional[float] = None) -> bool:
+    """An entry may define a ceiling: usable, and its premise held under the counters or, unchecked,
+    holds by construction."""
+    return usable(e) and (e.premise == "ok" or by_construction(e, l2_serves_bytes) is not None)
+
+
 def _ratio(entries: List[Entry]) -> Optional[float]:
     r = [e.num("premise_ratio") for e in entries]
     r = [v for v in r if math.isfinite(v)]
@@ -65,6 +111,12 @@ def _status(entries: List[Entry]) -> str:
     return "ok" if all(e.premise == "ok" for e in entries) else "unverified"
 
 
+def _unchecked(entries: List[Entry], l2_serves_bytes: Optional[float] = None) -> str:
+    """The how's tail for entries no counter checked: why their premise holds anyway."""
+    why = sorted({w for e in entries if e.premise != "ok" for w in [by_construction(e, l2_serves_bytes)] if w})
+    return f"; unverified, premise by construction: {'; '.join(why)}" if why else ""
+
+
 def _kind(e: Entry) -> str:
     return KERNEL_KIND.get(F.text(e, "kernel") or "", F.text(e, "kernel") or "?")
 
@@ -72,7 +124,7 @@ def _kind(e: Entry) -> str:
 def dram_ceilings(rs: ResultSet) -> List[LevelCeiling]:
     """Per kernel kind, the best plateau (median over a curve's DRAM-premise entries) of its curves."""
     ents = [e for fam in ("memory.bandwidth", "memory.occupancy") for e in rs.by_family(fam)
-            if e.premise_level == "DRAM" and usable(e)]
+            if e.premise_level == "DRAM" and qualifies(e)]
     best: Dict[str, LevelCeiling] = {}
     for key, grp in F.group(ents, ("family", "kernel", "vector", "blocks_per_sm", "store")).items():
         plateau = float(np.median([e.value for e in grp]))
@@ -82,7 +134,7 @@ def dram_ceilings(rs: ResultSet) -> List[LevelCeiling]:
             best[kind] = LevelCeiling(
                 "DRAM", kind, plateau, _status(grp), _ratio(grp),
                 f"{fam} kernel={kernel} vector={vector} B, {bps} blocks/SM, store={store or 'default'}: median of "
-                f"its {len(grp)} working sets beyond the L2 (best curve of kind {kind})", grp)
+                f"its {len(grp)} working sets beyond the L2 (best curve of kind {kind}){_unchecked(grp)}", grp)
     return list(best.values())
 
 
@@ -91,22 +143,24 @@ def l2_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[f
     L2_PLATEAU_SHARE of the near partition (of the L2 when it has none); the far partition (between
     the near capacity and the L2 size) as level 'L2 far' when its median differs from the near one by
     more than L2_PARTITION_DIFFERENCE, else one plateau over both."""
-    ents = [e for e in rs.by_family("memory.l2_bandwidth") if usable(e) and e.premise_level == "L2"]
+    serves = L2_PLATEAU_SHARE * (near_bytes or l2_bytes) if (near_bytes or l2_bytes) else None
+    ents = [e for e in rs.by_family("memory.l2_bandwidth") if qualifies(e, serves) and e.premise_level == "L2"]
     best: Dict[str, List[LevelCeiling]] = {}
     fp = lambda e: F.num(e, "footprint")  # noqa: E731
     for (kernel, walk, loads), grp in F.group(ents, ("kernel", "walk", "loads")).items():
         kind = KERNEL_KIND.get(kernel or "", kernel or "?")
         what = f"memory.l2_bandwidth kernel={kernel} walk={walk or '?'} loads={_int(loads)}"
+        tail = lambda pts: _unchecked(pts, serves)  # noqa: E731
         near = [e for e in grp if near_bytes and fp(e) <= L2_PLATEAU_SHARE * near_bytes]
         far = [e for e in grp if near_bytes and l2_bytes and near_bytes < fp(e) <= l2_bytes]
         rows: List[LevelCeiling] = []
         if near and far and abs(_median(far) / _median(near) - 1) > L2_PARTITION_DIFFERENCE:
             rows.append(LevelCeiling("L2", kind, _median(near), _status(near), _ratio(near),
                                      f"{what}: median of its {len(near)} working sets up to "
-                                     f"{L2_PLATEAU_SHARE:.0%} of the near partition", near))
+                                     f"{L2_PLATEAU_SHARE:.0%} of the near partition{tail(near)}", near))
             rows.append(LevelCeiling("L2 far", kind, _median(far), _status(far), _ratio(far),
                                      f"{what}: median of its {len(far)} working sets between the near partition "
-                                     "and the L2 size", far))
+                                     f"and the L2 size{tail(far)}", far))
         else:
             top = L2_PLATEAU_SHARE * (l2_bytes or math.inf)
             pts = [e for e in grp if fp(e) <= top]
@@ -119,7 +173,7 @@ def l2_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[f
                     where = f"no premise-held working set {'beyond' if near else 'within'} the near partition"
                 rows.append(LevelCeiling("L2", kind, _median(pts), _status(pts), _ratio(pts),
                                          f"{what}: median of its {len(pts)} working sets up to "
-                                         f"{L2_PLATEAU_SHARE:.0%} of the L2 ({where})", pts))
+                                         f"{L2_PLATEAU_SHARE:.0%} of the L2 ({where}){tail(pts)}", pts))
         if rows and (kind not in best or rows[0].gbps > best[kind][0].gbps):
             best[kind] = rows
     return [c for rows in best.values() for c in rows]
@@ -134,13 +188,13 @@ def _int(v) -> str:
 
 
 def single_entry_ceilings(rs: ResultSet, family: str, level: str, kind: str) -> List[LevelCeiling]:
-    ents = [e for e in rs.by_family(family) if usable(e) and e.premise_level == level]
+    ents = [e for e in rs.by_family(family) if qualifies(e) and e.premise_level == level]
     if not ents:
         return []
     top = max(ents, key=lambda e: e.value)
     params = ", ".join(f"{k}={v}" for k, v in top.params.items())
     return [LevelCeiling(level, kind, top.value, _status([top]), _ratio([top]),
-                         f"{family} {params}: the best of its {len(ents)} entries", [top])]
+                         f"{family} {params}: the best of its {len(ents)} entries{_unchecked([top])}", [top])]
 
 
 # CUDA events resolve about half a microsecond (cudaEventElapsedTime's documentation).

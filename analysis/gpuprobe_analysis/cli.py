@@ -185,8 +185,9 @@ def _print_profile(d: dict) -> None:
     for r in (d.get("transfers") or {}).get("fits", []):
         if "alpha_us" in r:
             key = "/".join(str(v) for v in r["key"].values() if v)
-            print(f"transfer {key}: α {fmt(r['alpha_us'])} µs, β {fmt(r['beta_gbps'])} GB/s, "
-                  f"rms error {100 * r['rms_rel_error']:.1f} %")
+            print(f"transfer {key}: " + (f"α {fmt(r['alpha_us'])} µs, β {fmt(r['beta_gbps'])} GB/s, "
+                                         f"rms error {100 * r['rms_rel_error']:.1f} %" if r.get("fits", True) else
+                                         r.get("summary") or r.get("verdict", "")))
     for n in d.get("notes", []):
         print(f"note: {n}")
 

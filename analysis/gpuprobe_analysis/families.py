@@ -76,7 +76,8 @@ def param(e: Entry, key: str):
     if key == "family":
         return e.family
     is_text = e.record.is_text(key) if e.record is not None else None
-    if is_text or (is_text is None and e.tag(key) is not None):
+    # Without a record, only a label tag says "text": a name parameter (e.g. word:4) reads as a number.
+    if is_text or (is_text is None and key in e.tags):
         return text(e, key)
     v = num(e, key)
     return None if math.isnan(v) else v

@@ -72,3 +72,45 @@ def fit_alpha_beta(size_bytes: Sequence[float], seconds: Sequence[float]) -> Alp
     return AlphaBeta(alpha, beta, se_alpha, se_beta, float(math.sqrt(np.mean(rel**2))),
                      float(np.max(np.abs(rel))), int(len(s)), int(out.sum()), scale,
                      tuple(float(v) for v in s[out]))
+
+
+# The alpha-beta model holds when it predicts the measured times within this rms relative error: one
+# verdict, computed here, for the summary, the transfer table and stdout alike.
+ALPHA_BETA_RMS_MAX = 0.10
+MIN_REGIME_SIZES = 4  # distinct sizes each regime of a two-regime fit needs
+
+
+def alpha_beta_holds(ab: AlphaBeta) -> bool:
+    """The model predicts the times within ALPHA_BETA_RMS_MAX rms, with a fixed cost no less than 0 (a
+    negative alpha fits a bend in the curve, not a cost per call)."""
+    return ab.rms_rel_error <= ALPHA_BETA_RMS_MAX and ab.alpha_s >= 0
+
+
+@dataclass
+class Regime:
+    """An alpha-beta fit over the sizes from lo_bytes to hi_bytes (both measured, inclusive)."""
+    lo_bytes: float
+    hi_bytes: float
+    fit: AlphaBeta
+
+
+def fit_two_regimes(size_bytes: Sequence[float], seconds: Sequence[float]):
+    """The split of the sizes into a small and a large regime, each with its own alpha and beta, that
+    minimises the rms relative error over all points; None when too few distinct sizes (each regime
+    needs MIN_REGIME_SIZES)."""
+    s = np.asarray(size_bytes, float)
+    t = np.asarray(seconds, float)
+    ok = np.isfinite(s) & np.isfinite(t) & (s > 0) & (t > 0)
+    s, t = s[ok], t[ok]
+    sizes = np.unique(s)
+    best = None
+    for k in range(MIN_REGIME_SIZES, len(sizes) - MIN_REGIME_SIZES + 1):
+        lo, hi = s < sizes[k], s >= sizes[k]
+        try:
+            a, b = fit_alpha_beta(s[lo], t[lo]), fit_alpha_beta(s[hi], t[hi])
+        except ValueError:
+            continue
+        rms = math.sqrt((a.rms_rel_error**2 * a.n + b.rms_rel_error**2 * b.n) / (a.n + b.n))
+        if best is None or rms < best[0]:
+            best = (rms, Regime(float(sizes[0]), float(sizes[k - 1]), a), Regime(float(sizes[k]), float(sizes[-1]), b))
+    return None if best is None else best[1:]

@@ -11,7 +11,7 @@ import numpy as np
 from . import ceilings as C
 from . import families as F
 from . import profile_results as R
-from .fits import fit_alpha_beta
+from .fits import ALPHA_BETA_RMS_MAX, alpha_beta_holds, fit_alpha_beta, fit_two_regimes
 from .levels import (CAPACITY_DEFINITION, LevelFit, _solve, _ways_share, detect_knee_saturation, detect_levels_many,
                      estimate_noise, plateau_values)
 from .results import Entry, ResultSet, finite
@@ -67,9 +67,13 @@ def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool
     if edge is None:
         edge = k - 2  # last knee: the deepest on-chip level -> DRAM
     names = []
+    beyond = k - edge - 2  # levels past DRAM's: no memory level lies there
     for j in range(k):
         if j > edge:
-            names.append("DRAM" if j == edge + 1 else f"DRAM (beyond knee {j})")
+            # Past the L2 every load is DRAM's: what adds latency beyond is address translation,
+            # the random chain's TLB misses once its pages exceed the TLB's reach (memory.tlb).
+            names.append("DRAM" if j == edge + 1 else
+                         "DRAM + TLB misses" + (f" ({j - edge - 1} of {beyond})" if beyond > 1 else ""))
         elif j == edge:
             names.append("L2" if (j > 0 or not first_is_l1) else "L1")
         elif j == 0 and first_is_l1:
@@ -502,7 +506,8 @@ class Profile:
             "detected by the latency hierarchy (L1 = footprint <= L1 capacity, L2 = between %g x L1 and half the L2, "
             "DRAM = footprint >= %g x L2 capacity); a curve's plateau in a level = median of its points there. "
             "Ceilings: only from entries that declare a premise, and only where the counters confirmed it (or, in a "
-            "run without counters, marked unverified): L1 = memory.l1_peak; L2 = memory.l2_bandwidth, median over the "
+            "run without counters, marked unverified and only from entries whose premise holds by how the probe "
+            "works: no walk=shared reads, which the L2's request coalescer merges; ceilings.by_construction): L1 = memory.l1_peak; L2 = memory.l2_bandwidth, median over the "
             "working sets up to %.0f %% of the near partition (the far partition separately); DRAM = best plateau of "
             "the memory.bandwidth/occupancy curves at working sets beyond 4 x L2, per kernel kind (read, write, "
             "copy, triad); shared = memory.shared_bandwidth"
@@ -747,21 +752,7 @@ class Profile:
                 continue
             cvs = [e.cv for e in used if math.isfinite(e.cv)]
             med_cv = float(np.median(cvs)) if cvs else None
-            # Residuals are judged against the points' own sample spread: a fit cannot be better
-            # than the data; far worse means the model (one alpha, one beta) does not hold.
-            if med_cv is not None and ab.robust_rel_scale > 2.0 * max(med_cv, 0.01):
-                verdict = "model does not fit: residuals well above the points' own spread (two regimes?)"
-            elif med_cv is not None and ab.rms_rel_error > 2.0 * max(med_cv, 0.01):
-                verdict = "fits the bulk; a few points far off (see outliers)"
-            else:
-                verdict = "residuals at the level of the measurement noise (points' CV)"
-            row.model = R.AlphaBetaFigures(
-                alpha_us=ab.alpha_s * 1e6, alpha_stderr_us=ab.alpha_stderr_s * 1e6,
-                beta_gbps=ab.beta_bps / 1e9, beta_stderr_gbps=ab.beta_stderr_bps / 1e9,
-                half_bandwidth_bytes=ab.half_bandwidth_bytes, rms_rel_error=ab.rms_rel_error,
-                max_rel_error=ab.max_rel_error, robust_rel_scale=ab.robust_rel_scale,
-                outliers=ab.outliers, outlier_sizes_bytes=list(ab.outlier_sizes), median_point_cv=med_cv,
-                verdict=verdict)
+            row.model = transfer_model(ab, sizes, secs, med_cv)
             self.curves["transfers"].append(Curve("transfer.host", keyd, used, np.array(sizes), np.array(secs),
                                                   None, [], "seconds", ab))
         base = [R.TransferBaseline(entry=e.name, direction=F.text(e, "direction"), size_bytes=finite(F.num(e, "size")),
@@ -771,7 +762,10 @@ class Profile:
             "time(s) = alpha + s/beta per (direction, memory, engine), least squares on relative residuals "
             "(weights 1/t^2), made robust by IRLS with Huber weights (k = 1.345 robust sigmas); fit error = RMS "
             "and max relative residual over all points, robust sigma = 1.4826 MAD; outliers = points beyond 3 "
-            "robust sigmas (listed: a slow path or a bimodal per-call cost, not fitted)"))
+            "robust sigmas (listed: a slow path or a bimodal per-call cost, not fitted); the model holds when its rms "
+            "error is at most %.0f %%; where it does not, alpha and beta are not quoted as the transfer's figures: "
+            "a small-size and a large-size regime are fitted apart (the split with the least rms error) and the "
+            "summary quotes the regimes that hold, else the measured curve's best rate" % (100 * ALPHA_BETA_RMS_MAX)))
 
     def _baseline(self):
         ents = self.rs.by_family("baseline.memcpy_d2d")
@@ -886,6 +880,69 @@ def robust_peak(grp: List[Entry]):
     ref = min(near, key=lambda e: abs(e.value - ceiling))
     return ceiling, ref, (f"median of the {len(near)} {top.family} entries within {PEAK_WINDOW_SIGMAS:g} x sqrt(2) x "
                           f"{sigma:.2g} of the top {top.value:.6g}")
+
+
+def transfer_model(ab, sizes, secs, med_cv) -> R.AlphaBetaFigures:
+    """The alpha-beta figures of one transfer curve with the verdict (computed here only, from
+    fits.alpha_beta_holds) and, where the model does not hold, what does: two regimes, or the
+    measured curve's best rate."""
+    fits = alpha_beta_holds(ab)
+    rms = f"rms error {100 * ab.rms_rel_error:.0f} %"
+    noisy = med_cv is not None and ab.rms_rel_error <= 2.0 * max(med_cv, 0.01)
+    if fits:
+        verdict = (f"model fits ({rms}, at most {100 * ALPHA_BETA_RMS_MAX:.0f} %)" +
+                   ("; residuals at the level of the points' own spread" if noisy else ""))
+    elif ab.alpha_s < 0:
+        verdict = f"model does not fit: a negative fixed cost (α {ab.alpha_s * 1e6:.3g} µs) bends it to the points"
+    elif ab.outliers and ab.robust_rel_scale <= ALPHA_BETA_RMS_MAX:
+        verdict = (f"model does not fit ({rms} > {100 * ALPHA_BETA_RMS_MAX:.0f} %): the bulk fits, "
+                   f"{ab.outliers} points far off (a slow path or a bimodal per-call cost)")
+    elif noisy:
+        verdict = (f"model does not fit ({rms} > {100 * ALPHA_BETA_RMS_MAX:.0f} %): the points themselves "
+                   f"spread by {100 * med_cv:.0f} % (median CV), so the times vary from call to call")
+    else:
+        verdict = (f"model does not fit ({rms} > {100 * ALPHA_BETA_RMS_MAX:.0f} %, well above the points' own "
+                   "spread): two regimes")
+    out = R.AlphaBetaFigures(
+        alpha_us=ab.alpha_s * 1e6, alpha_stderr_us=ab.alpha_stderr_s * 1e6,
+        beta_gbps=ab.beta_bps / 1e9, beta_stderr_gbps=ab.beta_stderr_bps / 1e9,
+        half_bandwidth_bytes=ab.half_bandwidth_bytes, rms_rel_error=ab.rms_rel_error,
+        max_rel_error=ab.max_rel_error, robust_rel_scale=ab.robust_rel_scale,
+        outliers=ab.outliers, outlier_sizes_bytes=list(ab.outlier_sizes), median_point_cv=med_cv,
+        verdict=verdict, fits=fits, rms_threshold=ALPHA_BETA_RMS_MAX)
+    def ab_text(a_us: float, b_gbps: float) -> str:
+        # No time per byte left (slope <= 0): the regime's calls cost alpha whatever their size.
+        return f"β {b_gbps:.4g} GB/s, α {a_us:.4g} µs" if math.isfinite(b_gbps) else f"α {a_us:.4g} µs, size-independent"
+    if fits:
+        out.summary = ab_text(out.alpha_us, out.beta_gbps)
+        return out
+    s, t = np.asarray(sizes, float), np.asarray(secs, float)
+    rates = s / t / 1e9
+    i = int(np.argmax(rates))
+    out.measured_peak_gbps, out.measured_peak_at_bytes = float(rates[i]), float(s[i])
+    pair = fit_two_regimes(s, t)
+    parts = []
+    if pair is not None:
+        out.regimes = [R.TransferRegime(lo_bytes=r.lo_bytes, hi_bytes=r.hi_bytes, alpha_us=r.fit.alpha_s * 1e6,
+                                        beta_gbps=r.fit.beta_bps / 1e9, rms_rel_error=r.fit.rms_rel_error,
+                                        fits=alpha_beta_holds(r.fit)) for r in pair]
+        for r in out.regimes:
+            where = f"{fmt_size(r.lo_bytes)}–{fmt_size(r.hi_bytes)}"
+            parts.append(f"{where}: {ab_text(r.alpha_us, r.beta_gbps)}" if r.fits else
+                         f"{where}: no α-β model (" + (f"rms error {100 * r.rms_rel_error:.0f} %)" if
+                                                       r.rms_rel_error > ALPHA_BETA_RMS_MAX else "negative α)"))
+    out.summary = (f"α-β model does not fit (rms error {100 * ab.rms_rel_error:.0f} %); "
+                   + ("; ".join(parts) + "; " if parts and any(r.fits for r in out.regimes) else "")
+                   + f"measured up to {out.measured_peak_gbps:.4g} GB/s (at {fmt_size(out.measured_peak_at_bytes)})")
+    return out
+
+
+def fmt_size(b: float) -> str:
+    """A transfer size in the largest binary unit that keeps it whole-ish (256 MiB, 4 KiB, 12 B)."""
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if b >= scale:
+            return f"{b / scale:.3g} {unit}"
+    return f"{b:.0f} B"
 
 
 def transfer_point(e: Entry):

@@ -459,6 +459,25 @@ class AlphaBetaFigures:
     outlier_sizes_bytes: List[float]
     median_point_cv: Optional[float]
     verdict: str
+    # Whether alpha and beta hold (rms error <= rms_threshold): the one verdict every view uses.
+    fits: bool = True
+    rms_threshold: float = math.nan
+    # Where they do not: what fits instead, and the short sentence the summary shows in either case.
+    regimes: Optional[List["TransferRegime"]] = optional()
+    measured_peak_gbps: Optional[float] = optional()
+    measured_peak_at_bytes: Optional[float] = optional()
+    summary: str = ""
+
+
+@dataclass
+class TransferRegime:
+    """One regime of a two-regime alpha-beta fit: the sizes from lo to hi bytes."""
+    lo_bytes: float
+    hi_bytes: float
+    alpha_us: float
+    beta_gbps: float
+    rms_rel_error: float
+    fits: bool
 
 
 @dataclass

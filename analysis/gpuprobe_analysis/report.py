@@ -385,8 +385,10 @@ def summary_rows(data: dict, opt: list) -> list:
     for f in summary_transfers(data):
         k = f["key"]
         rows.append([f"{k['direction'].upper()} {k['memory']} transfer",
-                     f"β {fmt(f.get('beta_gbps'))} GB/s, α {fmt(f.get('alpha_us'))} µs",
-                     f"α + size/β fit over {f['points']} sizes ({k.get('engine') or '?'})", "–", "–",
+                     f.get("summary") or f"β {fmt(f.get('beta_gbps'))} GB/s, α {fmt(f.get('alpha_us'))} µs",
+                     f"α + size/β fit over {f['points']} sizes ({k.get('engine') or '?'})" if f.get("fits", True) else
+                     f"{f['points']} sizes measured ({k.get('engine') or '?'}); the transfer table has the fits",
+                     "–", "–",
                      Link("transfers", "transfers")])
     rows += kernel_summary_rows(opt, theo)
     return rows

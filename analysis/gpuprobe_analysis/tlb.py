@@ -368,6 +368,13 @@ def tlb_findings(fit: TlbFit) -> List[str]:
                         f"{lv.entries_range[0]:.0f} .. {lv.entries_range[1]:.0f}")
             out.append(f"TLB level {i + 1}: {what}; a miss adds {lv.penalty_cycles:.3g} cycles.")
         if fit.page_bytes:
+            # What lies beyond the last level found: nothing the sweep could see, up to the most pages
+            # any stride's steady laps touched.
+            pages = {st: fit.max_footprint[st] / max(st, fit.page_bytes) for st in fit.strides}
+            far = max(pages, key=lambda st: pages[st])
+            if pages[far] > fit.levels[-1].entries_bracket[0]:
+                out.append(f"No further TLB level up to {_b(fit.max_footprint[far])} ({pages[far]:.0f} pages of "
+                           f"{_b(fit.page_bytes)}, stride {_b(far)}): no second knee lifts latency there.")
             last = fit.levels[-1].entries_bracket[0]
             for st in fit.strides:
                 f = fit.max_footprint[st]

@@ -29,6 +29,12 @@ class Device:
     tlb_strides: tuple = tuple(2**k for k in (14, 16, 18, 20, 21, 22, 24, 26))
     tlb_max_footprint: float = 16 * 2**30
     tlb_max_elements: int = 2**17
+    # Footprints per octave of the sweeps: memory.tlb's and the random chains' of memory.latency.
+    tlb_per_octave: int = 4
+    latency_per_octave: int = 4
+    # Whether the random chains of memory.latency pay the TLB's misses beyond its reach (a random chain
+    # over F bytes misses a level of reach R on 1 - R / F of its loads), as real chains do.
+    latency_tlb_misses: bool = False
     bw_gbps: tuple = (60000.0, 9000.0, 2500.0)  # L1 (aggregate), L2, DRAM
     # Edges of the bandwidth curve: the probe gives every SM a reuse distance = the working set, so L1
     # serves working sets up to ~its capacity (as on real data), not SM count x L1.
@@ -151,8 +157,10 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
         l1, near, far, dram = dev.lat_cycles
         for load, caps, levels in (("ca", (dev.l1_bytes, dev.l2_near_bytes, dev.l2_bytes), (l1, near, far, dram)),
                                    ("cg", (dev.l2_near_bytes, dev.l2_bytes), (near, far, dram))):
-            for f in footprints(1024, 4 * 2**30, 4):
-                cyc = b.jitter(mixture(f, caps, levels, "gradual"))
+            for f in footprints(1024, 4 * 2**30, dev.latency_per_octave):
+                tlb = sum(p * max(0.0, 1.0 - r / f) for r, p in zip(dev.tlb_reach, dev.tlb_penalty_cycles)
+                          ) if dev.latency_tlb_misses else 0.0
+                cyc = b.jitter(mixture(f, caps, levels, "gradual") + tlb)
                 b.add("memory.latency", {"pattern": "random", "load": load, "stride": "128", "footprint": str(f)},
                       "cycles", lat_method, cyc, {"footprint": f, "stride": 128, "elements": f // 128,
                                                    "cycles_per_op": cyc, "ns_per_op": cyc / ghz,
@@ -183,7 +191,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
     if want("memory.tlb"):
         base = dev.lat_cycles[2]
         for s in dev.tlb_strides:
-            for f in footprints(8 * s, dev.tlb_max_footprint, 4):
+            for f in footprints(8 * s, dev.tlb_max_footprint, dev.tlb_per_octave):
                 if f // s > dev.tlb_max_elements:
                     break
                 # A chain of f / s elements touches f / max(s, page) pages; a level of reach r covers

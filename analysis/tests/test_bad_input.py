@@ -224,3 +224,22 @@ def test_committed_h200_reference_validates(capsys):
     paths = [os.path.join(REPO, "reports", "h200", f) for f in ("results.json.gz", "counters.json.gz")]
     assert main(["validate"] + paths) == 0, capsys.readouterr().err
     assert "malformed" not in capsys.readouterr().err
+
+
+def test_a_file_without_family_records_goes_on_without_what_needs_them(tmp_path, capsys):
+    """The committed H100 results with their context's family records removed (a gpuprobe older than
+    the records wrote such files): profile and report finish (exit 0), the one warning says what is
+    left out, and nothing stops with a Python error (the bank-conflict step read `word:4` as text)."""
+    with gzip.open(os.path.join(REPO, "reports", "h100", "results.json.gz"), "rt", encoding="utf-8") as fh:
+        d = json.load(fh)
+    assert d["context"].pop("gpuprobe_families")
+    # The families whose steps ran into the TypeError, and some whose axes the records name.
+    keep = ("memory.bank_conflicts", "memory.stride", "memory.latency", "memory.bandwidth", "transfer.host")
+    d["benchmarks"] = [e for e in d["benchmarks"] if e["name"].split("/")[0] in keep]
+    path = synth.write(str(tmp_path / "old.json"), d)
+    assert main(["report", path, "-o", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err
+    assert err.count("no family records") == 1, err
+    prof = json.load(open(tmp_path / "rep" / "device-profile.json", encoding="utf-8"))
+    assert prof["banks"]["by_word_bytes"][0]["word_bytes"] == 4  # a number, as the name's parameter is
+    assert any("family record" in n for n in prof["notes"])

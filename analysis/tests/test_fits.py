@@ -44,3 +44,33 @@ def test_alpha_beta_robust_to_a_few_slow_points():
     assert abs(ab.alpha_s / 5e-6 - 1) < 0.05
     assert abs(ab.beta_bps / 50e9 - 1) < 0.05
     assert ab.outliers == len(slow) and set(ab.outlier_sizes) == set(s[slow])
+
+
+def two_regime_times(sizes):
+    """A transfer that switches path at 1 MiB: 3 us + s / 10 GB/s below, 40 us + s / 50 GB/s from it."""
+    return np.where(sizes < 2**20, 3e-6 + sizes / 10e9, 40e-6 + sizes / 50e9)
+
+
+def test_two_regimes_are_found_where_one_model_does_not_fit():
+    from gpuprobe_analysis.fits import alpha_beta_holds, fit_two_regimes
+    sizes = np.array([4096.0 * 2**i for i in range(15)])
+    t = two_regime_times(sizes)
+    assert not alpha_beta_holds(fit_alpha_beta(sizes, t))
+    small, large = fit_two_regimes(sizes, t)
+    assert small.hi_bytes < 2**20 <= large.lo_bytes
+    assert alpha_beta_holds(small.fit) and alpha_beta_holds(large.fit)
+    assert small.fit.beta_bps == pytest.approx(10e9, rel=1e-6) and large.fit.beta_bps == pytest.approx(50e9, rel=1e-6)
+    assert large.fit.alpha_s == pytest.approx(40e-6, rel=1e-6)
+
+
+def test_transfer_verdict_is_one_and_the_summary_quotes_no_alpha_beta_that_does_not_hold():
+    from gpuprobe_analysis.profile import transfer_model
+    sizes = np.array([4096.0 * 2**i for i in range(15)])
+    good = transfer_model(fit_alpha_beta(sizes, 3e-6 + sizes / 10e9), sizes, 3e-6 + sizes / 10e9, 0.01)
+    assert good.fits and good.verdict.startswith("model fits") and good.summary.startswith("β 10 GB/s")
+    t = two_regime_times(sizes)
+    bad = transfer_model(fit_alpha_beta(sizes, t), sizes, t, 0.01)
+    assert not bad.fits and bad.verdict.startswith("model does not fit")
+    assert bad.summary.startswith("α-β model does not fit")
+    assert f"β {bad.beta_gbps:.4g} GB/s" not in bad.summary  # the rejected fit's β is quoted nowhere
+    assert "β 10 GB/s" in bad.summary and "β 50 GB/s" in bad.summary and "measured up to" in bad.summary

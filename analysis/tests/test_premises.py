@@ -1,6 +1,7 @@
 """Ceilings from premises: an entry whose premise failed never becomes a ceiling and is listed; a run
 without counters builds its ceilings but says they are unverified, in the summary itself."""
 import json
+import os
 
 import pytest
 
@@ -100,3 +101,53 @@ def test_compute_ceiling_needs_its_sass_premise(tmp_path):
     assert "FP32" not in pipes["compute_ceilings"]
     assert pipes["compute_ceilings"]["FP64"]["premise"] == "ok"
     assert "0.500x" in pipes["compute_ceilings_failed_premise"]["ffma"]["why"]
+
+
+def strip_premise_checks(doc: dict) -> dict:
+    """The file a run without counters writes: the premise declared (level, rule), never checked."""
+    for e in doc["benchmarks"]:
+        for k in ("premise_ok", "premise_ratio", "premise_measured", "premise_l1_hit_rate", "premise_dram_share"):
+            e.pop(k, None)
+        e["label"] = ";".join(t for t in e.get("label", "").split(";") if not t.startswith("premise="))
+    return doc
+
+
+def test_without_counters_the_ceilings_are_those_the_premises_check(tmp_path):
+    """A real H100 subset, its premise checks stripped: every ceiling built without counters is within
+    3 % of the premise-checked one, none comes from the read walk the request coalescer merges
+    (walk=shared, 78-83 % of its loads at the L2 and ~20 % faster than the L2 serves), and all say
+    unverified."""
+    data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "h100_subset.json")
+    checked = Profile(results.load([data])).to_json()["bandwidth"]["ceilings"]
+    with open(data, encoding="utf-8") as fh:
+        bare = synth.write(str(tmp_path / "bare.json"), strip_premise_checks(json.load(fh)))
+    unchecked = Profile(results.load([bare])).to_json()["bandwidth"]["ceilings"]
+    assert "L2" in unchecked and "DRAM" in unchecked and "L1" in unchecked
+    for name, c in unchecked.items():
+        assert c["premise"] == "unverified" and "premise by construction" in c["how"], name
+        assert "walk=shared" not in c["how"] or c["kind"] == "write", (name, c["how"])
+        assert name in checked, name
+        assert c["gbps"] == pytest.approx(checked[name]["gbps"], rel=0.03), name
+
+
+def entry(kernel, walk, footprint, loads):
+    return results.Entry(f"memory.l2_bandwidth/kernel:{kernel}/walk:{walk}", "memory.l2_bandwidth", {},
+                         {"premise_level": "L2", "kernel": kernel, "walk": walk}, "GB/s", "",
+                         {"value_median": 9000.0, "footprint": footprint, "loads": loads}, "x")
+
+
+def test_by_construction_rules():
+    mib = 2**20
+    serves = 20 * mib
+    assert ceilings.by_construction(entry("read_cg", "shared", 8 * mib, 8), serves) is None
+    assert ceilings.by_construction(entry("read_cg", "own_slice", 8 * mib, 4), serves)
+    assert ceilings.by_construction(entry("write", "shared", 8 * mib, 8), serves)
+    # walk=blocks: 32 rows of 8 KiB pieces; 8 MiB read = 32 pieces per row (the window), 4 MiB = 16.
+    assert ceilings.by_construction(entry("read_cg", "blocks", 8 * mib, 32), serves)
+    assert ceilings.by_construction(entry("read_cg", "blocks", 4 * mib, 32), serves) is None
+    # copy walks two arrays: 8 MiB is 16 pieces per row of each.
+    assert ceilings.by_construction(entry("copy", "blocks", 8 * mib, 32), serves) is None
+    assert ceilings.by_construction(entry("copy", "blocks", 16 * mib, 32), serves)
+    # Beyond the capacity the hierarchy measured (with margin), nothing holds by construction.
+    assert ceilings.by_construction(entry("write", "blocks", 24 * mib, 32), serves) is None
+    assert ceilings.by_construction(entry("read_cg", "own_slice", 8 * mib, 4), None) is None

@@ -1,0 +1,96 @@
+"""Structure (TLB page and reach, capacities, miss units, level names) of fictional GPUs unlike the
+H100 on sweeps of 4, 2 and 1 footprints per octave and several noise seeds (issue 32 items 2 and 3).
+Goals on every case, grid and seed: page exact, reach and capacities within 10 %, miss unit exact, no
+invented level. `python3 analysis/tests/test_synth_structure.py` prints the pass table."""
+import dataclasses
+import sys
+
+import pytest
+
+from gpuprobe_analysis import results
+from gpuprobe_analysis.profile import Profile
+import synth
+
+KiB, MiB, GiB = 2**10, 2**20, 2**30
+GRIDS = (4, 2, 1)
+SEEDS = (0, 1, 2)
+NOISE = 0.01
+
+CASES = {
+    # A small TLB reach (256 MiB): random chains pass it inside the sweep.
+    "small reach": synth.Device(name="small reach", page_bytes=2 * MiB, tlb_reach=(256 * MiB,),
+                                tlb_penalty_cycles=(90.0,), latency_tlb_misses=True),
+    # A large reach (8 GiB), one level.
+    "large reach": synth.Device(name="large reach", page_bytes=2 * MiB, tlb_reach=(8 * GiB,),
+                                tlb_penalty_cycles=(150.0,), tlb_max_footprint=32 * GiB, latency_tlb_misses=True),
+    # An unpartitioned L2 (near = whole L2), 64 KiB pages with two TLB levels.
+    "unpartitioned L2": synth.Device(name="unpartitioned", l2_near_bytes=24e6, l2_bytes=24e6,
+                                     lat_cycles=(30.0, 260.0, 260.0, 640.0), page_bytes=64 * KiB,
+                                     tlb_reach=(32 * MiB, 1 * GiB), tlb_penalty_cycles=(40.0, 160.0),
+                                     bw_caps=(192 * 1024, 24e6)),
+}
+
+
+def checks(name, per_octave, seed, tmp_path):
+    dev = dataclasses.replace(CASES[name], tlb_per_octave=per_octave, latency_per_octave=per_octave)
+    doc = synth.synth_results(dev, noise=NOISE, seed=seed, families=["memory.latency", "memory.tlb"])
+    prof = Profile(results.load([synth.write(str(tmp_path / f"{name}-{per_octave}-{seed}.json"), doc)])).to_json()
+    out = {}
+    t = (prof.get("tlb") or {})
+    out["page"] = t.get("page_bytes") == dev.page_bytes
+    lv = t.get("levels") or []
+    out["reach"] = len(lv) == len(dev.tlb_reach) and all(
+        l.get("reach_bytes") and abs(l["reach_bytes"] / r - 1) <= 0.10 for l, r in zip(lv, dev.tlb_reach))
+    caps = prof["hierarchy"]["capacities"]
+    want = {"l1_bytes": dev.l1_bytes, "l2_bytes": dev.l2_bytes}
+    if dev.l2_near_bytes < dev.l2_bytes:
+        want["l2_near_partition_bytes"] = dev.l2_near_bytes
+    out["capacities"] = all(caps.get(k) and abs(caps[k] / v - 1) <= 0.10 for k, v in want.items()) and (
+        dev.l2_near_bytes < dev.l2_bytes or not caps.get("l2_near_partition_bytes"))
+    g = prof.get("granularity") or {}
+    by = g.get("by_level") or {}
+    l2_levels = [k for k in by if k.startswith("L2")]
+    out["miss unit"] = bool(l2_levels) and all(by[k] == dev.sector_bytes for k in l2_levels) and (
+        by.get("DRAM") in (None, dev.dram_unit_bytes))
+    names = [lv["name"] for lv in prof["hierarchy"]["levels"]]
+    # The memory levels are exactly the fictional GPU's; latency past DRAM's is named TLB misses.
+    truth = ["L1", "L2 near partition", "L2", "DRAM"] if dev.l2_near_bytes < dev.l2_bytes else ["L1", "L2", "DRAM"]
+    out["no invented level"] = [n for n in names if n != "shared" and not n.startswith("DRAM + TLB misses")] == truth
+    return out, {"tlb": t.get("findings"), "caps": caps, "miss": by, "levels": names}
+
+
+# Goals this analysis does not meet yet (measured with this file's table; the bounds stay as stated):
+# on coarse grids the latency fit misses the L2's near partition or lands the L2 capacity 20-25 % low,
+# and the DRAM-served miss unit comes out 128-288 B where the truth is 64 B.
+NOT_MET = {("large reach", 2): "capacities", ("large reach", 1): "capacities", ("small reach", 1): "capacities",
+           ("unpartitioned L2", 2): "DRAM miss unit", ("unpartitioned L2", 1): "DRAM miss unit"}
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("per_octave", GRIDS)
+@pytest.mark.parametrize("seed", SEEDS)
+def test_structure(name, per_octave, seed, tmp_path, request):
+    if (name, per_octave) in NOT_MET:
+        request.applymarker(pytest.mark.xfail(reason=f"issue 32 goal not met: {NOT_MET[name, per_octave]}",
+                                              strict=False))
+    out, why = checks(name, per_octave, seed, tmp_path)
+    assert all(out.values()), (out, why)
+
+
+if __name__ == "__main__":
+    import tempfile
+    import pathlib
+    goals = ("page", "reach", "capacities", "miss unit", "no invented level")
+    print(f"{'case':<18}{'per octave':>11}{'seed':>6}  " + "  ".join(f"{g:>10}" for g in goals))
+    fails = 0
+    with tempfile.TemporaryDirectory() as d:
+        for name in CASES:
+            for po in GRIDS:
+                for seed in SEEDS:
+                    out, why = checks(name, po, seed, pathlib.Path(d))
+                    fails += not all(out.values())
+                    print(f"{name:<18}{po:>11}{seed:>6}  " + "  ".join(f"{'pass' if out[g] else 'FAIL':>10}" for g in goals),
+                          flush=True)
+                    if "-v" in sys.argv and not all(out.values()):
+                        print("   ", why)
+    sys.exit(1 if fails else 0)
