@@ -51,10 +51,11 @@ def cmd_report(args) -> int:
 
 def cmd_profile(args) -> int:
     from .profile import Profile
+    from .sections import claimed_families
     rs = _load(args.results)
     if not _usable(rs):
         return 1
-    prof = Profile(rs)
+    prof = Profile(rs, claimed_families())
     _print_profile(prof.to_json())
     if args.output:
         os.makedirs(args.output, exist_ok=True)
@@ -158,7 +159,7 @@ def _threshold(minimum_exclusive: bool):
 
 
 def _print_profile(d: dict) -> None:
-    from .report import fmt, fmt_bytes
+    from .formatting import fmt, fmt_bytes
     dev = d.get("device", {})
     print(f"Device: {dev.get('gpu_name', 'unknown')} (cc {dev.get('gpu_compute_capability', '?')}, "
           f"{dev.get('gpu_sm_count', '?')} SMs, driver {dev.get('cuda_driver_version', '?')})")

@@ -23,6 +23,10 @@ PAIRED_PREFIX = "paired."
 # A paired entry whose per-sample speedups spread more than this (CV) is marked: something slowed one
 # call of some pairs more than the other (docs/probes.md, "Paired entries").
 PAIRED_NOISY_CV = 0.2
+# The multi-GPU kernels (sections/mgpu.py): not in the roofline or the optimality tables, whose bounds are
+# one GPU's (their bytes are summed over the GPUs): roofline.py leaves them out.
+MGPU_KERNEL_FAMILIES = ("kernels.symv_mgpu", "kernels.gemv_mgpu", "kernels.symv_mgpu_sytrd",
+                        "kernels.symv_mgpu_trailing")
 PIPELINE_LATENCY_FAMILIES = ("exec.latency",)
 THROUGHPUT_FAMILIES = ("exec.throughput", "exec.throughput_peak")
 LAUNCH_PREFIX = "exec.launch"  # exec.launch, exec.launch_rate, _submit, _gap, _sync

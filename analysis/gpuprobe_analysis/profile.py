@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Sequence
 
 import numpy as np
 
@@ -173,10 +173,12 @@ class Profile:
     """The device profile of a result set: one typed result per section (profile_results), None where the
     inputs hold nothing for it; `curves` keeps the curves for the plots, `notes` what a section could not
     compute and why. A step's expected failures (a fit that does not converge, too few points) are
-    handled where they arise; anything else is a bug and raises."""
+    handled where they arise; anything else is a bug and raises. `claimed_families`: the families that
+    report sections of their own read (sections.claimed_families()), left out of the generic table."""
 
-    def __init__(self, rs: ResultSet):
+    def __init__(self, rs: ResultSet, claimed_families: Sequence[str] = ()):
         self.rs = rs
+        self.claimed_families = tuple(claimed_families)
         self.ctx = rs.context
         self.curves: Dict[str, List[Curve]] = {}
         self.notes: List[str] = []
@@ -794,8 +796,7 @@ class Profile:
 
     def _generic(self):
         # Families with their own section (sections/) are never also raw rows here.
-        from .sections import claimed_families  # here: sections' modules import plots, which imports this one
-        known = set(F.PROFILE_FAMILIES) | set(claimed_families())
+        known = set(F.PROFILE_FAMILIES) | set(self.claimed_families)
         gen = {}
         for fam in self.rs.families():
             if fam in known or fam.startswith(F.KERNEL_PREFIX) or fam.startswith(F.PAIRED_PREFIX):

@@ -22,6 +22,7 @@ from markupsafe import Markup
 from . import families as F
 from . import plots
 from . import sections as family_sections
+from .formatting import fmt, fmt_bytes
 from .profile import SHARP_EDGE_WIDTH, Profile
 from .results import ResultSet
 from .roofline import (READ_DOMINATED, SERVED_SHARE, ceilings_from, is_default, is_reference, kernel_comparison,
@@ -44,32 +45,6 @@ SECTIONS = [
     ("other", "Other probe families"),
     ("provenance", "Where each figure comes from"),
 ]
-
-
-def fmt(v, digits=4) -> str:
-    if v is None:
-        return "–"
-    if isinstance(v, bool):
-        return "yes" if v else "no"
-    if isinstance(v, (int, float)):
-        if isinstance(v, float) and not math.isfinite(v):
-            return "–"
-        a = abs(v)
-        if 1e3 <= a < 1e9:
-            return f"{v:,.0f}"
-        if a != 0 and (a >= 1e9 or a < 1e-3):
-            return f"{v:.{digits - 1}e}"
-        return f"{v:.{digits}g}"
-    return str(v)
-
-
-def fmt_bytes(v) -> str:
-    if v is None or (isinstance(v, float) and not math.isfinite(v)):
-        return "–"
-    for unit, div in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
-        if abs(v) >= div:
-            return f"{v / div:.4g} {unit}"
-    return f"{v:.4g} B"
 
 
 class Link:
@@ -229,7 +204,7 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
     """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
     os.makedirs(outdir, exist_ok=True)
     figdir = os.path.join(outdir, "figures")
-    prof = Profile(rs)
+    prof = Profile(rs, family_sections.claimed_families())
     pts, kernel_notes = kernel_points(rs)
     data = prof.to_json()
     # The families' own sections (sections/: tensor cores, peer-to-peer, collectives, multi-GPU kernels,

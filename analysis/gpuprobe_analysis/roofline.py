@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import families as F
-from .sections.mgpu import FAMILIES as MGPU_FAMILIES
 from .results import Entry, ResultSet
 
 LEVELS = ("L1", "L2", "DRAM")
@@ -152,7 +151,7 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
     notes: List[str] = []
     undeclared: Dict[Tuple[str, str, str], int] = {}  # (family, precision, why) -> entries without a ceiling
     for e in rs.entries:
-        if not e.family.startswith(F.KERNEL_PREFIX) or e.family in MGPU_FAMILIES:  # multi-GPU: sections/mgpu.py
+        if not e.family.startswith(F.KERNEL_PREFIX) or e.family in F.MGPU_KERNEL_FAMILIES:  # multi-GPU: sections/mgpu.py
             continue
         flops = e.num("flops_per_sample")
         secs = e.num("time_median_s")

@@ -1,5 +1,5 @@
-// GEMV kernels (no-transpose and transpose), the plan (split into segments or not), argument checks.
-// Design and measurements: docs/perf/gemv.md.
+// GEMV's API: argument checks, kAuto's choice and the dispatch through the records (kGemvImpls); the
+// kernels, one part per implementation: gemv_kernels.cuh. Design and measurements: docs/perf/gemv.md.
 //
 // Both kernels use 256 threads as 32 row lanes x 8 column groups: a warp is one column group, its 32
 // lanes read 32 consecutive 16-byte vectors of one column (512 contiguous bytes), and each thread

@@ -28,6 +28,7 @@ import numpy as np
 from .. import families as F
 from . import FamilySection, register
 from ..fits import AlphaBeta, fit_alpha_beta
+from ..formatting import fmt_bytes
 from ..results import Entry, ResultSet
 
 FAMILY = "transfer.collective"
@@ -277,7 +278,6 @@ def summary(fits: Optional[CollectiveFits]) -> List[dict]:
     there), its bus bandwidth at the largest size and its α-β fit. Each: {"figure", "value", "how"}."""
     if fits is None:
         return []
-    from ..report import fmt_bytes  # the report's own size format
     rows = []
     for ranks in fits.group_sizes:
         for c in _lead(fits, ranks):
@@ -293,7 +293,6 @@ def headline(fits: Optional[CollectiveFits]) -> Optional[str]:
     other ops' range there, the allreduce over fewer GPUs."""
     if fits is None or not fits.curves:
         return None
-    from ..report import fmt_bytes
     top = max(fits.group_sizes)
     lead = _lead(fits, top)[0]
     parts = [f"{lead.op} over {top} GPUs {lead.largest.busbw_gbps:,.0f} GB/s busbw at "

@@ -38,9 +38,7 @@ from ..results import Entry, ResultSet, finite
 
 ReductionTime = Callable[[str, int, float], float]
 
-# Not in the roofline or the optimality tables, whose bounds are one GPU's (their bytes are summed over
-# the GPUs): roofline.py leaves them out.
-FAMILIES = ("kernels.symv_mgpu", "kernels.gemv_mgpu", "kernels.symv_mgpu_sytrd", "kernels.symv_mgpu_trailing")
+FAMILIES = F.MGPU_KERNEL_FAMILIES
 
 
 # ------------------------------------------------------------------------------------------ models

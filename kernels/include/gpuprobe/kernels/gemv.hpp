@@ -78,20 +78,28 @@
 
 namespace gpuprobe::kernels {
 
-// A new implementation: an enumerator here (before kEnd) and its record in kGemvImpls, same order.
+// The implementations with kernels of their own, in enumerator order: the one list from which the
+// enumerators after kAuto and the instantiations of their entry points (detail::GemvKernels) derive.
+// A new implementation: an entry here, its record in kGemvImpls (same order) and its part in
+// kernels/src/gemv_kernels.cuh.
+#define GPUPROBE_GEMV_IMPLS_WITH_KERNELS(X) \
+  X(kSplitReduce)                           \
+  X(kSinglePass)                            \
+  X(kColumnBlocks)                          \
+  X(kRowBlocks)                             \
+  X(kRowBlocksSector)
+
+#define GPUPROBE_GEMV_IMPL_ENUMERATOR(Impl) Impl,
 enum class GemvImpl {
   kAuto,  // the default: one of the others by shape (gemv_auto_impl)
-  kSplitReduce,
-  kSinglePass,
-  kColumnBlocks,
-  kRowBlocks,
-  kRowBlocksSector,
+  GPUPROBE_GEMV_IMPLS_WITH_KERNELS(GPUPROBE_GEMV_IMPL_ENUMERATOR)
   kEnd,  // not an implementation: one past the last (the table's checks count on it)
 };
+#undef GPUPROBE_GEMV_IMPL_ENUMERATOR
 
 namespace detail {
 template <class T>
-struct GemvArgs;  // validated arguments (kernels/src/gemv.cu)
+struct GemvArgs;  // validated arguments (kernels/src/gemv_common.cuh)
 
 // What an implementation needs for op(A) m x n (m, n > 0, the transposition it runs): its workspace
 // and whether the problem fits its grid (a grid dimension over its limit: gemv() returns
@@ -124,37 +132,31 @@ struct GemvLaunchers {
     return (single.plan != nullptr) + (single.launch != nullptr) + (dbl.plan != nullptr) + (dbl.launch != nullptr);
   }
 };
-// The launchers of an implementation whose entry points are the static member templates
-// Kernels::plan<T> and Kernels::launch<T> (defined and instantiated in kernels/src, see below).
-template <class Kernels>
+// The entry points of the implementation kImpl (every GemvImpl but kAuto), defined in
+// kernels/src/gemv_kernels.cuh (one part per implementation) and instantiated there: float in gemv.cu,
+// double in gemv_double.cu (two translation units compile in parallel).
+template <GemvImpl kImpl>
+struct GemvKernels {
+  template <class T>
+  static GemvPlanSummary plan(Trans trans, int m, int n);
+  template <class T>
+  static cudaError_t launch(const GemvArgs<T>& args, cudaStream_t stream);
+};
+template <GemvImpl kImpl>
 constexpr GemvLaunchers gemv_launchers() {
-  return {{&Kernels::template plan<float>, &Kernels::template launch<float>},
-          {&Kernels::template plan<double>, &Kernels::template launch<double>}};
+  return {{&GemvKernels<kImpl>::template plan<float>, &GemvKernels<kImpl>::template launch<float>},
+          {&GemvKernels<kImpl>::template plan<double>, &GemvKernels<kImpl>::template launch<double>}};
 }
-// The implementations' entry points, one struct each (the list is the one place that names them).
-// Their plan<T> / launch<T> are instantiated in kernels/src: float in gemv.cu, double in
-// gemv_double.cu (two translation units compile in parallel); the extern declarations keep every
-// other unit from instantiating them, whatever takes their address.
-#define GPUPROBE_GEMV_KERNEL_STRUCTS(X) \
-  X(GemvSplitReduceKernels)             \
-  X(GemvSinglePassKernels)              \
-  X(GemvColumnBlockKernels)             \
-  X(GemvRowBlockKernels)                \
-  X(GemvRowBlockSectorKernels)
-#define GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(Prefix, Name, T)      \
-  Prefix template GemvPlanSummary Name::plan<T>(Trans, int, int); \
-  Prefix template cudaError_t Name::launch<T>(const GemvArgs<T>&, cudaStream_t);
-#define GPUPROBE_GEMV_KERNELS(Name)                                          \
-  struct Name {                                                              \
-    template <class T>                                                       \
-    static GemvPlanSummary plan(Trans trans, int m, int n);                  \
-    template <class T>                                                       \
-    static cudaError_t launch(const GemvArgs<T>& args, cudaStream_t stream); \
-  };                                                                         \
-  GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(extern, Name, float)                     \
-  GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(extern, Name, double)
-GPUPROBE_GEMV_KERNEL_STRUCTS(GPUPROBE_GEMV_KERNELS)
-#undef GPUPROBE_GEMV_KERNELS
+// The extern declarations keep every unit but gemv.cu / gemv_double.cu from instantiating the entry
+// points, whatever takes their address.
+#define GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(Prefix, Impl, T)                                  \
+  Prefix template GemvPlanSummary GemvKernels<GemvImpl::Impl>::plan<T>(Trans, int, int); \
+  Prefix template cudaError_t GemvKernels<GemvImpl::Impl>::launch<T>(const GemvArgs<T>&, cudaStream_t);
+#define GPUPROBE_GEMV_KERNELS_EXTERN(Impl)               \
+  GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(extern, Impl, float) \
+  GPUPROBE_GEMV_KERNEL_ENTRY_POINTS(extern, Impl, double)
+GPUPROBE_GEMV_IMPLS_WITH_KERNELS(GPUPROBE_GEMV_KERNELS_EXTERN)
+#undef GPUPROBE_GEMV_KERNELS_EXTERN
 }  // namespace detail
 
 struct GemvImplRecord {
@@ -174,19 +176,19 @@ inline constexpr GemvImplRecord kGemvImpls[] = {
     {GemvImpl::kAuto, "auto", "ours", GemvImpl::kAuto, GemvImpl::kAuto, {},
      "the default: row blocks, column blocks, single pass or split + reduce by shape (gemv_auto_impl)"},
     {GemvImpl::kSplitReduce, "split_reduce", "ours_v2", GemvImpl::kSplitReduce, GemvImpl::kSplitReduce,
-     detail::gemv_launchers<detail::GemvSplitReduceKernels>(),
+     detail::gemv_launchers<GemvImpl::kSplitReduce>(),
      "256-thread units of whole rows (N) / 32 columns (T); split: partials summed by a second kernel"},
     {GemvImpl::kSinglePass, "single_pass", "ours_v3", GemvImpl::kSinglePass, GemvImpl::kSinglePass,
-     detail::gemv_launchers<detail::GemvSinglePassKernels>(),
+     detail::gemv_launchers<GemvImpl::kSinglePass>(),
      "one kernel: the last block of a unit sums its partials; thin, tall and deep shapes; evict-first A"},
     {GemvImpl::kColumnBlocks, "column_blocks", "ours_colblocks", GemvImpl::kSinglePass, GemvImpl::kColumnBlocks,
-     detail::gemv_launchers<detail::GemvColumnBlockKernels>(),
+     detail::gemv_launchers<GemvImpl::kColumnBlocks>(),
      "T: one 128-thread block per column of A, no split (cuBLAS's DGEMV T design); N: single pass"},
     {GemvImpl::kRowBlocks, "row_blocks", "ours_rowblocks", GemvImpl::kRowBlocks, GemvImpl::kColumnBlocks,
-     detail::gemv_launchers<detail::GemvRowBlockKernels>(),
+     detail::gemv_launchers<GemvImpl::kRowBlocks>(),
      "N: one 256-thread block per 64 bytes of every column, no split; T: column blocks"},
     {GemvImpl::kRowBlocksSector, "row_blocks_sector", "ours_rowblocks_sector", GemvImpl::kRowBlocksSector,
-     GemvImpl::kColumnBlocks, detail::gemv_launchers<detail::GemvRowBlockSectorKernels>(),
+     GemvImpl::kColumnBlocks, detail::gemv_launchers<GemvImpl::kRowBlocksSector>(),
      "N: one 256-thread block per 32 bytes (a sector) of every column, no split; T: column blocks"},
 };
 inline constexpr std::size_t kGemvImplCount = sizeof(kGemvImpls) / sizeof(kGemvImpls[0]);
