@@ -206,7 +206,7 @@ if ((counters)); then
   # untimed replays of each entry (one sample each: the figures come from results.json).
   counter_run premises "ceiling probes' premises with hardware counters (application replay)" \
     --counters=premise,replay=application --samples=1 \
-    --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.throughput_peak/'
+    --benchmark_filter='^memory\.(bandwidth|occupancy|l1_peak|l2_bandwidth|shared_bandwidth)/|^exec\.(throughput_peak|tensor)/'
   # One timed sample each: the figures come from results.json, the counters from untimed replays.
   # The one-GPU kernels only: the multi-GPU ones (kernels.*_mgpu*) are judged by their own bound
   # (docs/perf/symv_mgpu.md), and a SYTRD sequence replayed under the profiler would take minutes.

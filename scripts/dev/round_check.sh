@@ -1,40 +1,55 @@
 #!/usr/bin/env bash
-# One development round's checks on a GPU machine that a reference run does not cover, in one call:
-#   1. build (the README's build step); 2. the new families' GPU tests (tensor forms, cuBLASLt GEMMs, GEMV);
-#   3. exec.tensor with its premise counters (scripts/dev/tensor_check.sh, without ncu);
-#   4. kernels.gemm_lt, then PyTorch's matmul for the same types in the same call (gemm_lt_check.py);
-#   5. gpu-benches' gpu-l2-cache beside our walk=blocks L2 reads, when its source was carried in .peer/.
-#   scripts/dev/round_check.sh OUTDIR
+# One development round on a GPU machine, in one call (for development, not the user's path):
+#   1. build (the README's build step);
+#   2. the new families' GPU tests (tensor forms, cuBLASLt GEMMs);
+#   3. kernels.gemm_lt, then PyTorch's matmul for the same types in the same call (gemm_lt_check.py);
+#   4. gpu-benches' gpu-l2-cache beside our walk=blocks L2 reads, when its source was carried in .peer/;
+#   5. the main job (scripts/dev/device_session.sh --no-tests): results, premises, counters, report;
+#   6. fleet mode on this GPU, idle and beside a second process (scripts/dev/fleet_check.sh).
+# Everything lands in OUTDIR as few files: console.log, main.tgz (the main job's files), checks.tgz.
+#   scripts/dev/round_check.sh OUTDIR [--no-fleet]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:?usage: round_check.sh OUTDIR}
-mkdir -p "$OUT"
+OUT=${1:?usage: round_check.sh OUTDIR [--no-fleet]}
+fleet=1
+[ "${2:-}" = --no-fleet ] && fleet=0
+mkdir -p "$OUT/checks"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 start=$(date +%s)
 stamp() { echo "[round +$(( $(date +%s) - start ))s] $*"; }
-status=0
+pack() { tar czf "$OUT/checks.tgz" -C "$OUT" checks; }
+nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv | tee "$OUT/checks/gpu.txt"
 
 stamp build
-bash scripts/build.sh > "$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
+bash scripts/build.sh > "$OUT/checks/build.log" 2>&1 || { tail -30 "$OUT/checks/build.log"; pack; exit 1; }
 
 stamp "GPU tests of the new families"
-build/tests/gpuprobe_gpu_tests --gtest_filter='ExecTensor.*:GemmLt*:Gemv*' > "$OUT/gpu_tests.log" 2>&1 || status=1
-grep -E '^\[  (PASSED|FAILED)|tests? ran|exec.tensor \]' "$OUT/gpu_tests.log"
-
-stamp "exec.tensor"
-bash scripts/dev/tensor_check.sh "$OUT/tensor" --no-ncu > "$OUT/tensor_check.log" 2>&1 || status=1
-grep -E 'n:256|m:16/n:8/k:16|m:8/n:8|gpuprobe exit' "$OUT/tensor/tensor_table.txt" "$OUT/tensor_check.log" | cut -c1-210
+build/tests/gpuprobe_gpu_tests --gtest_filter='ExecTensor.*:GemmLt*' > "$OUT/checks/gpu_tests.log" 2>&1
+grep -E '^\[  (PASSED|FAILED)|exec.tensor \]' "$OUT/checks/gpu_tests.log"
 
 stamp "kernels.gemm_lt and PyTorch"
-build/gpuprobe --benchmark_filter='^kernels\.gemm_lt/' --benchmark_out="$OUT/gemm_lt.json" \
-  --benchmark_out_format=json > "$OUT/gemm_lt.log" 2>&1
-echo "gpuprobe exit $?"
-python3 scripts/dev/gemm_lt_check.py --compare "$OUT/gemm_lt.json" 2>&1 | tee "$OUT/gemm_lt_vs_torch.txt"
+timeout 120 build/gpuprobe --benchmark_filter='^kernels\.gemm_lt/' --benchmark_out="$OUT/checks/gemm_lt.json" \
+  --benchmark_out_format=json > "$OUT/checks/gemm_lt.log" 2>&1
+echo "gpuprobe exit $?"; grep -E '^gpuprobe:' "$OUT/checks/gemm_lt.log" | head -5
+timeout 120 python3 scripts/dev/gemm_lt_check.py --compare "$OUT/checks/gemm_lt.json" 2>&1 | tee "$OUT/checks/gemm_lt_vs_torch.txt"
 
 if [ -f .peer/gpu-benches/gpu-l2-cache/main.cu ]; then
   stamp "L2 against gpu-l2-cache"
-  bash scripts/dev/peer_l2.sh .peer/gpu-benches "$OUT/peer" > "$OUT/peer_l2.log" 2>&1
-  tail -40 "$OUT/peer_l2.log"
+  timeout 120 bash scripts/dev/peer_l2.sh .peer/gpu-benches "$OUT/checks/peer" > "$OUT/checks/peer_l2.log" 2>&1
+  tail -30 "$OUT/checks/peer_l2.log"
 fi
+pack
+
+stamp "main job"
+bash scripts/dev/device_session.sh "$OUT/main" --no-tests --budget=300 > "$OUT/checks/session.log" 2>&1
+tail -12 "$OUT/main/job.log"
+for f in results premises counters; do [ -f "$OUT/main/$f.json" ] && gzip -f "$OUT/main/$f.json"; done
+tar czf "$OUT/main.tgz" -C "$OUT" main && rm -rf "$OUT/main"
+
+if ((fleet)); then
+  stamp "fleet"
+  timeout 240 bash scripts/dev/fleet_check.sh "$OUT/checks/fleet" > "$OUT/checks/fleet.log" 2>&1
+  tail -25 "$OUT/checks/fleet.log"
+fi
+pack; rm -rf "$OUT/checks"
 stamp done
-exit $status
