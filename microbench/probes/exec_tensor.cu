@@ -208,7 +208,7 @@ __global__ void __launch_bounds__(kTensorThreadsPerBlock)
   __syncthreads();
   const std::uint64_t t0 = exec_global_timer_ns();
   const long long c0 = clock64();
-  stamp_start(stamps, t0);
+  stamp_start(stamps, t0, c0);
   for (unsigned i = 0; i < iterations; ++i) {
 #pragma unroll
     for (int c = 0; c < kMmaChains; ++c) F::mma(acc[c], ar, br);
@@ -590,13 +590,17 @@ double instructions_per_iteration(const TensorForm& f) {
 
 struct ThroughputRun {
   double seconds = 0, clock_mhz = 0, instructions = 0;
+  // FLOP per clock of the median SM: its blocks' FLOPs over its own clock64 span (first block start to
+  // last block end), so a clock that moved during the run, or an SM that got an extra block, does not
+  // bias it (a grid-wide rate over one block's clock read 1.008x the FP64 DMMA peak on an H200).
+  double flops_per_clk_per_sm = 0;
   int sms_used = 0;
 };
 
 class TensorThroughput {
  public:
   TensorThroughput(const TensorForm& form, bool zero)
-      : form_(form), operands_(upload_operands(form, zero, 20261129u)), stamps_(8), sink_(1) {
+      : form_(form), operands_(upload_operands(form, zero, 20261129u)), stamps_(kTensorStampWords), sink_(1) {
     const DeviceInfo& dev = context().device;
     const double peak = tensor_peak_flops_per_clock_per_sm(form.precision, dev.cc_major, dev.cc_minor);
     // About kSampleSeconds per sample at the per-clock peak (1024 FLOP/clk/SM where it is unknown).
@@ -613,12 +617,24 @@ class TensorThroughput {
                               operands_.neg_b.data(), stamps_.data(), sink_.data(), stream);
   }
   ThroughputRun run(int blocks_per_sm) {
-    unsigned long long init[8] = {~0ull, 0, 0, 0, 0, 0, 0, 0};
-    GP_CUDA_CHECK(cudaMemcpy(stamps_.data(), init, sizeof init, cudaMemcpyHostToDevice));
+    std::vector<unsigned long long> host(kTensorStampWords, 0);
+    host[0] = ~0ull;
+    std::fill(host.begin() + kTensorStampHeader, host.begin() + kTensorStampHeader + kTensorStampSms, ~0ull);
+    GP_CUDA_CHECK(cudaMemcpy(stamps_.data(), host.data(), stamps_.bytes(), cudaMemcpyHostToDevice));
     enqueue(blocks_per_sm, nullptr);
-    unsigned long long host[8];
-    GP_CUDA_CHECK(cudaMemcpy(host, stamps_.data(), sizeof host, cudaMemcpyDeviceToHost));
+    GP_CUDA_CHECK(cudaMemcpy(host.data(), stamps_.data(), stamps_.bytes(), cudaMemcpyDeviceToHost));
     ThroughputRun r;
+    const double block_flops = double(iterations(blocks_per_sm)) * instructions_per_iteration(form_) * form_.flops();
+    std::vector<double> per_sm;
+    for (int sm = 0; sm < kTensorStampSms; ++sm) {
+      const unsigned long long start = host[kTensorStampHeader + sm], end = host[kTensorStampHeader + kTensorStampSms + sm],
+                               blocks = host[kTensorStampHeader + 2 * kTensorStampSms + sm];
+      if (blocks > 0 && end > start) per_sm.push_back(double(blocks) * block_flops / double(end - start));
+    }
+    if (!per_sm.empty()) {
+      std::nth_element(per_sm.begin(), per_sm.begin() + per_sm.size() / 2, per_sm.end());
+      r.flops_per_clk_per_sm = per_sm[per_sm.size() / 2];
+    }
     r.seconds = static_cast<double>(host[1] - host[0]) * 1e-9;
     r.clock_mhz = host[3] > 0 ? static_cast<double>(host[2]) / static_cast<double>(host[3]) * 1e3 : 0;
     r.instructions = double(iterations(blocks_per_sm)) * instructions_per_iteration(form_) *
@@ -663,11 +679,12 @@ void tensor_throughput_entry(benchmark::State& state, const TensorForm& form, bo
   Measurement m(state, kTensor, Work{0, instructions * form.flops(), instructions * warp_instructions_per_instruction(form)});
   m.premise(Premise::compute(tensor_premise_metric(form)));
   int sms_used = ctx.device.sm_count;
-  std::vector<double> power_w;
+  std::vector<double> power_w, per_clock;
   m.run(
       [&] {
         const ThroughputRun r = probe.run(blocks);
         sms_used = std::min(sms_used, r.sms_used);
+        if (r.flops_per_clk_per_sm > 0) per_clock.push_back(r.flops_per_clk_per_sm);
         if (ctx.nvml)
           if (const auto mw = ctx.nvml->power_mw()) power_w.push_back(*mw * 1e-3);
         Sample s;
@@ -686,14 +703,14 @@ void tensor_throughput_entry(benchmark::State& state, const TensorForm& form, bo
   m.param("sms_used", sms_used);
   m.param("instructions", instructions);
   const double clock_mhz = state.counters["sm_clock_kernel_mhz"];
-  const double gflops = state.counters["value_median"];
-  if (clock_mhz > 0) {
-    const double per_clock = gflops * 1e3 / clock_mhz / ctx.device.sm_count;
-    m.param("flops_per_clk_per_sm", per_clock);
+  if (!per_clock.empty()) {
+    std::sort(per_clock.begin(), per_clock.end());
+    const double median_per_clock = per_clock[per_clock.size() / 2];
+    m.param("flops_per_clk_per_sm", median_per_clock);
     const double peak = tensor_peak_flops_per_clock_per_sm(form.precision, ctx.device.cc_major, ctx.device.cc_minor);
     if (peak > 0) {
       m.param("theoretical_flops_per_clk_per_sm", peak);
-      m.param("fraction_of_theoretical", per_clock / peak);
+      m.param("fraction_of_theoretical", median_per_clock / peak);
       m.param("theoretical_gflops_at_kernel_clock", peak * ctx.device.sm_count * clock_mhz * 1e-3);
     }
   }

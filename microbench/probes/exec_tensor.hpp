@@ -66,7 +66,12 @@ void enqueue_tensor_once(const TensorForm& form, const void* a, const void* b, c
 // `iterations` x 2 instructions per warp(group) into its accumulators (B, then -B, so that sums stay
 // bounded on random data); mma.sync keeps kMmaChains independent accumulators per warp.
 // stamps[0]: earliest block start, stamps[1]: latest block end (globaltimer ns); stamps[2], [3]: block
-// 0's clock64 cycles and globaltimer ns; stamps[4..7]: bit mask of the SMs that ran a block.
+// 0's clock64 cycles and globaltimer ns; stamps[4..7]: bit mask of the SMs that ran a block; then per SM
+// (kTensorStampSms each): the earliest block start and the latest block end in that SM's clock64, and
+// the blocks it ran. kTensorStampWords in all; the caller sets the starts to ~0 and the rest to 0.
+constexpr int kTensorStampHeader = 8;
+constexpr int kTensorStampSms = 256;
+constexpr int kTensorStampWords = kTensorStampHeader + 3 * kTensorStampSms;
 constexpr int kMmaChains = 4;
 constexpr int kMmaWarpsPerBlock = 4;
 void enqueue_tensor_throughput(const TensorForm& form, int blocks, unsigned iterations, const void* a,

@@ -77,22 +77,33 @@ __device__ __forceinline__ int wgmma_acc_index_16(int thread, int n, int j) {
   return (16 * w + g + 8 * (j & 1)) * n + 8 * (j >> 1) + 2 * t;
 }
 
-// Block timing as exec.throughput records it (exec_tensor.hpp: stamps).
-__device__ __forceinline__ void stamp_start(unsigned long long* stamps, std::uint64_t t0) {
-  if (threadIdx.x == 0) atomicMin(&stamps[0], static_cast<unsigned long long>(t0));
+// Block timing (exec_tensor.hpp: stamps): the grid's globaltimer span, block 0's clock, the SMs that ran a
+// block, and per SM the earliest block start and latest block end in that SM's own clock64 (one counter
+// per SM, so the span covers all its blocks whatever the clock did) and how many blocks it ran.
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned sm;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
+  return sm;
+}
+__device__ __forceinline__ void stamp_start(unsigned long long* stamps, std::uint64_t t0, long long c0) {
+  if (threadIdx.x != 0) return;
+  const unsigned sm = sm_id() % kTensorStampSms;
+  atomicMin(&stamps[0], static_cast<unsigned long long>(t0));
+  atomicMin(&stamps[kTensorStampHeader + sm], static_cast<unsigned long long>(c0));
 }
 __device__ __forceinline__ void stamp_end(unsigned long long* stamps, std::uint64_t t0, long long c0) {
   if (threadIdx.x != 0) return;
   const std::uint64_t t1 = exec_global_timer_ns();
   const long long c1 = clock64();
+  const unsigned sm = sm_id() % kTensorStampSms;
   atomicMax(&stamps[1], static_cast<unsigned long long>(t1));
   if (blockIdx.x == 0) {
     stamps[2] = static_cast<unsigned long long>(c1 - c0);
     stamps[3] = t1 - t0;
   }
-  unsigned sm;
-  asm volatile("mov.u32 %0, %%smid;" : "=r"(sm));
   atomicOr(&stamps[4 + (sm >> 6) % 4], 1ull << (sm & 63));
+  atomicMax(&stamps[kTensorStampHeader + kTensorStampSms + sm], static_cast<unsigned long long>(c1));
+  atomicAdd(&stamps[kTensorStampHeader + 2 * kTensorStampSms + sm], 1ull);
 }
 
 // Keeps accumulators alive without writing them: a store no real result takes.

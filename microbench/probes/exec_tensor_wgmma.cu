@@ -132,7 +132,7 @@ __global__ void __launch_bounds__(kTensorThreadsPerBlock, 1)
   __syncthreads();
   const std::uint64_t t0 = exec_global_timer_ns();
   const long long c0 = clock64();
-  stamp_start(stamps, t0);
+  stamp_start(stamps, t0, c0);
   wgmma_fence();
   for (unsigned i = 0; i < iterations; ++i) {
     mma<F>(acc, a_tile, b0, 1, a_regs);
