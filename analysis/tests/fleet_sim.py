@@ -28,12 +28,14 @@ MODELS = {
         "DRAM read": (3192.0, 0.008), "DRAM write": (3299.0, 0.008), "L2 read": (9300.0, 0.01),
         "FP32": (65800.0, 0.003), "FP64": (33300.0, 0.003), "SM clock under load": (1975.0, 0.003),
         "DRAM latency": (348.5, 0.006), "Launch rate": (3100.0, 0.04), "Pinned H2D": (55.0, 0.015),
-        "Pinned D2H": (55.1, 0.015), "P2P write, slowest neighbour": (370.0, 0.015)},
+        "Pinned D2H": (55.1, 0.015), "P2P write, slowest neighbour": (370.0, 0.015),
+        "BF16 tensor": (940000.0, 0.01), "FP64 tensor": (66000.0, 0.005)},
     "NVIDIA H200": {
         "DRAM read": (4566.0, 0.008), "DRAM write": (4610.0, 0.008), "L2 read": (9511.0, 0.01),
         "FP32": (65700.0, 0.003), "FP64": (33300.0, 0.003), "SM clock under load": (1975.0, 0.003),
         "DRAM latency": (330.0, 0.006), "Launch rate": (2900.0, 0.04), "Pinned H2D": (55.5, 0.015),
-        "Pinned D2H": (55.3, 0.015), "P2P write, slowest neighbour": (375.0, 0.015)},
+        "Pinned D2H": (55.3, 0.015), "P2P write, slowest neighbour": (375.0, 0.015),
+        "BF16 tensor": (950000.0, 0.01), "FP64 tensor": (66100.0, 0.005)},
 }
 GPUS_PER_NODE = 8
 # The pick axis' value of the entry a figure takes, and of the other point written beside it.

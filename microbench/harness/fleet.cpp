@@ -51,10 +51,12 @@ std::vector<PresetFigure> fleet_figures() {
       // The tensor cores: the BF16 ceiling's form (wgmma N = 256, A in shared memory) and FP64's (DMMA
       // m16n8k16), on random operands. Optional: a GPU without wgmma registers no such entry.
       {"BF16 tensor", "exec.tensor",
-       {{"instr", "wgmma"}, {"precision", "bf16"}, {"acc", "f32"}, {"a", "smem"}, {"n", "256"}, {"data", "random"}},
+       {{"instr", "wgmma"}, {"precision", "bf16"}, {"acc", "f32"}, {"a", "smem"}, {"m", "64"}, {"n", "256"}, {"k", "16"},
+        {"data", "random"}},
        "", "", "value_median", 5, P::kTogether, true},
       {"FP64 tensor", "exec.tensor",
-       {{"instr", "mma"}, {"precision", "f64"}, {"acc", "f64"}, {"m", "16"}, {"k", "16"}, {"data", "random"}},
+       {{"instr", "mma"}, {"precision", "f64"}, {"acc", "f64"}, {"a", "reg"}, {"m", "16"}, {"n", "8"}, {"k", "16"},
+        {"data", "random"}},
        "", "", "value_median", 5, P::kTogether, true},
   };
   return f;

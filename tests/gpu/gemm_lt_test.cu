@@ -182,7 +182,13 @@ TEST_P(GemmLtTest, MatchesDoubleReference) {
     const kernels::GemmLt plan(r.precision, s.m, s.n, s.k);
     EXPECT_GE(plan.heuristic_candidates(), 1);
     EXPECT_FALSE(plan.algorithm().empty());
-    plan.run(da.data(), db.data(), dd.data(), nullptr);
+    try {
+      plan.run(da.data(), db.data(), dd.data(), nullptr);
+    } catch (const kernels::GemmLtUnsupported& e) {
+      // What cuBLASLt refuses to run is no result to check: kernels.gemm_lt skips that entry with the same
+      // reason (seen for e4m3 on an H200 with cuBLASLt 13.1, whose heuristic offered the algorithm).
+      GTEST_SKIP() << e.what();
+    }
     GP_CUDA_CHECK(cudaDeviceSynchronize());
     std::vector<unsigned char> d_bytes(dd.bytes());
     GP_CUDA_CHECK(cudaMemcpy(d_bytes.data(), dd.data(), dd.bytes(), cudaMemcpyDeviceToHost));
