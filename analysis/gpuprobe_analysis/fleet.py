@@ -16,7 +16,8 @@ figure's tolerance; both must hold, so that neither a tight fleet's harmless 1 %
 noise flags a GPU. Models with fewer than MIN_WITHIN GPUs are not compared within (too few for a
 median to mean anything); an optional reference (another run on a GPU of the same model, e.g.
 reports/h100) gives absolute floors at `floor_fraction` x its figures (for a lower-is-better figure:
-its figure / floor_fraction), as DCGM's diagnostics set theirs at about 0.75 x a reference run.
+its figure / floor_fraction), as DCGM's diagnostics set theirs at about 0.75 x a reference run; a figure
+whose declared tolerance is wide (launches, transfers: the host's share) at most 1 - 2 x that tolerance.
 """
 from __future__ import annotations
 
@@ -355,7 +356,10 @@ def analyze(inp: FleetInput, criteria: Criteria, reference=None) -> dict:
                 if spec.name not in g.values or spec.name not in ref_values:
                     continue
                 ref, ref_entry, b = ref_values[spec.name]
-                floor = ref * criteria.floor_fraction if b == "higher" else ref / criteria.floor_fraction
+                # A figure that varies more between healthy runs (its declared tolerance: launches and
+                # transfers, which the host shares) gets a looser floor: at most 1 - 2 x its tolerance.
+                fraction = min(criteria.floor_fraction, 1 - 2 * spec.tolerance_pct / 100)
+                floor = ref * fraction if b == "higher" else ref / fraction
                 v = g.values[spec.name]
                 if (v < floor) if b == "higher" else (v > floor):
                     st = stats.get((g.model, spec.name))
@@ -369,7 +373,7 @@ def analyze(inp: FleetInput, criteria: Criteria, reference=None) -> dict:
                                       "robust_z": None if z is None else round(z, 2),
                                       "text": f"{spec.name} {_fmt(v)} {spec.unit} "
                                               f"{'below the floor' if b == 'higher' else 'above the ceiling'} "
-                                              f"{_fmt(floor)} ({criteria.floor_fraction:g} x the reference's "
+                                              f"{_fmt(floor)} ({fraction:g} x the reference's "
                                               f"{_fmt(ref)}; model median {_fmt(st.median) if st else 'n/a'}"
                                               + (f", robust z {z:.1f})" if z is not None else ")")})
     for g in inp.gpus:
