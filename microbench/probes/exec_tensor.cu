@@ -247,18 +247,7 @@ __global__ void __launch_bounds__(32) mma_latency_kernel(const std::uint8_t* a, 
   keep(acc, sink);
 }
 
-using OnceKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, std::uint8_t*);
-using ThroughputKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, unsigned,
-                                  unsigned long long*, std::uint32_t*);
-using LatencyKernel = void (*)(const std::uint8_t*, const std::uint8_t*, unsigned, unsigned long long*,
-                               std::uint32_t*);
-
-struct MmaKernels {
-  TensorForm form;
-  OnceKernel once;
-  ThroughputKernel throughput;
-  LatencyKernel latency;
-};
+using MmaKernels = TensorKernels;
 
 template <class F>
 MmaKernels mma_row(TensorPrecision p, TensorAccum acc) {

@@ -106,6 +106,20 @@ __device__ __forceinline__ void stamp_end(unsigned long long* stamps, std::uint6
   atomicAdd(&stamps[kTensorStampHeader + 2 * kTensorStampSms + sm], 1ull);
 }
 
+// One form's three kernels (the test's single instruction, throughput, latency), as both translation
+// units tabulate them.
+using TensorOnceKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, std::uint8_t*);
+using TensorThroughputKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, unsigned,
+                                        unsigned long long*, std::uint32_t*);
+using TensorLatencyKernel = void (*)(const std::uint8_t*, const std::uint8_t*, unsigned, unsigned long long*,
+                                     std::uint32_t*);
+struct TensorKernels {
+  TensorForm form;
+  TensorOnceKernel once;
+  TensorThroughputKernel throughput;
+  TensorLatencyKernel latency;
+};
+
 // Keeps accumulators alive without writing them: a store no real result takes.
 template <class T, int N>
 __device__ __forceinline__ void keep(const T (&d)[N], std::uint32_t* sink) {

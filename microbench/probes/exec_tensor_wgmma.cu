@@ -181,18 +181,7 @@ __global__ void __launch_bounds__(kTensorThreadsPerBlock, 1)
   keep(acc, sink);
 }
 
-using OnceKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, std::uint8_t*);
-using ThroughputKernel = void (*)(const std::uint8_t*, const std::uint8_t*, const std::uint8_t*, unsigned,
-                                  unsigned long long*, std::uint32_t*);
-using LatencyKernel = void (*)(const std::uint8_t*, const std::uint8_t*, unsigned, unsigned long long*,
-                               std::uint32_t*);
-
-struct WgmmaKernels {
-  TensorForm form;
-  OnceKernel once;
-  ThroughputKernel throughput;
-  LatencyKernel latency;
-};
+using WgmmaKernels = TensorKernels;
 
 struct CollectForms {
   std::vector<WgmmaKernels>* out;
