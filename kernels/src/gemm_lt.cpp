@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <vector>
 
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/check_cublas.hpp"
@@ -14,6 +15,8 @@ namespace {
 constexpr float kOneF = 1.f, kZeroF = 0.f;
 constexpr double kOneD = 1.0, kZeroD = 0.0;
 constexpr std::int32_t kOneI = 1, kZeroI = 0;
+// FP8 scales lie this many floats apart (256 bytes, cudaMalloc's alignment).
+constexpr std::size_t kScaleStride = 64;
 
 const void* one_of(cudaDataType_t scale) {
   return scale == CUDA_R_64F ? static_cast<const void*>(&kOneD)
@@ -59,11 +62,15 @@ GemmLt::GemmLt(GemmLtPrecision p, int m, int n, int k, std::size_t workspace_byt
   GP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSA, &transpose, sizeof transpose));
   GP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &keep, sizeof keep));
   if (p == GemmLtPrecision::kE4M3) {
-    fp8_scales_ = DeviceBuffer<float>(2);
-    const float ones[2] = {1.f, 1.f};
-    GP_CUDA_CHECK(cudaMemcpy(fp8_scales_.data(), ones, sizeof ones, cudaMemcpyHostToDevice));
+    // Each scale in its own 256-byte block: with B's scale 4 bytes past A's, cuBLASLt 13.1 on an H200
+    // returned candidates from its heuristic and then refused every one of them (and its own pick)
+    // with CUBLAS_STATUS_NOT_SUPPORTED; 256 bytes apart, or one scale for both, they ran. Setting the
+    // scale modes explicitly changed nothing (lab/experiments/cublaslt_fp8/variants.cu).
+    fp8_scales_ = DeviceBuffer<float>(2 * kScaleStride);
+    std::vector<float> ones(2 * kScaleStride, 1.f);
+    GP_CUDA_CHECK(cudaMemcpy(fp8_scales_.data(), ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice));
     const float* a_scale = fp8_scales_.data();
-    const float* b_scale = fp8_scales_.data() + 1;
+    const float* b_scale = fp8_scales_.data() + kScaleStride;
     GP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &a_scale, sizeof a_scale));
     GP_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &b_scale, sizeof b_scale));
   }
@@ -112,13 +119,10 @@ GemmLt::GemmLt(GemmLtPrecision p, int m, int n, int k, std::size_t workspace_byt
 }
 
 void GemmLt::run(const void* a, const void* b, void* d, cudaStream_t stream) const {
-  // beta = 0: C is not read. D is passed as C so that no second output buffer is needed, except for
-  // fp8: on an H200 (cuBLASLt 13.1) the fp8 kernels answered NOT_SUPPORTED to C == D, and PyTorch's
-  // _scaled_mm passes no C there either.
-  const void* c = record_.precision == GemmLtPrecision::kE4M3 ? nullptr : d;
+  // beta = 0: C is not read. D is passed as C so that no second output buffer is needed.
   const cublasStatus_t status =
       cublasLtMatmul(handle_.get(), desc_.get(), one_of(record_.scale_type), a, a_layout_.get(), b, b_layout_.get(),
-                     zero_of(record_.scale_type), c, d_layout_.get(), d, d_layout_.get(), &algo_, workspace_.data(),
+                     zero_of(record_.scale_type), d, d_layout_.get(), d, d_layout_.get(), &algo_, workspace_.data(),
                      workspace_.bytes(), stream);
   if (status == CUBLAS_STATUS_NOT_SUPPORTED)
     throw GemmLtUnsupported(std::string("cublasLtMatmul refused its heuristic's algorithm (") + algorithm_ + ") for " +

@@ -12,6 +12,7 @@
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -24,6 +25,7 @@
 #include "gpuprobe/hash.hpp"
 #include "gpuprobe/kernels/gemm_lt.hpp"
 #include "harness/measure.hpp"
+#include "harness/nvml.hpp"
 #include "probes/registry.hpp"
 
 namespace gpuprobe {
@@ -69,7 +71,7 @@ const ProbeDescriptor& kGemmLt = declare_family(
         .with_fields({text_field("l2"), text_field("types"), text_field("algorithm"),
                       numeric_field("workspace_bytes", "bytes"), numeric_field("algorithm_workspace_bytes", "bytes"),
                       numeric_field("heuristic_candidates", "algorithms"),
-                      numeric_field("cublaslt_version", "version")})
+                      numeric_field("cublaslt_version", "version"), numeric_field("power_w", "W")})
         .computing_by_precision(ceilings_by_precision()));
 
 template <class T>
@@ -163,7 +165,18 @@ void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int 
   meas.param("algorithm_workspace_bytes", double(plan.algorithm_workspace_bytes()));
   meas.param("heuristic_candidates", plan.heuristic_candidates());
   meas.param("cublaslt_version", double(kernels::gemm_lt_version()));
-  meas.time_events([&](cudaStream_t stream) { plan.run(a.data(), b.data(), d.data(), stream); });
+  // Board power after each sample (NVML), beside the SM clock the harness records: under the power
+  // cap, operand values move the clock and so the rate (docs/probes.md, "cuBLASLt GEMMs").
+  std::vector<double> power_w;
+  meas.time_events([&](cudaStream_t stream) { plan.run(a.data(), b.data(), d.data(), stream); },
+                   [&](Sample&) {
+                     if (context().nvml)
+                       if (const auto mw = context().nvml->power_mw()) power_w.push_back(*mw * 1e-3);
+                   });
+  if (!power_w.empty()) {
+    std::nth_element(power_w.begin(), power_w.begin() + power_w.size() / 2, power_w.end());
+    meas.param("power_w", power_w[power_w.size() / 2]);
+  }
 }
 
 }  // namespace

@@ -186,7 +186,9 @@ TEST_P(GemmLtTest, MatchesDoubleReference) {
       plan.run(da.data(), db.data(), dd.data(), nullptr);
     } catch (const kernels::GemmLtUnsupported& e) {
       // What cuBLASLt refuses to run is no result to check: kernels.gemm_lt skips that entry with the same
-      // reason (seen for e4m3 on an H200 with cuBLASLt 13.1, whose heuristic offered the algorithm).
+      // reason. On Hopper every type runs (cuBLASLt 13.1 on an H200, all six): a refusal there is our
+      // defect (as FP8 scales 4 bytes apart were, gemm_lt.cpp), so it fails.
+      if (device.cc_major == 9) FAIL() << e.what();
       GTEST_SKIP() << e.what();
     }
     GP_CUDA_CHECK(cudaDeviceSynchronize());

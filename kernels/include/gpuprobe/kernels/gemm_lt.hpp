@@ -119,7 +119,7 @@ class GemmLt {
   Owned<cublasLtMatrixLayout_t> d_layout_{nullptr, cublasLtMatrixLayoutDestroy};
   cublasLtMatmulAlgo_t algo_{};
   DeviceBuffer<unsigned char> workspace_;
-  DeviceBuffer<float> fp8_scales_;  // A's and B's scale (1.0) for FP8
+  DeviceBuffer<float> fp8_scales_;  // A's and B's scale (1.0) for FP8, 256 bytes apart
   std::size_t algorithm_workspace_ = 0;
   int candidates_ = 0;
   std::string algorithm_;
