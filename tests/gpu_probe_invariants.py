@@ -7,7 +7,7 @@ Runs gpuprobe --quick on the memory probes and the memcpy baseline, then checks 
     axis or field of its record or one of the harness's own fields (scripts/dev/migrate_results.py's
     check);
   - latency does not fall from L1 to L2 to DRAM (random chains, per load flavour): no point more than
-    2 % below the smallest footprint's;
+    2 % below the fastest of the first level's (below 64 KiB) placement-averaged points;
   - no DRAM-sized bandwidth exceeds the theoretical DRAM bandwidth of the context;
   - shared-memory bytes per clock per SM stay within the 128 B/clock of a 32-bank shared memory
     (with 2 % tolerance for clock-read skew), and bank-conflict cycles grow with the conflict degree;
@@ -73,14 +73,17 @@ def main() -> int:
         curve = sorted((e["footprint"], e["value_median"])
                        for e in fam(f"memory.latency/pattern:random/load:{load}/"))
         check(len(curve) >= 5, f"latency {load}: too few points")
-        # A deeper level cannot be faster than the first one: no point falls below the smallest
-        # footprint's latency by more than the noise of a placement average (the probe lays chains
-        # below 64 KiB at up to 16 placements, since L2 latency differs between slices: on the H100 a
-        # single 1 KiB cg chain took 256-290 cycles depending on where it lay; 16 placements leave
-        # about +-1 %).
-        small = curve[0][1]
+        # A deeper level cannot be faster than the first one: no point falls more than 2 % below the
+        # first level's latency. Chains below 64 KiB are laid at up to 16 placements each (L2 latency
+        # differs between slices: on the H100 a single 1 KiB cg chain took 256-290 cycles depending on
+        # where it lay), so each of them is one placement-averaged estimate of the first level, and the
+        # reference is the fastest of them, not whichever the smallest footprint drew. On an H200 the
+        # cg points at 1-64 KiB read 282.5-286.6 cycles in one run (cv 0.0 % each, the same in three
+        # runs) and 284.7 or 287.05 at 1 KiB in two processes, against 280.6-281.8 at 256 KiB-8 MiB.
+        first_level = [v for fp, v in curve if fp < 64 * 1024] or [curve[0][1]]
+        small = min(first_level)
         big = [v for fp, v in curve if fp > 4 * l2]
-        check(all(v >= 0.98 * small for _, v in curve), f"latency {load} falls below its smallest footprint's: {curve}")
+        check(all(v >= 0.98 * small for _, v in curve), f"latency {load} falls below its first level's: {curve}")
         check(big and min(big) > 1.5 * small, f"latency {load}: DRAM not slower than the smallest footprint")
 
     # Only working sets far beyond the L2 are pure DRAM: nearer to it, rewrites of lines still in L2
