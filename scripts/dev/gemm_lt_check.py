@@ -19,16 +19,27 @@ call. The SM clock and board power after the samples come from NVML when pynvml 
 With --compare RESULTS.json (gpuprobe's --benchmark_out of the same call) each line also gives our
 entry's median and the ratio torch / ours; |ratio - 1| <= --tolerance (2 %) passes.
 
-    build/gpuprobe --benchmark_filter='^kernels\\.gemm_lt/.*/n:8192$' --benchmark_out=gemm_lt.json
+    build/gpuprobe --benchmark_filter='^kernels\\.gemm_lt/.*/n:8192/' --benchmark_out=gemm_lt.json
     python3 scripts/dev/gemm_lt_check.py --compare gemm_lt.json
+
+With --gpuprobe EXE instead, the script runs our entries itself, alternating with PyTorch's calls for
+--rounds rounds (ours, then PyTorch's, per round), so that a drift of clock or temperature during the
+call falls on both; the ratio is the median of the rounds' ratios. Like-for-like needs the same cuBLASLt
+call on both sides: --blas cublaslt makes torch.matmul call cuBLASLt (PyTorch's default, cuBLAS's
+GemmEx, picks its kernel by other rules), and --workspace-mib offers PyTorch's cuBLAS(Lt) the workspace
+our entries offer (64 MiB; PyTorch's own default is smaller, which changes the heuristic's pick).
+torch._int_mm passes no workspace whatever the setting.
 
 Exit status: 0, or 1 when a compared type is off by more than the tolerance (2: usage).
 """
 import argparse
 import math
 import json
+import os
 import statistics
+import subprocess
 import sys
+import tempfile
 
 PRECISIONS = ("bf16", "f16", "tf32", "e4m3", "s8", "f64")
 
@@ -63,7 +74,8 @@ def gemm_call(torch, precision: str, a, b):
 
 
 def time_calls(torch, call, samples: int, warmup: int, warmup_seconds: float):
-    """Median seconds of one call, after the warm-up; and the warm-up calls run."""
+    """Median seconds of one call after the warm-up, the warm-up calls run, and the median SM clock
+    (MHz, NVML, read after each sample as our harness does; None without pynvml)."""
     stream = torch.cuda.current_stream()
 
     def one():
@@ -79,15 +91,25 @@ def time_calls(torch, call, samples: int, warmup: int, warmup_seconds: float):
     while done < warmup or (spent < warmup_seconds and done < 1000):
         spent += one()
         done += 1
-    return statistics.median(one() for _ in range(samples)), done
+    times, clocks = [], []
+    for _ in range(samples):
+        times.append(one())
+        clocks.append(nvml_state()[0])
+    clocks = [c for c in clocks if c is not None]
+    return statistics.median(times), done, (statistics.median(clocks) if clocks else None)
+
+
+_NVML = []
 
 
 def nvml_state():
     """(SM clock MHz, board power W) now, or (None, None) without pynvml."""
     try:
         import pynvml
-        pynvml.nvmlInit()
-        h = pynvml.nvmlDeviceGetHandleByIndex(0)  # the visible device 0, as torch's "cuda"
+        if not _NVML:
+            pynvml.nvmlInit()
+            _NVML.append(pynvml.nvmlDeviceGetHandleByIndex(0))  # the visible device 0, as torch's "cuda"
+        h = _NVML[0]
         return (pynvml.nvmlDeviceGetClockInfo(h, pynvml.NVML_CLOCK_SM),
                 pynvml.nvmlDeviceGetPowerUsage(h) / 1e3)
     except Exception:  # noqa: BLE001 -- any failure only means no reading
@@ -95,7 +117,8 @@ def nvml_state():
 
 
 def our_entries(path: str, n: int, data: str):
-    """{precision: GFLOP/s median} of kernels.gemm_lt entries at n in a gpuprobe result file."""
+    """{precision: (GFLOP/s median, SM clock MHz median or None)} of kernels.gemm_lt entries at n in a
+    gpuprobe result file."""
     with open(path, encoding="utf-8") as fh:
         doc = json.load(fh)
     out = {}
@@ -103,8 +126,35 @@ def our_entries(path: str, n: int, data: str):
         parts = dict(p.split(":", 1) for p in e.get("name", "").split("/")[1:] if ":" in p)
         if e.get("name", "").startswith("kernels.gemm_lt/") and parts.get("n") == str(n) and parts.get("data") == data:
             # A skipped entry (cuBLASLt refused the type) carries its reason instead of figures.
-            out[parts["precision"]] = float(e["value_median"]) if "value_median" in e else math.nan
+            out[parts["precision"]] = (float(e["value_median"]) if "value_median" in e else math.nan,
+                                       e.get("sm_clock_mhz"))
     return out
+
+
+def time_torch(torch, precision: str, args, flops: float) -> dict:
+    """One type's PyTorch GEMM: its median call, and the SM clock and board power after it."""
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.manual_seed(0)
+    a, b = operands(torch, precision, args.n, args.data == "zero")
+    seconds, warm, clock = time_calls(torch, gemm_call(torch, precision, a, b), args.samples, args.warmup,
+                                      args.warmup_seconds)
+    power = nvml_state()[1]
+    del a, b
+    torch.cuda.empty_cache()
+    return {"precision": precision, "n": args.n, "data": args.data, "median_ms": seconds * 1e3,
+            "tflops": flops / seconds / 1e12, "warmup_calls": warm, "sm_clock_mhz": clock, "power_w": power}
+
+
+def run_ours(exe: str, precisions, n: int, data: str) -> dict:
+    """{precision: GFLOP/s median} of our entries for these types, run now by `exe`."""
+    with tempfile.TemporaryDirectory() as d:
+        out = os.path.join(d, "gemm_lt.json")
+        pattern = f"^kernels\\.gemm_lt/precision:({'|'.join(precisions)})/data:{data}/n:{n}/"
+        run = subprocess.run([exe, f"--benchmark_filter={pattern}", f"--benchmark_out={out}",
+                              "--benchmark_out_format=json"], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        if run.returncode != 0:
+            raise SystemExit(f"gemm_lt_check: {exe} exited {run.returncode}: {run.stderr.strip()[-400:]}")
+        return our_entries(out, n, data)
 
 
 def main(argv=None) -> int:
@@ -118,7 +168,19 @@ def main(argv=None) -> int:
     ap.add_argument("--compare", metavar="RESULTS.json", help="gpuprobe result file with kernels.gemm_lt entries")
     ap.add_argument("--tolerance", type=float, default=0.02, help="allowed |torch/ours - 1| (default 0.02)")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
+    ap.add_argument("--gpuprobe", metavar="EXE", help="run our entries with EXE, alternating with PyTorch's")
+    ap.add_argument("--rounds", type=int, default=3, help="alternating rounds with --gpuprobe (default 3)")
+    ap.add_argument("--blas", choices=("cublas", "cublaslt"), default="cublas",
+                    help="the library torch.matmul calls (default cublas, PyTorch's own default)")
+    ap.add_argument("--workspace-mib", type=int,
+                    help="workspace PyTorch offers cuBLAS and cuBLASLt (default: PyTorch's own); 64 = our entries'")
     args = ap.parse_args(argv)
+    if args.compare and args.gpuprobe:
+        ap.error("--compare and --gpuprobe exclude each other")
+    if args.workspace_mib:
+        # Read by PyTorch when it first creates its cuBLAS(Lt) workspaces: before the import below.
+        os.environ["CUBLASLT_WORKSPACE_SIZE"] = str(args.workspace_mib * 1024)  # KiB
+        os.environ["CUBLAS_WORKSPACE_CONFIG"] = f":{args.workspace_mib * 1024}:1"  # KiB : buffers
     wanted = [p.strip() for p in args.precisions.split(",") if p.strip()]
     unknown = [p for p in wanted if p not in PRECISIONS]
     if unknown or args.n <= 0 or args.samples <= 0:
@@ -128,40 +190,59 @@ def main(argv=None) -> int:
     if not torch.cuda.is_available():
         print("gemm_lt_check: no CUDA device visible to torch", file=sys.stderr)
         return 2
+    torch.backends.cuda.preferred_blas_library(args.blas)
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
-    ours = our_entries(args.compare, args.n, args.data) if args.compare else {}
     flops = 2.0 * args.n ** 3
+    rounds = args.rounds if args.gpuprobe else 1
+    # Per round and type: ours, then PyTorch's right after it, so that the two share the GPU's state.
+    per_round = []  # per round: ({precision: (ours GFLOP/s, ours MHz)}, {precision: torch row})
+    for _ in range(rounds):
+        ours, torch_rows = {}, {}
+        if args.compare:
+            ours = our_entries(args.compare, args.n, args.data)
+        for p in wanted:
+            if args.gpuprobe:
+                ours.update(run_ours(args.gpuprobe, [p], args.n, args.data))
+            torch_rows[p] = time_torch(torch, p, args, flops)
+        per_round.append((ours, torch_rows))
     rows, failed = [], False
     for precision in wanted:
-        torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
-        torch.manual_seed(0)
-        a, b = operands(torch, precision, args.n, args.data == "zero")
-        seconds, warm = time_calls(torch, gemm_call(torch, precision, a, b), args.samples, args.warmup,
-                                   args.warmup_seconds)
-        clock, power = nvml_state()
-        row = {"precision": precision, "n": args.n, "data": args.data, "median_ms": seconds * 1e3,
-               "tflops": flops / seconds / 1e12, "warmup_calls": warm, "sm_clock_mhz": clock, "power_w": power}
-        if precision in ours:
-            row["ours_tflops"] = ours[precision] / 1e3
-            row["torch_over_ours"] = row["tflops"] / row["ours_tflops"]
+        runs = [t[precision] for _, t in per_round]
+        row = dict(runs[-1])
+        row["tflops"] = statistics.median(r["tflops"] for r in runs)
+        row["median_ms"] = flops / row["tflops"] / 1e9
+        ours_r = [o.get(precision) for o, _ in per_round]
+        if all(v is not None for v in ours_r):
+            row["ours_tflops"] = statistics.median(v[0] / 1e3 for v in ours_r)
+            ratios = [t[precision]["tflops"] / (o[precision][0] / 1e3) for o, t in per_round]
+            row["torch_over_ours"] = statistics.median(ratios)
+            row["round_ratios"] = ratios
+            # The same ratio per clock: what is left once each side's own SM clock is divided out.
+            per_clock = [t[precision]["tflops"] / t[precision]["sm_clock_mhz"] / (o[precision][0] / 1e3 / o[precision][1])
+                         for o, t in per_round if t[precision]["sm_clock_mhz"] and o[precision][1]]
+            row["ours_sm_clock_mhz"] = statistics.median(o[1] for o in ours_r) if all(o[1] for o in ours_r) else None
+            row["torch_over_ours_per_clock"] = statistics.median(per_clock) if per_clock else None
             row["within_tolerance"] = abs(row["torch_over_ours"] - 1) <= args.tolerance
             failed |= not row["within_tolerance"]
         rows.append(row)
-        del a, b
-        torch.cuda.empty_cache()
     doc = {"gpu": torch.cuda.get_device_name(0), "torch": torch.__version__, "cuda": torch.version.cuda,
+           "blas": args.blas, "workspace_mib": args.workspace_mib, "rounds": rounds,
            "cublaslt_note": "torch's own cuBLAS(Lt) build, which may differ from the one gpuprobe links",
            "tolerance": args.tolerance, "rows": rows}
     if args.json:
         print(json.dumps(doc, indent=1))
     else:
         print(f"{doc['gpu']}, torch {doc['torch']} (CUDA {doc['cuda']}), n = {args.n}, data = {args.data}, "
-              f"median of {args.samples} calls")
-        print(f"{'type':6} {'ms':>9} {'TFLOP/s':>9} {'MHz':>6} {'W':>6} {'ours':>9} {'torch/ours':>10}")
+              f"median of {args.samples} calls; torch.matmul through {args.blas}, workspace "
+              f"{args.workspace_mib or 'PyTorch default'} MiB; {rounds} round(s)")
+        print(f"{'type':6} {'ms':>9} {'TFLOP/s':>9} {'MHz':>6} {'W':>6} {'ours':>9} {'our MHz':>8} {'torch/ours':>10} "
+              f"{'per clock':>9}")
         for r in rows:
-            cmp = (f"{r['ours_tflops']:9.1f} {r['torch_over_ours']:10.3f}{'' if r['within_tolerance'] else '  OFF'}"
-                   if "ours_tflops" in r else f"{'-':>9} {'-':>10}")
+            pc = r.get("torch_over_ours_per_clock")
+            cmp = (f"{r['ours_tflops']:9.1f} {r['ours_sm_clock_mhz'] or '-':>8} {r['torch_over_ours']:10.3f} "
+                   f"{'-' if pc is None else f'{pc:.3f}':>9}{'' if r['within_tolerance'] else '  OFF'}"
+                   if "ours_tflops" in r else f"{'-':>9} {'-':>8} {'-':>10} {'-':>9}")
             print(f"{r['precision']:6} {r['median_ms']:9.3f} {r['tflops']:9.1f} {r['sm_clock_mhz'] or '-':>6} "
                   f"{'-' if r['power_w'] is None else round(r['power_w']):>6} {cmp}")
     return 1 if failed else 0

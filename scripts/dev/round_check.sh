@@ -2,7 +2,7 @@
 # One development round on a GPU machine, in one call (for development, not the user's path):
 #   1. build (the README's build step);
 #   2. the new families' GPU tests (tensor forms, cuBLASLt GEMMs);
-#   3. kernels.gemm_lt, then PyTorch's matmul for the same types in the same call (gemm_lt_check.py);
+#   3. kernels.gemm_lt beside PyTorch's matmul for the same types, alternating (gemm_lt_check.py);
 #   4. gpu-benches' gpu-l2-cache beside our walk=blocks L2 reads, when its source was carried in .peer/;
 #   5. the main job (scripts/dev/device_session.sh --no-tests): results, premises, counters, report;
 #   6. fleet mode on this GPU, idle and beside a second process (scripts/dev/fleet_check.sh).
@@ -27,11 +27,10 @@ stamp "GPU tests of the new families"
 build/tests/gpuprobe_gpu_tests --gtest_filter='ExecTensor.*:GemmLt*' > "$OUT/checks/gpu_tests.log" 2>&1
 grep -E '^\[  (PASSED|FAILED)|exec.tensor \]' "$OUT/checks/gpu_tests.log"
 
-stamp "kernels.gemm_lt and PyTorch"
-timeout 120 build/gpuprobe --benchmark_filter='^kernels\.gemm_lt/' --benchmark_out="$OUT/checks/gemm_lt.json" \
-  --benchmark_out_format=json > "$OUT/checks/gemm_lt.log" 2>&1
-echo "gpuprobe exit $?"; grep -E '^gpuprobe:' "$OUT/checks/gemm_lt.log" | head -5
-timeout 120 python3 scripts/dev/gemm_lt_check.py --compare "$OUT/checks/gemm_lt.json" 2>&1 | tee "$OUT/checks/gemm_lt_vs_torch.txt"
+stamp "kernels.gemm_lt beside PyTorch: per type ours then PyTorch's, 3 rounds; PyTorch through cuBLASLt with our workspace (same algorithms), then its default path"
+timeout 240 python3 scripts/dev/gemm_lt_check.py --gpuprobe build/gpuprobe --rounds 3 --blas cublaslt --workspace-mib 64 \
+  2>&1 | tee "$OUT/checks/gemm_lt_vs_torch_lt.txt"
+timeout 120 python3 scripts/dev/gemm_lt_check.py --gpuprobe build/gpuprobe --rounds 1 2>&1 | tee "$OUT/checks/gemm_lt_vs_torch.txt"
 
 if [ -f .peer/gpu-benches/gpu-l2-cache/main.cu ]; then
   stamp "L2 against gpu-l2-cache"
