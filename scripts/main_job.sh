@@ -167,9 +167,11 @@ if ((${#old[@]})); then
 fi
 
 step "characterize + kernel benchmarks -> $OUT/results.json"
+# Progress: each family's name once, when its first entry finishes (families whose entries alternate,
+# such as exec.tensor and exec.tensor_latency, are not named again), and a dot per 50 entries.
 "$GPUPROBE" "${device[@]}" "${quick[@]}" "${exclude[@]}" --benchmark_out="$OUT/results.json" --benchmark_out_format=json \
   --benchmark_format=console 2>&1 | tee "$OUT/bench.log" | grep -E --line-buffered "^(baseline|memory|exec|transfer|kernels)\.[a-z_0-9]+/" \
-  | awk -F/ '{fam=$1; if (fam != last) { printf "  %-28s", fam; last = fam; n = 0 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
+  | awk -F/ '{fam=$1; if (!(fam in seen)) { printf "%s  %-28s", (n ? "\n" : ""), fam; seen[fam] = 1 } ; n++; if (n % 50 == 0) printf "."; fflush() } END { print "" }'
 bench_status=${PIPESTATUS[0]}
 if ((bench_status)) || [ ! -f "$OUT/results.json" ]; then
   tail -3 "$OUT/bench.log"
