@@ -2,8 +2,9 @@
 //   exec.tensor          throughput of each mma.sync and wgmma form, FLOP/s and FLOP per clock per SM,
 //                        with the SM clock and board power of the samples, on random and zero operands
 //   exec.tensor_latency  a dependent chain of one form in one warp (mma.sync) or warpgroup (wgmma)
-// The kernels live in exec_tensor_mma.cu (mma.sync) and exec_tensor_wgmma.cu (wgmma, built for sm_90a only). docs/probes.md#tensor-cores says
-// how they measure what they claim; tests/gpu/exec_tensor_test.cu checks every form's result first.
+// The kernels live in exec_tensor_mma.cu (mma.sync) and exec_tensor_wgmma.cu (wgmma, built for sm_90a
+// only). docs/probes.md#tensor-cores says how they measure what they claim; tests/gpu/exec_tensor_test.cu
+// checks every form's result first.
 #include "probes/exec_tensor.hpp"
 
 #include <cuda_bf16.h>
