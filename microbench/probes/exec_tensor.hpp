@@ -1,5 +1,6 @@
 // exec.tensor and exec.tensor_latency: the tensor cores' instructions (mma.sync, wgmma), their operand
-// layouts and launchers, shared by the probe (exec_tensor.cu, exec_tensor_wgmma.cu) and its GPU test.
+// layouts and launchers, shared by the probe (exec_tensor.cu; kernels in exec_tensor_mma.cu and
+// exec_tensor_wgmma.cu) and its GPU test.
 // docs/probes.md#tensor-cores says how they measure what they claim.
 #pragma once
 
@@ -34,8 +35,8 @@ struct TensorForm {
   std::string describe() const;                     // e.g. "wgmma.m64n256k16 bf16->f32, A in smem"
 };
 
-// Every form the binary holds kernels for (mma.sync always; wgmma when built for sm_90a), in a fixed
-// order: mma first, then wgmma by precision, accumulator, N, A source.
+// Every form the binary holds kernels for (mma.sync always; wgmma when the build generated its wrappers,
+// which takes Python), in a fixed order: mma first, then wgmma by precision, accumulator, N, A source.
 const std::vector<TensorForm>& tensor_forms();
 // Whether the current device runs this form, and if not why ("" when it does): mma.sync needs sm_80
 // (fp8 sm_89), wgmma sm_90a code on a compute capability 9.0 device.

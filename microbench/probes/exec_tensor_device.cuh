@@ -1,10 +1,12 @@
-// Device side of exec.tensor shared by its two translation units: the operand fragment layouts of
+// Device side of exec.tensor shared by its translation units: the operand fragment layouts of
 // mma.sync and wgmma (PTX ISA, "Matrix fragments for mma.m16n8k*" and "Register fragments and shared
 // memory matrix layouts" for wgmma), the shared-memory tile layout wgmma's descriptors describe, and the
 // clocks. Every layout here is checked against a CPU reference by tests/gpu/exec_tensor_test.cu.
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "probes/exec_probes.hpp"
 #include "probes/exec_tensor.hpp"
@@ -119,6 +121,14 @@ struct TensorKernels {
   TensorThroughputKernel throughput;
   TensorLatencyKernel latency;
 };
+
+// The tables, one per instruction and translation unit; exec_tensor.cu lists their forms (mma.sync first)
+// and launches through them.
+const std::vector<TensorKernels>& mma_kernels();    // exec_tensor_mma.cu
+const std::vector<TensorKernels>& wgmma_kernels();  // exec_tensor_wgmma.cu, built for sm_90a alone
+// Why the binary holds no wgmma form, "" when it holds them: their wrappers are generated at build time
+// by gen_wgmma_forms.py, and a build without Python leaves them out (microbench/CMakeLists.txt).
+std::string wgmma_forms_left_out();
 
 // Keeps accumulators alive without writing them: a store no real result takes.
 template <class T, int N>

@@ -8,7 +8,8 @@
 namespace gpuprobe {
 
 void register_memory_latency_probes();    // memory_latency.cu: memory.latency, memory.tlb
-void register_memory_bandwidth_probes();  // memory_bandwidth.cu: memory.bandwidth, .occupancy, .stride
+void register_memory_bandwidth_probes();  // memory_bandwidth.cu: memory.bandwidth, .occupancy, .l1_peak,
+                                          // .stride; memory_l2_bandwidth.cu: memory.l2_bandwidth
 void register_memory_shared_probes();     // memory_shared.cu: memory.shared_bandwidth, .bank_conflicts,
                                           // .shared_atomics
 
