@@ -829,7 +829,8 @@ class Profile:
 def fit_miss_unit(x, y, hit: float, recorded_cv=None):
     """Miss unit B of a stride curve at one footprint: y = hit + (miss - hit) x min(1, x / B) with the
     hit latency known. Returns (B, hit, miss, rss) or None when a flat line explains the curve as
-    well (BIC), the rise is within the noise, or B is not bracketed (a stride below it, two at or above)."""
+    well (BIC), the rise is within the noise, or the unit reported (B to the nearest power of two) is not
+    bracketed (a stride below it, two at or above)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     order = np.argsort(x)
@@ -856,7 +857,12 @@ def fit_miss_unit(x, y, hit: float, recorded_cv=None):
     b, _, miss, rss = best
     if rss / sigma**2 + 2 * math.log(n) >= flat / sigma**2 + math.log(n):
         return None
-    if miss <= hit * (1 + 3 * sigma) or np.sum(x < b * (1 - 1e-9)) < 1 or np.sum(x >= b * (1 - 1e-9)) < 2:
+    # The bracket is checked on the unit reported, the power of two nearest B: the fitted B moves with the
+    # noise (where the sweep starts past the unit, its first stride 3 % low puts B just above that stride,
+    # which then passes for a stride below it; a stride at the unit 1 % low puts B just above the unit,
+    # which then lacks a second stride at or above it).
+    unit = 2.0 ** round(math.log2(b))
+    if miss <= hit * (1 + 3 * sigma) or np.sum(x < unit * (1 - 1e-9)) < 1 or np.sum(x >= unit * (1 - 1e-9)) < 2:
         return None
     return best
 
