@@ -399,7 +399,9 @@ SPLIT = math.sqrt(2.0)
 
 
 def _detect_levels_job(job):
-    return detect_levels(*job)
+    """job: (x, y, recorded_cv) or (x, y, recorded_cv, witnesses)."""
+    x, y, cv, *rest = job
+    return detect_levels(x, y, cv, witnesses=rest[0] if rest else ())
 
 
 # A directory where fits are kept between runs (scripts/main_job.sh fits the timing run's curves
@@ -437,7 +439,7 @@ def _fit_cache_put(cache: str, key: str, fit: LevelFit) -> None:
 
 
 def detect_levels_many(jobs: Sequence[Tuple]) -> List[LevelFit]:
-    """detect_levels(x, y, recorded_cv) for each job, in order. The fits are independent and each
+    """detect_levels(x, y, recorded_cv[, witnesses]) for each job, in order. The fits are independent and each
     takes up to seconds (a full H100 run has about 50 curves): they run in worker processes, one per
     core, when there are several cores and jobs; the results are those of the sequential calls.
     With $GPUPROBE_FIT_CACHE set, fits found there are reused and new ones stored."""
@@ -459,8 +461,11 @@ def detect_levels_many(jobs: Sequence[Tuple]) -> List[LevelFit]:
     return out
 
 
-def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, shapes=SHAPES) -> LevelFit:
-    """Levels of a curve y(x) (x > 0, y > 0). Duplicated x are merged by the median."""
+def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, shapes=SHAPES, witnesses=()) -> LevelFit:
+    """Levels of a curve y(x) (x > 0, y > 0). Duplicated x are merged by the median. `witnesses`:
+    other curves (x, y, recorded_cv) measured independently over the same levels (the L1-bypassing chain
+    beside the L1-allocating one): a level whose gain rests on one point of this curve is kept when a
+    witness prefers it too (_witnessed)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
@@ -535,7 +540,7 @@ def detect_levels(x, y, recorded_cv=None, max_levels: int = 6, shapes=SHAPES) ->
         # Every seed's fit is a candidate: two smeared edges close together have near-equal fits, of
         # which the best may leave a level too few points to be admissible while another does not.
         for knees, shp, _ in sorted(fits, key=lambda t: t[2]):
-            best = _consider(best, x, y, k, knees, shp, sigma, shapes)
+            best = _consider(best, x, y, k, knees, shp, sigma, shapes, witnesses)
         # Stop once two more levels in a row did not improve the criterion.
         worse_in_a_row = 0 if best.bic < bic_before else worse_in_a_row + 1
         if worse_in_a_row >= 2:
@@ -593,11 +598,13 @@ def _params(shapes: Sequence[str]) -> int:
     return 2 * len(shapes) + 1 + sum(1 for sh in shapes if sh.startswith("ways")) + (len(shapes) if mixed else 0)
 
 
-def _consider(best: LevelFit, x, y, k, knees, shapes, sigma, shape_set) -> LevelFit:
+def _consider(best: LevelFit, x, y, k, knees, shapes, sigma, shape_set, witnesses=()) -> LevelFit:
     """BIC of one candidate; returns the better of it and `best` (admissible candidates only).
     The candidate must also win without the one point it improves most, both fits re-fitted without
     that point: a level whose gain rests on a single point is that point's error (an outlier beside
-    an edge), not a level."""
+    an edge), not a level; unless an independent curve of the same levels prefers it as well
+    (_witnessed): an error of one point does not repeat in another measurement, a level does (on a
+    coarse sweep one point may be all that lies past an edge)."""
     n = len(x)
     levels, rss, a = _solve(x, y, knees, shapes)
     bic = rss / sigma**2 + _params(shapes) * math.log(n)
@@ -622,10 +629,45 @@ def _consider(best: LevelFit, x, y, k, knees, shapes, sigma, shape_set) -> Level
         return r / sigma**2 + _params(sh) * math.log(n - 1)
 
     if bic_without(list(knees), list(shapes)) >= bic_without(list(best.knees), list(best.shapes)):
-        best.candidates[-1] = (k, name, bic, "rests on one point")
-        return best
+        if not _witnessed(witnesses, knees, shapes, best.knees, best.shapes):
+            best.candidates[-1] = (k, name, bic, "rests on one point")
+            return best
+        best.candidates[-1] = (k, name, bic, "rests on one point, witnessed")
     return LevelFit(x, y, name, [float(c) for c in knees], [float(v) for v in levels], brackets(x, knees), sigma,
                     bic, best.candidates, list(shapes))
+
+
+def _witnessed(witnesses, knees, shapes, best_knees, best_shapes) -> bool:
+    """Whether every witness curve (x, y, recorded_cv) prefers the candidate's edges to the best fit's
+    by the same criterion (BIC with the witness's own noise): the edges stay where this curve put them
+    (refitted on the witness they would drift to its own best, and a witness lacking a level, the L1 for
+    the L1-bypassing chain, would move that level's edge onto another); only the level values are solved
+    on the witness. A level the witness lacks then costs both fits alike."""
+    seen = False
+    for wx, wy, wcv in witnesses:
+        wx, wy = np.asarray(wx, float), np.asarray(wy, float)
+        ok = np.isfinite(wx) & np.isfinite(wy) & (wx > 0) & (wy > 0)
+        wx, wy = wx[ok], wy[ok]
+        order = np.argsort(wx)
+        wx, wy = wx[order], wy[order]
+        if len(np.unique(wx)) < len(wx) or len(wx) < 4:
+            continue
+        wsigma = estimate_noise(wy, wcv)
+
+        def bic(kn, sh):
+            kn, sh = list(kn), list(sh)
+            if not kn:
+                return _flat_rss(wy)[1] / wsigma**2 + _params([]) * math.log(len(wx))
+            lv, r, _ = _solve(wx, wy, kn, sh)
+            if np.any(~np.isfinite(lv)) or np.any(lv <= 0):
+                return math.inf
+            return r / wsigma**2 + _params(sh) * math.log(len(wx))
+
+        b_best = bic(best_knees, best_shapes)
+        if not bic(knees, shapes) < b_best - 1e-9 * max(1.0, abs(b_best)):
+            return False
+        seen = True
+    return seen
 
 
 def brackets(x, knees) -> List[tuple]:

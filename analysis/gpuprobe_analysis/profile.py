@@ -169,6 +169,18 @@ def _line_stride(curves: List[Curve]) -> float:
     return finite(same[-1].key.get("stride"))
 
 
+def _witnesses(family: str, keys: List[dict], todo: list, i: int) -> tuple:
+    """The curves (x, y, recorded_cv) that measure curve i's levels independently (levels.detect_levels'
+    witnesses): for a random chain of memory.latency, the random chains of the same stride with another
+    global load (L1-allocating, L1-bypassing, volatile): the same L2 and DRAM, measured by other runs."""
+    k = keys[i]
+    if family != "memory.latency" or k.get("pattern") != "random" or k.get("load") == "shared":
+        return ()
+    return tuple((tuple(x), tuple(y), tuple(e.cv for e in used)) for j, (_, x, y, used, _) in enumerate(todo)
+                 if j != i and keys[j].get("pattern") == "random" and keys[j].get("stride") == k.get("stride")
+                 and keys[j].get("load") not in (k.get("load"), "shared"))
+
+
 class Profile:
     """The device profile of a result set: one typed result per section (profile_results), None where the
     inputs hold nothing for it; `curves` keeps the curves for the plots, `notes` what a section could not
@@ -240,7 +252,9 @@ class Profile:
             if len(np.unique(x)) < MIN_CURVE_POINTS:
                 continue
             todo.append((key, x, y, used, ylabel))
-        fits = detect_levels_many([(x, y, [e.cv for e in used]) for _, x, y, used, _ in todo])
+        keys = [dict(zip(group_keys, key)) for key, *_ in todo]
+        fits = detect_levels_many([(x, y, [e.cv for e in used], _witnesses(family, keys, todo, i))
+                                   for i, (_, x, y, used, _) in enumerate(todo)])
         for (key, x, y, used, ylabel), fit in zip(todo, fits):
             keyd = dict(zip(group_keys, key))
             load = keyd.get("load") or ""
@@ -829,7 +843,8 @@ class Profile:
 def fit_miss_unit(x, y, hit: float, recorded_cv=None):
     """Miss unit B of a stride curve at one footprint: y = hit + (miss - hit) x min(1, x / B) with the
     hit latency known. Returns (B, hit, miss, rss) or None when a flat line explains the curve as
-    well (BIC), the rise is within the noise, or B is not bracketed (a stride below it, two at or above)."""
+    well (BIC), the rise is within the noise, or the unit reported (B to the nearest power of two) is not
+    bracketed (a stride below it, two at or above)."""
     x = np.asarray(x, float)
     y = np.asarray(y, float)
     order = np.argsort(x)
@@ -856,7 +871,12 @@ def fit_miss_unit(x, y, hit: float, recorded_cv=None):
     b, _, miss, rss = best
     if rss / sigma**2 + 2 * math.log(n) >= flat / sigma**2 + math.log(n):
         return None
-    if miss <= hit * (1 + 3 * sigma) or np.sum(x < b * (1 - 1e-9)) < 1 or np.sum(x >= b * (1 - 1e-9)) < 2:
+    # The bracket is checked on the unit reported, the power of two nearest B: the fitted B moves with the
+    # noise (where the sweep starts past the unit, its first stride 3 % low puts B just above that stride,
+    # which then passes for a stride below it; a stride at the unit 1 % low puts B just above the unit,
+    # which then lacks a second stride at or above it).
+    unit = 2.0 ** round(math.log2(b))
+    if miss <= hit * (1 + 3 * sigma) or np.sum(x < unit * (1 - 1e-9)) < 1 or np.sum(x >= unit * (1 - 1e-9)) < 2:
         return None
     return best
 

@@ -1,8 +1,10 @@
 """Miss unit per serving level from fixed-stride chains (synth.Device's sector/DRAM unit, lines)."""
+import math
+
 import pytest
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.profile import Profile, fit_miss_unit
 import synth
 
 
@@ -30,3 +32,12 @@ def test_no_miss_unit_where_l1_serves(seed, tmp_path):
     assert "L1" not in g["by_level"]
     assert all(r["served_by"] != "L1" for r in g["per_footprint"])
     assert g["no_miss"] and all(r["footprint_bytes"] <= synth.Device().l1_bytes for r in g["no_miss"])
+
+
+def test_unit_needs_a_stride_below_the_power_of_two_it_reports():
+    # Measured on the synthetic unpartitioned L2 (DRAM unit 64 B) at footprints past the L2, 1 % noise:
+    # where the sweep starts at the unit, its first stride 3 % low fitted B = 132 B (reported 128), with no
+    # stride below the unit; one stride at the unit 1 % low fitted B = 64.6 B, still a 64 B unit.
+    assert fit_miss_unit([128, 256, 512], [625.6, 653.7, 637.0], 30.0, [0.01] * 3) is None
+    r = fit_miss_unit([32, 64, 128], [332.9, 636.9, 644.1], 30.0, [0.01] * 3)
+    assert r is not None and 2 ** round(math.log2(r[0])) == 64, r
