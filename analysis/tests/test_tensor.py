@@ -68,6 +68,9 @@ def test_ceilings_reach_the_roofline_and_the_summary(tmp_path):
     summary = md[md.index("\n## Summary"):md.index("\n## ", md.index("\n## Summary") + 5)]
     assert re.search(r"\| BF16 tensor \| 700\.0 TFLOP/s at 1,755 MHz, 650 W = 73\.8 % of the dense peak", summary), summary
     assert prof["tensor"]["ceilings"]["BF16 tensor"]["zero"]["gflops"] == 800e3
+    # Integer rates are operations per second: INT8's row and the opening sentence say TOPS.
+    assert re.search(r"\| INT8 tensor \| 1,400\.0 TOPS", summary), summary
+    assert "INT8 tensor 1,400 TOPS" in md
 
 
 def test_no_entries_no_section(tmp_path):

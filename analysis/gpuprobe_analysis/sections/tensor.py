@@ -28,6 +28,11 @@ def _form(e: Entry) -> str:
     return f"{instr}.{shape} {F.text(e, 'precision')}->{F.text(e, 'acc')}{where}"
 
 
+def _rate_unit(e: Entry) -> str:
+    """Integer types' rates are operations, not floating-point ones: INT8's tera-rate is TOPS."""
+    return "TOPS" if (F.text(e, "precision") or "").startswith(("s", "u")) else "TFLOP/s"
+
+
 def _finite(v: float) -> Optional[float]:
     return v if v is not None and math.isfinite(v) else None
 
@@ -213,11 +218,12 @@ def summary(an: Tensor) -> List[dict]:
         at = f" at {r.clock_mhz:,.0f} MHz" if r.clock_mhz else ""
         power = f", {r.power_w:,.0f} W" if r.power_w else ""
         of_peak = f" = {100 * r.fraction:.1f} % of the dense peak at that clock" if r.fraction else ""
-        zero = (f"; zeros {c.zero.gflops / 1e3:,.1f} TFLOP/s at {c.zero.clock_mhz:,.0f} MHz"
+        unit = _rate_unit(r.entry)
+        zero = (f"; zeros {c.zero.gflops / 1e3:,.1f} {unit} at {c.zero.clock_mhz:,.0f} MHz"
                 if c.zero and c.zero.clock_mhz else "")
         premise = f"; premise {r.premise}" + (f" ({r.entry.num('premise_ratio'):.3f}x counted)"
                                               if math.isfinite(r.entry.num("premise_ratio")) else "")
-        rows.append({"figure": c.name, "value": f"{c.gflops / 1e3:,.1f} TFLOP/s{at}{power}{of_peak}{zero}",
+        rows.append({"figure": c.name, "value": f"{c.gflops / 1e3:,.1f} {unit}{at}{power}{of_peak}{zero}",
                      "how": f"{THROUGHPUT} {r.form}, random operands{premise}"})
     return rows
 
@@ -225,7 +231,7 @@ def summary(an: Tensor) -> List[dict]:
 def headline(an: Tensor) -> Optional[str]:
     if not an.ceilings:
         return None
-    parts = [f"{c.name} {c.gflops / 1e3:,.0f} TFLOP/s" for c in an.ceilings.values()]
+    parts = [f"{c.name} {c.gflops / 1e3:,.0f} {_rate_unit(c.row.entry)}" for c in an.ceilings.values()]
     return "Tensor cores (random operands): " + ", ".join(parts) + "."
 
 
@@ -234,16 +240,16 @@ TEMPLATE = """
 (within 3 % of the best on random operands), the one of median rate: which of them ran fastest per second
 is the clock's doing. Its clock and board power are those of its own samples, and "of peak" is its rate per clock over the dense per-clock
 peak (the datasheet's dense rate over SMs and boost clock).{% endcall %}
-{%- call d.table(["ceiling", "form", "TFLOP/s", "MHz", "W", "of peak", "zeros: TFLOP/s", "MHz", "W", "of peak", "premise"]) %}{{ d.rows(section.ceiling_rows) }}{% endcall %}
+{%- call d.table(["ceiling", "form", "TFLOP/s (INT8: TOPS)", "MHz", "W", "of peak", "zeros: same unit", "MHz", "W", "of peak", "premise"]) %}{{ d.rows(section.ceiling_rows) }}{% endcall %}
 {%- for n in section.notes %}{% call d.p() %}{{ n }}{% endcall %}{% endfor %}
 {{- d.figure(figs.place(section.n_figure)) }}
 {%- call d.p() %}Latency: {{ section.latency_method }}.{% endcall %}
 {%- call d.table(["form", "cycles per instruction"]) %}{{ d.rows(section.latency_rows) }}{% endcall %}
 {{- d.figure(figs.place(section.latency_figure)) }}
 {%- if section.failed_rows %}{% call d.p() %}Entries whose premise failed (not ceilings):{% endcall %}
-{%- call d.table(["form", "data", "TFLOP/s", "why"]) %}{{ d.rows(section.failed_rows) }}{% endcall %}{% endif %}
+{%- call d.table(["form", "data", "TFLOP/s (INT8: TOPS)", "why"]) %}{{ d.rows(section.failed_rows) }}{% endcall %}{% endif %}
 {%- call d.p() %}Every form:{% endcall %}
-{%- call d.table(["ceiling", "form", "data", "TFLOP/s", "FLOP/clk/SM", "of peak", "MHz", "W", "warps/SM", "min warps/SM", "premise"]) %}{{ d.rows(section.form_rows) }}{% endcall %}
+{%- call d.table(["ceiling", "form", "data", "TFLOP/s (INT8: TOPS)", "FLOP/clk/SM", "of peak", "MHz", "W", "warps/SM", "min warps/SM", "premise"]) %}{{ d.rows(section.form_rows) }}{% endcall %}
 """
 
 SECTION = register(FamilySection(
