@@ -14,6 +14,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 matplotlib.rcParams["svg.fonttype"] = "none"  # text stays text: smaller, faster SVGs
+# The same figure gives the same SVG bytes: element ids from a fixed salt (else random per process),
+# and no creation date (_write), so two reports of the same inputs compare equal file by file.
+matplotlib.rcParams["svg.hashsalt"] = "gpuprobe"
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
@@ -211,7 +214,8 @@ def _save(fig, outdir: str, fid: str) -> Dict[str, str]:
 
 def _write(fig, files: Dict[str, str]) -> None:
     for ext, path in files.items():
-        fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight")
+        fig.savefig(path, dpi=110 if ext == "png" else None, bbox_inches="tight",
+                    metadata={"Date": None} if ext == "svg" else None)
     _palette_png(files["png"])
 
 
