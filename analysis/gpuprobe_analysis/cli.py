@@ -43,25 +43,24 @@ def cmd_report(args) -> int:
     if not _usable(rs):
         return 1
     out = build_report(rs, args.output, args.title)
-    _print_profile(out["profile_obj"].to_json())
+    _print_profile(out["data"])
     print(f"\nwrote {out['html']}\n      {out['markdown']}\n      {out['profile']}\n      "
           f"{len(out['figures'])} figures (PNG + SVG) in {os.path.join(args.output, 'figures')}")
     return 0
 
 
 def cmd_profile(args) -> int:
-    from .profile import Profile
-    from .sections import claimed_families
+    from .sections import device_profile
     rs = _load(args.results)
     if not _usable(rs):
         return 1
-    prof = Profile(rs, claimed_families())
-    _print_profile(prof.to_json())
+    data = device_profile(rs)
+    _print_profile(data)
     if args.output:
         os.makedirs(args.output, exist_ok=True)
         path = os.path.join(args.output, "device-profile.json")
         with open(path, "w") as fh:
-            json.dump(prof.to_json(), fh, indent=1)
+            json.dump(data, fh, indent=1)
         print(f"\nwrote {path}")
     return 0
 

@@ -105,11 +105,11 @@ def family_summary(rows: List[dict]) -> List[dict]:
 
 def headline_figures(rs: ResultSet):
     """(ceilings {name: (value, unit)}, kernels {kernel: row}) of a result set: the figures its report
-    leads with, computed by the same code (profile, roofline, report.kernel_headlines)."""
-    from .profile import Profile
-    from .report import kernel_headlines
+    leads with, computed by the same code (the sections, roofline, sections.optimality.kernel_headlines)."""
     from .roofline import ceilings_from, kernel_points, optimality
-    data = Profile(rs).to_json()
+    from .sections import device_profile
+    from .sections.optimality import kernel_headlines
+    data = device_profile(rs)
     ceilings: Dict[str, tuple] = {}
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         ceilings[f"{name} bandwidth"] = (c["gbps"], "GB/s")

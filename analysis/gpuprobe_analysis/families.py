@@ -10,7 +10,7 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 from .records import FamilyRecord
 from .results import Entry, ResultSet
 
-# The families the device profile's sections read (profile.py); the others of a file go to its
+# The families the core sections read (sections/); the others of a file go to its
 # generic table, except kernels, paired entries and the families with their own section (sections/).
 PROFILE_FAMILIES = (
     "memory.latency", "memory.tlb", "memory.bandwidth", "memory.stride", "memory.shared_bandwidth",

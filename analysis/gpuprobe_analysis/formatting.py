@@ -1,4 +1,4 @@
-"""How the report, the CLI and the sections write numbers and sizes: one format for all of them."""
+"""How the report, the CLI and the sections write numbers, sizes and table cells: one format for all of them."""
 from __future__ import annotations
 
 import math
@@ -28,3 +28,25 @@ def fmt_bytes(v) -> str:
         if abs(v) >= div:
             return f"{v / div:.4g} {unit}"
     return f"{v:.4g} B"
+
+
+class Link:
+    """A table cell that points to a section: an anchor in the HTML, a link in the Markdown."""
+
+    def __init__(self, text: str, target: str):
+        self.text, self.target = text, target
+
+    def __str__(self):
+        return self.text
+
+
+def pct_of(value, theoretical) -> str:
+    """A summary cell: value as a % of its theoretical figure."""
+    return f"{100 * value / theoretical:.0f} % of {fmt(theoretical)}" if value and theoretical else "–"
+
+
+def premise_cell(status, ratio) -> str:
+    """A summary cell: a ceiling's premise, as the counters judged it."""
+    if not status:
+        return "none declared"
+    return status + (f", {ratio:.3f}x counted" if isinstance(ratio, (int, float)) else "")

@@ -678,37 +678,3 @@ def brackets(x, knees) -> List[tuple]:
         above = x[x > c * (1 + 1e-9)]
         out.append((float(below[-1]) if len(below) else math.nan, float(above[0]) if len(above) else math.nan))
     return out
-
-
-def detect_knee_saturation(x, y, recorded_cv=None):
-    """Size B where a rising curve saturates: y = a + b * min(1, x / B) (line, sector or page size
-    from a stride sweep: below B several accesses share one unit). Returns (B, a, a + b, rss) or
-    None when a flat line explains the curve as well (BIC)."""
-    x = np.asarray(x, float)
-    y = np.asarray(y, float)
-    ok = np.isfinite(x) & np.isfinite(y) & (x > 0) & (y > 0)
-    x, y = x[ok], y[ok]
-    if len(np.unique(x)) < 4:
-        return None
-    order = np.argsort(x)
-    x, y = x[order], y[order]
-    sigma = estimate_noise(y, recorded_cv)
-    n = len(x)
-    w = 1.0 / y
-    flat = float(np.sum(((np.median(y) - y) * w) ** 2))
-    best = None
-    for lb in np.linspace(math.log(x[0]), math.log(x[-1]), 161)[1:]:
-        b = math.exp(lb)
-        a = np.column_stack([np.ones(n), np.minimum(1.0, x / b)])
-        coef, *_ = np.linalg.lstsq(a * w[:, None], y * w, rcond=None)
-        r = (a @ coef - y) * w
-        rss = float(r @ r)
-        if best is None or rss < best[3]:
-            best = (b, float(coef[0]), float(coef[0] + coef[1]), rss)
-    if best is None:
-        return None
-    if best[3] / sigma**2 + 3 * math.log(n) >= flat / sigma**2 + math.log(n):
-        return None
-    if best[2] <= best[1] * (1 + 3 * sigma):
-        return None
-    return best

@@ -1,4 +1,4 @@
-"""The device profile's results, one dataclass per section (and per row kind), as Profile computes them.
+"""The sections' typed results, one dataclass per core section (and per row kind), as sections/ computes them.
 
 Field names are the keys of device-profile.json and field order is its key order: `to_json` writes a
 dataclass field by field. A field marked `optional()` is left out of the JSON while it is None (a key

@@ -10,7 +10,7 @@ import pytest
 
 from gpuprobe_analysis import results
 from gpuprobe_analysis.cli import main
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 import synth
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -31,7 +31,7 @@ def write_raw(path, doc):
 
 def ceilings(rs):
     """The bandwidth and compute ceilings, without the name of the file they came from."""
-    d = Profile(rs).to_json()
+    d = device_profile(rs)
     found = ((d.get("bandwidth") or {}).get("ceilings") or {}, (d.get("pipelines") or {}).get("compute_ceilings") or {})
     return [{k: dict(v, source={s: w for s, w in v.get("source", {}).items() if s != "files"})
              for k, v in c.items()} for c in found]

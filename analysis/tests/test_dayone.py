@@ -11,8 +11,13 @@ import pytest
 from gpuprobe_analysis import plots, results
 from gpuprobe_analysis.cli import main
 from gpuprobe_analysis.compare import MATERIAL_CHANGE, compare, entry_key, to_markdown
-from gpuprobe_analysis.profile import Profile, edge_words, model_words
-from gpuprobe_analysis.report import headline, kernel_summary_rows
+from gpuprobe_analysis.curves import edge_words, model_words
+from gpuprobe_analysis.sections import device_profile, results_of
+from gpuprobe_analysis.sections.execution import launch_figure
+from gpuprobe_analysis.sections.transfers import transfers_figure
+from gpuprobe_analysis.sections import device, roofline as roofline_section
+from gpuprobe_analysis.sections.optimality import kernel_summary_rows, kernel_verdict
+from gpuprobe_analysis.sections.optimality import opening as kernels_opening
 from gpuprobe_analysis.roofline import Ceiling, ceilings_from, kernel_points, optimality
 import synth
 from test_roofline import entry, load
@@ -25,7 +30,6 @@ def test_missing_memory_ceiling_never_makes_the_compute_peak_the_limiter(tmp_pat
     """The H200 reference had no DRAM ceiling: GEMV at 97 % of the theoretical DRAM rate was called
     "FP64-bound, 3.48 %". Without the ceiling its bound needs, a row has no % of bound and names the
     missing ceiling; the limiter only where the data decide it anyway."""
-    from gpuprobe_analysis.report import kernel_verdict
     fp64 = Ceiling("FP64", 25000.0, True, "test")
     theo = Ceiling("DRAM", 3000.0, False, "datasheet")
     # AI 2 FLOP/B: FP64 would bound it only with a DRAM ceiling above 12,500 GB/s, beyond the theoretical 3,000
@@ -70,8 +74,13 @@ def _data(measured_memory: bool):
     return {"device": {"gpu_name": "GPU"}, "roofline": {"ceilings": ceilings}}
 
 
+def headline(data: dict, opt: list) -> list:
+    """The report's opening sentences of these sections (report.opening): device, ceilings, kernels."""
+    return device.opening(data["device"], data) + roofline_section.opening(None, data) + kernels_opening(opt, data)
+
+
 def test_headline_says_what_is_missing_and_never_unverified_without_memory_ceilings():
-    lines = headline(_data(False), [_gemv_row()], [])
+    lines = headline(_data(False), [_gemv_row()])
     text = "\n".join(lines)
     assert "UNVERIFIED" not in text
     assert "No memory ceilings measured" in text
@@ -82,7 +91,7 @@ def test_headline_says_what_is_missing_and_never_unverified_without_memory_ceili
     (row,) = kernel_summary_rows([_gemv_row()], {"DRAM": {"value": 4800.0}})
     assert "FP64" not in row[1] and "no DRAM ceiling measured" in row[1]
     # with a memory ceiling that no counter checked, the word is right
-    text = "\n".join(headline(_data(True), [_gemv_row(limiter="DRAM", pct_of_bound=97.0, missing_ceilings=[])], []))
+    text = "\n".join(headline(_data(True), [_gemv_row(limiter="DRAM", pct_of_bound=97.0, missing_ceilings=[])]))
     assert "Memory ceilings UNVERIFIED" in text and "DRAM-bound, 97 % of its bound" in text
 
 
@@ -113,10 +122,10 @@ def test_fp32_theoretical_figure_is_its_ceiling_ops_own(tmp_path):
     with_peak = copy.deepcopy(doc)
     with_peak["benchmarks"].append(fadd)
     doc["benchmarks"] = [e for e in doc["benchmarks"] if e is not peak] + [fadd]
-    p = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).pipelines
+    p = results_of(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["execution"].pipelines
     assert p.compute_ceilings["FP32"].op == "ffma"
     assert "FP32" not in p.compute_theoretical  # ffma's own figure is not in the inputs: none, not fadd's
-    p = Profile(results.load([synth.write(str(tmp_path / "full.json"), with_peak)])).pipelines
+    p = results_of(results.load([synth.write(str(tmp_path / "full.json"), with_peak)]))["execution"].pipelines
     assert p.compute_theoretical["FP32"].gflops == pytest.approx(peak["theoretical_gflops_at_kernel_clock"])
     assert "op=ffma" in p.compute_theoretical["FP32"].how
 
@@ -136,7 +145,7 @@ def test_inputs_count_the_entries_each_file_holds(tmp_path):
     counters["benchmarks"] = counters["benchmarks"][:3]
     a = synth.write(str(tmp_path / "counters.json"), counters)
     b = synth.write(str(tmp_path / "results.json"), doc)
-    inputs = {i.file: i for i in Profile(results.load([a, b])).inputs}
+    inputs = {i.file: i for i in results_of(results.load([a, b]))["inputs"].inputs}
     assert inputs[a].entries_read == 3 and inputs[a].entries == 0  # all merged into results.json's copies
     assert inputs[b].entries_read == inputs[b].entries == len(doc["benchmarks"])
 
@@ -161,7 +170,7 @@ def test_quantised_shared_event_time_gives_way_to_the_clock_figure(tmp_path):
 
 @pytest.fixture(scope="module")
 def h100_subset():
-    return Profile(results.load([H100_SUBSET])).to_json()
+    return device_profile(results.load([H100_SUBSET]))
 
 
 def _plateaus_are_honest(bw):
@@ -183,7 +192,7 @@ def test_small_working_sets_below_l2_are_not_called_l1(tmp_path):
     for e in doc["benchmarks"]:
         if e["name"].startswith("memory.bandwidth/kernel:copy") and e["footprint"] <= 190 * 1024:  # every working set within L1 (192 KiB)
             e["value_median"] = e["gbps"] = 2000.0
-    bw = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).to_json()["bandwidth"]
+    bw = device_profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["bandwidth"]
     copy_curve = next(c for c in bw["curves"] if c["key"].get("kernel") == "copy")
     small = next(x for x in copy_curve["levels"] if x["name"] == "working sets <= L1 capacity")
     assert "not L1 bandwidth" in small["note"] and "stores go to L2" in small["note"]
@@ -315,7 +324,7 @@ def test_a_rejected_main_latency_curve_promotes_no_other_curves_level(tmp_path):
     doc = synth.synth_results(noise=0.005, families=["memory.latency"])
     doc["benchmarks"] = [e for e in doc["benchmarks"] if "pattern:random" not in e["name"]]
     assert any("pattern:stride" in e["name"] for e in doc["benchmarks"])
-    prof = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).to_json()
+    prof = device_profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))
     names = {lv["name"] for lv in prof["hierarchy"]["levels"]}
     assert not any(n.startswith("level ") for n in names), names
     assert any("no random pointer-chase curve" in n for n in prof["notes"])
@@ -330,11 +339,11 @@ def _captured(monkeypatch):
 def test_transfers_figure_has_distinct_styles_and_one_column_per_direction(monkeypatch, tmp_path):
     figs = _captured(monkeypatch)
     doc = synth.synth_results(noise=0.01, families=["transfer.host"])
-    prof = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))
-    plots.transfers_figure(prof.curves["transfers"], str(tmp_path))
+    curves = results_of(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["transfers"].curves
+    transfers_figure(curves, str(tmp_path))
     fig = figs["transfers"]
     axes = [ax for ax in fig.axes if ax.get_visible()]
-    directions = {str(c.key.get("direction")) for c in prof.curves["transfers"]}
+    directions = {str(c.key.get("direction")) for c in curves}
     assert len(axes) == 2 * len(directions)
     for ax in axes:
         styles = [(ln.get_color(), ln.get_marker()) for ln in ax.get_lines() if ln.get_marker() not in ("None", None, "")]
@@ -344,7 +353,7 @@ def test_transfers_figure_has_distinct_styles_and_one_column_per_direction(monke
 def test_launch_figure_is_linear_per_panel(monkeypatch, tmp_path):
     figs = _captured(monkeypatch)
     doc = synth.synth_results(noise=0.0, families=["exec.launch"])
-    prof = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))
-    plots.launch_figure(prof.launch_barrier.launch, [], str(tmp_path))
+    lb = results_of(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["execution"].launch_barrier
+    launch_figure(lb.launch, [], str(tmp_path))
     axes = [ax for ax in figs["launch"].axes if ax.get_visible()]
     assert axes and all(ax.get_yscale() == "linear" and ax.get_ylim()[0] == 0 for ax in axes)

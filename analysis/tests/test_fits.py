@@ -64,7 +64,7 @@ def test_two_regimes_are_found_where_one_model_does_not_fit():
 
 
 def test_transfer_verdict_is_one_and_the_summary_quotes_no_alpha_beta_that_does_not_hold():
-    from gpuprobe_analysis.profile import transfer_model
+    from gpuprobe_analysis.sections.transfers import transfer_model
     sizes = np.array([4096.0 * 2**i for i in range(15)])
     good = transfer_model(fit_alpha_beta(sizes, 3e-6 + sizes / 10e9), sizes, 3e-6 + sizes / 10e9, 0.01)
     assert good.fits and good.verdict.startswith("model fits") and good.summary.startswith("β 10 GB/s")

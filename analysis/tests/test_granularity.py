@@ -4,13 +4,14 @@ import math
 import pytest
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile, fit_miss_unit
+from gpuprobe_analysis.sections import device_profile
+from gpuprobe_analysis.sections.granularity import fit_miss_unit
 import synth
 
 
 def granularity(dev, seed, tmp_path):
     doc = synth.synth_results(dev, noise=0.01, seed=seed, families=["memory.latency"])
-    return Profile(results.load([synth.write(str(tmp_path / f"r{seed}.json"), doc)])).to_json()["granularity"]
+    return device_profile(results.load([synth.write(str(tmp_path / f"r{seed}.json"), doc)]))["granularity"]
 
 
 @pytest.mark.parametrize("sector", [32.0, 64.0])

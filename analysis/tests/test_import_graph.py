@@ -165,6 +165,40 @@ def test_no_import_cycle():
     print("\n" + layering_text(graph))
 
 
+# The layers (docs/analysis.md): the report and the commands on top; the sections (sections/) below them;
+# everything else at the bottom (formatting, figure primitives, fits, levels, TLB fitting, records,
+# results, families, ceilings, the roofline's arithmetic).
+TOP = {"report", "cli", "__main__", "compare"}
+
+
+def layer_of(module: str) -> str:
+    if module in TOP:
+        return "top"
+    return "sections" if module == "sections" or module.startswith("sections.") else "bottom"
+
+
+def upward_imports(graph: Dict[str, Set[str]]) -> List[str]:
+    """Every import of a module from a layer above its own, as "module (layer) imports module (layer)"."""
+    rank = {"bottom": 0, "sections": 1, "top": 2}
+    return [f"{m} ({layer_of(m)}) imports {d} ({layer_of(d)})" for m in sorted(graph) for d in sorted(graph[m])
+            if rank[layer_of(d)] > rank[layer_of(m)]]
+
+
+def test_nothing_imports_upward():
+    found = upward_imports(import_graph())
+    assert not found, "imports from a higher layer:\n" + "\n".join(found)
+
+
+def test_an_upward_import_is_found(tmp_path):
+    pkg = _write(tmp_path, {
+        "__init__.py": "", "report.py": "from . import plots\n",
+        "plots.py": "def f():\n    from .sections import tensor  # a figure primitive reaching up\n",
+        "sections/__init__.py": "", "sections/tensor.py": "from ..report import x\n",
+    })
+    assert upward_imports(import_graph(pkg)) == ["plots (bottom) imports sections.tensor (sections)",
+                                                 "sections.tensor (sections) imports report (top)"]
+
+
 def _write(root: pathlib.Path, files: Dict[str, str]) -> pathlib.Path:
     pkg = root / "pkg"
     for rel, text in files.items():

@@ -4,7 +4,8 @@ import math
 import numpy as np
 import pytest
 
-from gpuprobe_analysis.levels import detect_knee_saturation, detect_levels, estimate_noise
+from gpuprobe_analysis.levels import detect_levels, estimate_noise
+from gpuprobe_analysis.sections.granularity import detect_knee_saturation
 from synth import GRIDS, HIERARCHIES, hierarchy_curve, hierarchy_latency, mixture, set_associative
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 import synth
 
 TRUE_PEAK = 128.0  # ops/clk/SM
@@ -39,7 +39,7 @@ def test_ceiling_is_not_the_biased_maximum(seed, with_peak_entry, tmp_path):
     values = [e["value_median"] for e in doc["benchmarks"] if e["name"].startswith("exec.throughput/")]
     assert max(values) / TRUE_PEAK - 1 > 0.015  # the data show the bias the ceiling must avoid
     rs = results.load([synth.write(str(tmp_path / "r.json"), doc)])
-    p = Profile(rs).to_json()["pipelines"]
+    p = device_profile(rs)["pipelines"]
     row = next(r for r in p["throughput"] if r["op"] == "ffma")
     assert abs(row["peak"] / TRUE_PEAK - 1) < 0.01
     assert row["best_single_entry"] == pytest.approx(max(values + ([row["peak"]] if with_peak_entry else [])))

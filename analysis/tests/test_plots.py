@@ -5,6 +5,7 @@ import numpy as np
 
 from gpuprobe_analysis import plots
 from gpuprobe_analysis.roofline import Ceiling
+from gpuprobe_analysis.sections.roofline import _roof_lines
 
 
 def test_every_series_has_its_own_colour_and_marker():
@@ -32,7 +33,7 @@ def test_many_series_become_panels_not_a_truncated_list(tmp_path):
 def test_theoretical_ceiling_next_to_the_measured_one_is_one_line():
     ceilings = [Ceiling("DRAM", 3195.0, True, "m"), Ceiling("DRAM", 3352.0, False, "t"),
                 Ceiling("L2", 7654.0, True, "m"), Ceiling("L2", 13126.0, False, "t")]
-    lines = plots._roof_lines(ceilings)
+    lines = _roof_lines(ceilings)
     assert [(c.name, c.measured) for c, _, _ in lines] == [("DRAM", True), ("L2", True), ("L2", False)]
     assert "95 % of 3,352 theoretical" in lines[0][1]
 

@@ -7,7 +7,7 @@ import pytest
 
 import synth
 from gpuprobe_analysis import ceilings, report, results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 
 FAMILIES = ["memory.latency", "memory.bandwidth", "memory.l1_peak", "memory.l2_bandwidth",
             "memory.shared_bandwidth", "exec.throughput"]
@@ -29,7 +29,7 @@ def hot_set_entry(value_gbps, ratio):
 
 def profile_of(tmp_path, d):
     p = synth.write(str(tmp_path / "r.json"), d)
-    return Profile(results.load([p])).to_json()
+    return device_profile(results.load([p]))
 
 
 def test_failed_premise_is_never_a_ceiling_and_is_listed(tmp_path):
@@ -60,7 +60,7 @@ def test_ceilings_name_what_produced_them(tmp_path):
 def test_without_counters_the_summary_says_unverified(tmp_path):
     d = doc(counters=False)
     p = synth.write(str(tmp_path / "r.json"), d)
-    prof = Profile(results.load([p])).to_json()
+    prof = device_profile(results.load([p]))
     assert prof["premises"]["counters_checked"] is False
     assert prof["premises"]["verdict"].startswith("ceilings UNVERIFIED")
     assert all(c["premise"] == "unverified" for c in prof["bandwidth"]["ceilings"].values())
@@ -118,10 +118,10 @@ def test_without_counters_the_ceilings_are_those_the_premises_check(tmp_path):
     (walk=shared, 78-83 % of its loads at the L2 and ~20 % faster than the L2 serves), and all say
     unverified."""
     data = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "h100_subset.json")
-    checked = Profile(results.load([data])).to_json()["bandwidth"]["ceilings"]
+    checked = device_profile(results.load([data]))["bandwidth"]["ceilings"]
     with open(data, encoding="utf-8") as fh:
         bare = synth.write(str(tmp_path / "bare.json"), strip_premise_checks(json.load(fh)))
-    unchecked = Profile(results.load([bare])).to_json()["bandwidth"]["ceilings"]
+    unchecked = device_profile(results.load([bare]))["bandwidth"]["ceilings"]
     assert "L2" in unchecked and "DRAM" in unchecked and "L1" in unchecked
     for name, c in unchecked.items():
         assert c["premise"] == "unverified" and "premise by construction" in c["how"], name

@@ -5,9 +5,11 @@ import math
 
 import pytest
 
-from gpuprobe_analysis import profile, results
+from gpuprobe_analysis import curves, results
 from gpuprobe_analysis import profile_results as R
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile, results_of
+from gpuprobe_analysis.sections import tlb as tlb_section
+from gpuprobe_analysis.sections import transfers as transfers_section
 import synth
 
 
@@ -15,38 +17,43 @@ def load(tmp_path, families):
     return results.load([synth.write(str(tmp_path / "r.json"), synth.synth_results(noise=0.01, families=families))])
 
 
-@pytest.mark.parametrize("step_function,family", [("fit_tlb", "memory.tlb"), ("fit_alpha_beta", "transfer.host"),
-                                                  ("detect_levels_many", "memory.latency")])
-def test_a_bug_in_a_step_is_not_swallowed(tmp_path, monkeypatch, step_function, family):
+@pytest.mark.parametrize("module,step_function,family", [(tlb_section, "fit_tlb", "memory.tlb"),
+                                                         (transfers_section, "fit_alpha_beta", "transfer.host"),
+                                                         (curves, "detect_levels_many", "memory.latency")])
+def test_a_bug_in_a_step_is_not_swallowed(tmp_path, monkeypatch, module, step_function, family):
     rs = load(tmp_path, [family])
 
     def broken(*args, **kwargs):
         raise TypeError("a bug in the analysis")
-    monkeypatch.setattr(profile, step_function, broken)
+    monkeypatch.setattr(module, step_function, broken)
     with pytest.raises(TypeError, match="a bug in the analysis"):
-        Profile(rs)
+        device_profile(rs)
 
 
 def test_a_fit_the_data_cannot_make_is_said_in_its_row(tmp_path, monkeypatch):
     rs = load(tmp_path, ["transfer.host"])
-    assert all(f.model is not None and f.fit is None for f in Profile(rs).transfers.fits)  # the data fit
+    assert all(f.model is not None and f.fit is None for f in results_of(rs)["transfers"].transfers.fits)  # the data fit
 
     def unfit(sizes, seconds):
         raise ValueError("alpha-beta fit needs at least two distinct sizes")
-    monkeypatch.setattr(profile, "fit_alpha_beta", unfit)
-    p = Profile(rs)
-    assert p.transfers.fits and not p.curves["transfers"]
-    for row in p.to_json()["transfers"]["fits"]:
+    monkeypatch.setattr(transfers_section, "fit_alpha_beta", unfit)
+    t = results_of(rs)["transfers"]
+    assert t.transfers.fits and not t.curves
+    for row in device_profile(rs)["transfers"]["fits"]:
         assert row["fit"] == "not fitted: alpha-beta fit needs at least two distinct sizes"
         assert "alpha_us" not in row and "verdict" not in row
 
 
 def test_sections_without_entries_are_absent(tmp_path):
-    p = Profile(load(tmp_path, ["memory.latency"]))
-    assert p.hierarchy is not None and p.tlb is None and p.transfers is None and p.pipelines.throughput == []
-    d = p.to_json()
+    rs = load(tmp_path, ["memory.latency"])
+    r = results_of(rs)
+    assert (r["hierarchy"].hierarchy is not None and r["tlb"].tlb is None and r["transfers"].transfers is None
+            and r["execution"].pipelines.throughput == [])
+    d = device_profile(rs)
     assert "tlb" not in d and "transfers" not in d and "launch_barrier" not in d
-    assert list(d)[:4] == ["device", "inputs", "hierarchy", "granularity"] and list(d)[-2:] == ["notes", "issues"]
+    assert list(d) == ["device", "inputs", "hierarchy", "granularity", "bandwidth_l2", "bandwidth_errors", "premises", "bandwidth",
+                       "pipelines", "notes", "issues", "roofline", "optimality", "kernels_vs_cublas", "tool_time",
+                       "unsettled_operands", "launch_gate"]
 
 
 def test_to_json_leaves_unset_optional_keys_out_and_flattens():

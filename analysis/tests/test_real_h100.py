@@ -7,13 +7,13 @@ cg chain without an L1 level), not constants tuned to the H100."""
 import os
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "h100_subset.json")
 
 
 def profile():
-    return Profile(results.load([DATA])).to_json()
+    return device_profile(results.load([DATA]))
 
 
 def test_real_hierarchy_is_ordered_and_from_the_primary_curve():
@@ -61,7 +61,7 @@ def test_real_l2_ceiling_is_below_the_counters_peak_and_from_unmerged_reads():
     """The L2 read ceiling counts only bytes the L2 served: at or below its own peak (bytes per cycle x
     L2 clock, from the same run's counters), and from the walk whose reads no SM shares."""
     rs = results.load([DATA])
-    d = Profile(rs).to_json()
+    d = device_profile(rs)
     l2 = d["bandwidth"]["ceilings"]["L2"]
     peaks = [e.counters["lts__t_bytes.sum.peak_sustained"] * e.counters["lts__cycles_elapsed.avg.per_second"] / 1e9
              for e in rs.entries if "lts__t_bytes.sum.peak_sustained" in e.counters]

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 from gpuprobe_analysis.report import SECTIONS, build_report
 import synth
 
@@ -107,7 +107,7 @@ def test_another_gpu_works_unchanged(tmp_path):
     doc = synth.synth_results(other, noise=0.005, seed=11, families=["memory.latency", "memory.bandwidth",
                                                                          "memory.l1_peak", "memory.l2_bandwidth"])
     p = synth.write(str(tmp_path / "b.json"), doc)
-    d = Profile(results.load([p])).to_json()
+    d = device_profile(results.load([p]))
     caps = d["hierarchy"]["capacities"]
     assert within(caps["l1_bytes"], other.l1_bytes, 0.10)
     assert within(caps["l2_near_partition_bytes"], other.l2_near_bytes, 0.10)
@@ -141,7 +141,7 @@ def test_report_from_committed_h100_results(tmp_path):
 
 
 def test_tool_time_sums_entry_wall_seconds_per_family(tmp_path):
-    from gpuprobe_analysis.report import tool_time
+    from gpuprobe_analysis.sections.inputs import tool_time
     base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
             "value_median": 1.0, "value_cv": 0.01}
     ents = [dict(base, name="memory.latency/footprint:1024", label="probe=memory.latency;unit=cycles",
@@ -158,7 +158,7 @@ def test_tool_time_sums_entry_wall_seconds_per_family(tmp_path):
 
 def test_unsettled_operands_are_listed(tmp_path):
     """Entries whose fresh operands ended their settle "capped" or "slowed" are named in the report."""
-    from gpuprobe_analysis.report import unsettled_operands
+    from gpuprobe_analysis.sections.kernels import unsettled_operands
     base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
             "value_median": 2900.0, "value_cv": 0.01, "a_settle_passes": 293, "a_read_gbps_first": 2626.0}
     label = "probe=kernels.gemv;unit=GB/s;impl=ours;a_settled="
@@ -185,7 +185,7 @@ def test_unsettled_operands_are_listed(tmp_path):
 def test_launch_gate_counts_and_time_outs_are_reported(tmp_path):
     """The report says how many event-timed entries ran behind the launch gate and names those whose
     gate timed out; entries without the field are not counted."""
-    from gpuprobe_analysis.report import launch_gate_summary
+    from gpuprobe_analysis.sections.kernels import launch_gate_summary
     base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
             "value_median": 100.0, "value_cv": 0.01, "label": "probe=kernels.gemv;unit=GB/s;impl=ours"}
     ents = [dict(base, name="kernels.gemv/a:1", launch_gated=1, launch_gate_timeouts=0),
@@ -236,7 +236,7 @@ def test_unified_l2_has_no_near_partition_text(tmp_path):
     uni = synth.Device(name="Synthetic GPU U", l2_near_bytes=40e6, l2_bytes=40e6, lat_cycles=(30.0, 290.0, 290.0, 620.0))
     doc = synth.synth_results(uni, noise=0.005, seed=5, families=["memory.latency"])
     out = build_report(results.load([synth.write(str(tmp_path / "u.json"), doc)]), str(tmp_path / "rep"))
-    levels = {lv["name"] for lv in out["profile_obj"].to_json()["hierarchy"]["levels"]}
+    levels = {lv["name"] for lv in out["data"]["hierarchy"]["levels"]}
     assert "L2" in levels and "L2 near partition" not in levels
     assert "near partition" not in open(out["markdown"], encoding="utf-8").read()
 
@@ -246,7 +246,7 @@ def test_l2_too_small_for_a_full_capacity_plateau_is_said(tmp_path):
     dev = synth.Device(name="Synthetic GPU S", l1_bytes=2**20, l2_near_bytes=4 * 2**20, l2_bytes=8 * 2**20,
                        bw_caps=(2**20, 8 * 2**20))
     doc = synth.synth_results(dev, noise=0.005, seed=6, families=["memory.latency", "memory.bandwidth"])
-    d = Profile(results.load([synth.write(str(tmp_path / "s.json"), doc)])).to_json()
+    d = device_profile(results.load([synth.write(str(tmp_path / "s.json"), doc)]))
     assert any("no full-capacity L2 plateau" in n for n in d["notes"]), d["notes"]
 
 
@@ -344,7 +344,7 @@ def test_html_escapes_what_the_inputs_say_and_markdown_cells_escape_pipes(tmp_pa
 def test_summary_fastest_is_of_the_same_problem():
     """Problems of equal flops (GEMV N and T at one size) are different problems: the summary's
     "fastest there" is the fastest implementation of our default's problem."""
-    from gpuprobe_analysis.report import kernel_headlines
+    from gpuprobe_analysis.sections.optimality import kernel_headlines
     row = lambda impl, trans, gflops: {"kernel": "gemv", "impl": impl, "size": f"m=8 n=8 trans={trans}",
                                        "flops": 128.0, "l2": "not resident", "gflops": gflops,
                                        "pct_of_bound": 90.0}

@@ -105,9 +105,8 @@ def test_unknown_family_passes_through(tmp_path, small_doc, capsys):
     small_doc["benchmarks"].append(dict(small_doc["benchmarks"][0], name="future.probe/x:1",
                                         label="probe=future.probe;unit=widgets;method=new"))
     p = synth.write(str(tmp_path / "r.json"), small_doc)
-    from gpuprobe_analysis.profile import Profile
-    prof = Profile(results.load([p]))
-    assert prof.to_json()["other_families"]["future.probe"][0]["unit"] == "widgets"
+    from gpuprobe_analysis.sections import device_profile
+    assert device_profile(results.load([p]))["other_families"]["future.probe"][0]["unit"] == "widgets"
 
 
 def test_cli_exit_codes(tmp_path, small_doc, capsys):
@@ -188,9 +187,8 @@ def test_a_file_without_records_is_read_with_a_warning(tmp_path):
     assert rs.entries and all(e.record is None for e in rs.entries)
     assert "no family records (gpuprobe_families absent)" in messages(rs)
     assert "migrate_results.py" in messages(rs)
-    from gpuprobe_analysis.profile import Profile
-    p = Profile(rs)
-    assert p.curves["latency"] == [] and any("record" in n for n in p.notes)
+    from gpuprobe_analysis.sections import device_profile, results_of
+    assert results_of(rs)["hierarchy"].curves == [] and any("record" in n for n in device_profile(rs)["notes"])
 
 
 def test_unreadable_records_and_a_family_without_one_are_named(tmp_path):

@@ -30,7 +30,7 @@ def _results(tmp_path, with_family=True):
 
 def test_curves_come_from_the_record_axes(tmp_path):
     rs = _results(tmp_path)
-    an = shared_atomics.analyze(AnalysisInputs(rs, {}))
+    an = shared_atomics.analyze(AnalysisInputs(rs))
     assert an.x_name == "contention" and an.unit == "atomics/clk/SM"
     assert an.title == rs.record(shared_atomics.FAMILY).title
     by_type = {c.key["type"]: c for c in an.curves}
@@ -42,7 +42,7 @@ def test_curves_come_from_the_record_axes(tmp_path):
 
 def test_no_entries_no_section(tmp_path):
     rs = _results(tmp_path, with_family=False)
-    assert shared_atomics.analyze(AnalysisInputs(rs, {})) is None
+    assert shared_atomics.analyze(AnalysisInputs(rs)) is None
     out = build_report(rs, str(tmp_path / "rep"))
     assert shared_atomics.SECTION.title not in open(out["markdown"], encoding="utf-8").read()
     assert "shared_atomics" not in json.load(open(out["profile"]))

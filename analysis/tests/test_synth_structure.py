@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 import synth
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
@@ -39,7 +39,7 @@ CASES = {
 def checks(name, per_octave, seed, tmp_path):
     dev = dataclasses.replace(CASES[name], tlb_per_octave=per_octave, latency_per_octave=per_octave)
     doc = synth.synth_results(dev, noise=NOISE, seed=seed, families=["memory.latency", "memory.tlb"])
-    prof = Profile(results.load([synth.write(str(tmp_path / f"{name}-{per_octave}-{seed}.json"), doc)])).to_json()
+    prof = device_profile(results.load([synth.write(str(tmp_path / f"{name}-{per_octave}-{seed}.json"), doc)]))
     out = {}
     t = (prof.get("tlb") or {})
     out["page"] = t.get("page_bytes") == dev.page_bytes

@@ -44,7 +44,7 @@ def _results(tmp_path, with_family=True):
 
 
 def test_one_ceiling_per_type_from_random_operands_and_never_a_failed_premise(tmp_path):
-    an = tensor.analyze(AnalysisInputs(_results(tmp_path), {}))
+    an = tensor.analyze(AnalysisInputs(_results(tmp_path)))
     assert sorted(an.ceilings) == ["BF16 tensor", "INT8 tensor"]  # FP8's only entry failed its premise
     bf16 = an.ceilings["BF16 tensor"]
     assert bf16.gflops == 700e3 and bf16.row.form == "wgmma.m64n256k16 bf16->f32, A in smem"
@@ -75,6 +75,6 @@ def test_ceilings_reach_the_roofline_and_the_summary(tmp_path):
 
 def test_no_entries_no_section(tmp_path):
     rs = _results(tmp_path, with_family=False)
-    assert tensor.analyze(AnalysisInputs(rs, {})) is None
+    assert tensor.analyze(AnalysisInputs(rs)) is None
     out = build_report(rs, str(tmp_path / "rep"))
     assert "tensor" not in json.load(open(out["profile"]))

@@ -3,7 +3,7 @@ several noise seeds; and the cases the data cannot decide, which must say so ins
 import pytest
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import device_profile
 import synth
 
 KiB, MiB, GiB = 2**10, 2**20, 2**30
@@ -25,7 +25,7 @@ DEVICES = {
 def tlb_of(dev, seed, tmp_path, noise=0.01):
     path = synth.write(str(tmp_path / f"r{seed}.json"),
                        synth.synth_results(dev, noise=noise, seed=seed, families=["memory.tlb"]))
-    return Profile(results.load([path])).to_json()["tlb"]
+    return device_profile(results.load([path]))["tlb"]
 
 
 @pytest.mark.parametrize("name", sorted(DEVICES))
@@ -71,7 +71,7 @@ def test_a_knee_on_one_stride_only_is_not_a_tlb_level(tmp_path):
     for e in doc["benchmarks"]:
         if e["stride"] == 64 * KiB and e["footprint"] > 2 * GiB:
             e["value_median"] = e["cycles_per_op"] = e["cycles_per_op"] * 1.8
-    t = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).to_json()["tlb"]
+    t = device_profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["tlb"]
     assert t["levels"] == []
     assert any("64 KiB-stride curve stays at its base up to" in f for f in t["findings"])
 
@@ -86,7 +86,7 @@ def test_points_without_a_full_warm_lap_are_left_out(tmp_path):
         if e["stride"] == 4 * MiB and n > 64:  # cold laps: far slower, as on real first touches
             e["warm_loads"] = 64
             e["value_median"] = e["cycles_per_op"] = e["cycles_per_op"] * 2
-    t = Profile(results.load([synth.write(str(tmp_path / "r.json"), doc)])).to_json()["tlb"]
+    t = device_profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["tlb"]
     assert t["page_bytes"] == dev.page_bytes
     assert t["excluded"] and all(x["stride_bytes"] == 4 * MiB for x in t["excluded"])
     assert all(x["why"] == "no full warm lap recorded" for x in t["excluded"])

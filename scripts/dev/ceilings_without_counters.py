@@ -10,14 +10,14 @@ import os
 import sys
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.profile import Profile
+from gpuprobe_analysis.sections import results_of
 
 TOLERANCE = 0.03
 PAIRS = (("results.json.gz", "premises.json.gz"), ("ceilings.json.gz", "ceiling_premises.json.gz"))
 
 
 def ceilings(paths):
-    return Profile(results.load(paths)).bandwidth.ceilings
+    return results_of(results.load(paths))["bandwidth"].bandwidth.ceilings
 
 
 def main(folders):

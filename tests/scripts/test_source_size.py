@@ -3,21 +3,10 @@ changed apart. Product sources: C++/CUDA and Python under the product's director
 lab/, reports/, docs and files generated into the build tree are not product sources."""
 import os
 
-import pytest
-
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MAX_LINES = 700
 PRODUCT_DIRS = ("analysis/gpuprobe_analysis", "microbench", "kernels", "profilers", "common")
 SOURCE_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".hpp", ".h", ".cc")
-
-# Files known to be over the limit, each with the work that brings it under. Each entry is an expected
-# failure (strict): once the file is under the limit its entry fails as "XPASS", so the entry is dropped
-# then, and a file can never stay here silently.
-KNOWN_OVER = {
-    "analysis/gpuprobe_analysis/profile.py": "the Profile class is being dissolved into sections/ (issue 34)",
-    "analysis/gpuprobe_analysis/plots.py": "each section is to draw its own figures (issue 34)",
-}
-
 
 def product_sources():
     out = []
@@ -44,13 +33,5 @@ def test_the_walk_finds_the_product_sources():
 
 
 def test_no_product_source_is_over_the_limit():
-    over = {p: n for p in product_sources() if p not in KNOWN_OVER and (n := line_count(p)) > MAX_LINES}
+    over = {p: n for p in product_sources() if (n := line_count(p)) > MAX_LINES}
     assert not over, f"over {MAX_LINES} lines (split where the parts are independent): {over}"
-
-
-@pytest.mark.parametrize("path", [
-    pytest.param(path, marks=pytest.mark.xfail(strict=True, raises=AssertionError, reason=reason))
-    for path, reason in sorted(KNOWN_OVER.items())])
-def test_known_over_file_is_under_the_limit(path):
-    # Expected to fail while the file is over; a file that no longer exists is an error, not an expected failure.
-    assert line_count(path) <= MAX_LINES

@@ -1,9 +1,13 @@
-"""Report sections that belong to probe families, one module each, registered by family name.
+"""The report's sections, one module each, registered by id: the core sections every report has
+(CORE: inputs, device, hierarchy, granularity, tlb, bandwidth, access, execution, transfers, roofline,
+optimality, kernels, other) and the sections of probe families (tensor, p2p, collectives, mgpu,
+shared_atomics).
 
 A module in this package analyses its families (curves, fits, figures) and declares its report
 section with `register(FamilySection(...))` at import. The report imports every module here
 (`load()`): a new family's section is one new module, with no edit to report.py, families.py or the
-templates. From the registration the report derives:
+templates. `device_profile(rs)` is device-profile.json of a result set: every section's results. From
+the registration the report derives:
 
 - whether the section is there: `analyze` returns None for inputs without the family's entries (a
   one-GPU result set has no peer-to-peer section, not even an empty one);
@@ -14,9 +18,16 @@ templates. From the registration the report derives:
   sentences (`headline`);
 - the families the generic table ("Other probe families") leaves out: `families`.
 
-A section may read the results of sections analysed before it (`uses`: their ids) and the device
-profile of the same inputs (AnalysisInputs.profile): the multi-GPU kernels' bound divides by the
-profile's read ceilings and adds the NCCL collectives' time.
+A section may read the results of sections analysed before it (`uses`: their ids; AnalysisInputs.results),
+and the device-profile.json keys they wrote (AnalysisInputs.profile): the multi-GPU kernels' bound divides
+by the bandwidth section's read ceilings and adds the NCCL collectives' time.
+
+A core section (`core=True`) is in every report, at its place in CORE, its text written even where the
+inputs have nothing for it (it says so). It writes top-level keys of device-profile.json (`profile_keys`,
+in PROFILE_KEYS' order), offers the problems it met (`notes`), rows of the summary table with all its
+columns (`summary_rows`) and sentences of the opening (`opening`), both from its result and the whole
+device profile (the summary holds a bandwidth against the roofline's theoretical figure). Its `content`
+is a dict of the names its template reads.
 """
 from __future__ import annotations
 
@@ -29,13 +40,32 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 from ..results import ResultSet
 
 
+# The core sections, in the order the report shows them (the summary comes first and the provenance of
+# the figures last: the report's own).
+CORE = ("inputs", "device", "hierarchy", "granularity", "tlb", "bandwidth", "access", "execution", "transfers",
+        "roofline", "optimality", "kernels", "other")
+
+# device-profile.json's top-level keys in the order the file has always had them (readers diff two
+# profiles); each belongs to one core section (`profile_keys`). "notes" gathers the sections' `notes`. The
+# family sections' keys (their ids) follow.
+PROFILE_KEYS = ("device", "inputs", "hierarchy", "granularity", "tlb", "bandwidth_l2", "bandwidth_errors", "premises",
+                "bandwidth", "stride_alignment", "banks", "pipelines", "launch_barrier", "transfers", "baseline",
+                "paired", "other_families", "notes", "issues", "roofline", "optimality", "kernels_vs_cublas",
+                "tool_time", "unsettled_operands", "launch_gate")
+
+
 @dataclass
 class AnalysisInputs:
-    """What a section's `analyze` reads: the result set, the device profile's numbers of the same
-    inputs (Profile.to_json()), and the results of the sections it `uses`, by id."""
+    """What a section's `analyze` reads: the result set and the results of the sections analysed before
+    it, by id (those it `uses` among them)."""
     rs: ResultSet
-    profile: dict
     results: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def profile(self) -> dict:
+        """device-profile.json's keys of the core sections analysed so far (PROFILE_KEYS order)."""
+        return _profile_json([(_REGISTERED[sid], r) for sid, r in self.results.items()
+                              if r is not None and _REGISTERED[sid].core])
 
 
 def _nothing(result: Any) -> list:
@@ -44,6 +74,14 @@ def _nothing(result: Any) -> list:
 
 def _no_sentence(result: Any) -> Optional[str]:
     return None
+
+
+def _no_keys(result: Any) -> dict:
+    return {}
+
+
+def _no_rows(result: Any, profile: dict) -> list:
+    return []
 
 
 @dataclass(frozen=True)
@@ -63,6 +101,13 @@ class FamilySection:
     # Compute ceilings the section measured, for the roofline and the optimality tables: dicts with
     # name, gflops, measured (False: a theoretical, dashed line), how, and source (measured only).
     ceilings: Callable[[Any], List[dict]] = _nothing
+    # A core section (see the module's docstring): in every report; analyze never returns None.
+    core: bool = False
+    profile_keys: Callable[[Any], Dict[str, Any]] = _no_keys     # top-level keys of device-profile.json
+    notes: Callable[[Any], List[str]] = _nothing                 # problems met ("notes" of the profile)
+    summary_rows: Callable[[Any, dict], List[list]] = _no_rows   # (result, device profile) -> table rows
+    opening: Callable[[Any, dict], List[str]] = _no_rows         # (result, device profile) -> sentences
+    reads_all_ceilings: bool = False  # analysed after every section that offers `ceilings`
 
 
 _REGISTERED: Dict[str, FamilySection] = {}
@@ -89,12 +134,17 @@ def load() -> List[FamilySection]:
         if not m.name.startswith("_"):
             importlib.import_module(f"{__name__}.{m.name}")
     graph = graphlib.TopologicalSorter()
+    for sid in sorted(_REGISTERED):  # every node first, by id: the order among sections ready together
+        graph.add(sid)
     for sid in sorted(_REGISTERED):
         s = _REGISTERED[sid]
         missing = [u for u in s.uses if u not in _REGISTERED]
         if missing:
             raise ValueError(f"section {sid!r} uses {missing}: no such section is registered")
-        graph.add(sid, *sorted(set(s.uses) | {a for a in s.after if a in _REGISTERED}))
+        deps = set(s.uses) | {a for a in s.after if a in _REGISTERED and not _REGISTERED[a].core}
+        if s.reads_all_ceilings:
+            deps |= {o for o, t in _REGISTERED.items() if t.ceilings is not _nothing and o != sid}
+        graph.add(sid, *sorted(deps))
     try:
         return [_REGISTERED[sid] for sid in graph.static_order()]
     except graphlib.CycleError as exc:
@@ -102,7 +152,7 @@ def load() -> List[FamilySection]:
 
 
 def claimed_families() -> Tuple[str, ...]:
-    """Every family a registered section reads."""
+    """Every family a registered family section reads (the core sections name none)."""
     return tuple(f for s in load() for f in s.families)
 
 
@@ -121,23 +171,56 @@ class Placed:
     result: Any
 
 
-def analyze_all(rs: ResultSet, profile: dict) -> List[Placed]:
-    """Every registered section the inputs have, analysed in load() order."""
-    inputs = AnalysisInputs(rs, profile)
+def analyze_all(rs: ResultSet) -> List[Placed]:
+    """Every registered section the inputs have (every core section), analysed in load() order."""
+    inputs = AnalysisInputs(rs)
     out = []
     for s in load():
         result = s.analyze(inputs)
+        if s.core and result is None:
+            raise ValueError(f"core section {s.id!r}: analyze returned None")
         inputs.results[s.id] = result
         if result is not None:
             out.append(Placed(s, result))
     return out
 
 
+def _profile_json(core: Sequence[Tuple[FamilySection, Any]]) -> dict:
+    keys: Dict[str, Any] = {"notes": [n for sid in CORE for s, r in core if s.id == sid for n in s.notes(r)]}
+    for s, r in core:
+        for k, v in s.profile_keys(r).items():
+            if k not in PROFILE_KEYS or k == "notes":
+                raise ValueError(f"section {s.id!r} writes device-profile.json key {k!r}, which PROFILE_KEYS does not order")
+            keys[k] = v
+    return {k: keys[k] for k in PROFILE_KEYS if k in keys}
+
+
+def profile_json(present: Sequence[Placed]) -> dict:
+    """device-profile.json of analysed sections: the core sections' keys in PROFILE_KEYS order, then each
+    family section's to_json under its id (load() order)."""
+    out = _profile_json([(p.section, p.result) for p in present if p.section.core])
+    for p in present:
+        if not p.section.core and p.section.to_json is not None:
+            out[p.section.id] = p.section.to_json(p.result)
+    return out
+
+
+def results_of(rs: ResultSet) -> Dict[str, Any]:
+    """Every registered section's typed result by id (None: the inputs have nothing for it)."""
+    analyzed = {p.section.id: p.result for p in analyze_all(rs)}
+    return {s.id: analyzed.get(s.id) for s in load()}
+
+
+def device_profile(rs: ResultSet) -> dict:
+    """device-profile.json of a result set (what the report writes): every section's results."""
+    return profile_json(analyze_all(rs))
+
+
 def place(order: Sequence[Tuple[str, str]], present: Sequence[Placed]) -> List[Tuple[str, str]]:
     """The report's (id, title) list with the present sections inserted after their anchors."""
     out = list(order)
     inserted = set()
-    for p in present:
+    for p in (p for p in present if not p.section.core):
         ids = [sid for sid, _ in out]
         anchor = next((a for a in p.section.after if a in ids), None)
         if anchor is None:

@@ -303,4 +303,4 @@ def _analyze(inputs: AnalysisInputs) -> Optional[dict]:
 SECTION = register(FamilySection(
     id="mgpu", title="Multi-GPU: SYMV and GEMV", families=FAMILIES, after=("kernels",), analyze=_analyze,
     content=lambda res, figdir: res, to_json=lambda res: res, summary=summary, headline=headline,
-    link_text="multi-GPU kernels", uses=("collectives",)))
+    link_text="multi-GPU kernels", uses=("collectives", "bandwidth")))

@@ -1,0 +1,171 @@
+"""Memory hierarchy (family memory.latency): the levels' latencies and capacities, from ONE primary curve
+(a random pointer chase with L1-allocating loads at a cache line's stride), the other chains per curve
+and as cross-checks; the two latency figures."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Dict, List
+
+import numpy as np
+
+from .. import families as F
+from .. import profile_results as R
+from ..curves import SHARP_EDGE_WIDTH, Curve, ctxnum, edge_words, latency_curves, model_words, ns_levels
+from ..formatting import Link, fmt, fmt_bytes
+from ..levels import CAPACITY_DEFINITION
+from ..results import finite
+from . import AnalysisInputs, FamilySection, register
+
+
+@dataclass
+class HierarchyResult:
+    hierarchy: R.Hierarchy
+    curves: List[Curve]   # memory.latency's curves but shared memory's (figures; granularity's reference)
+    notes: List[str]
+
+    def capacities(self) -> R.Capacities:
+        return self.hierarchy.capacities
+
+
+def _line_stride(curves: List[Curve]) -> float:
+    """The stride of the random L1-allocating chains that spaces their elements one cache line apart,
+    from the chains themselves: up to a line, every stride touches the same lines of a footprint, so
+    the first capacity (L1) in footprint bytes is the same; beyond it a line holds one element and the
+    capacity in footprint bytes grows with the stride. The largest stride whose first capacity lies
+    within the smallest stride's bracket is the line; one stride measured: that stride."""
+    chains = sorted((c for c in curves if c.key.get("pattern") == "random" and c.key.get("load") in ("ca", None)
+                     and finite(c.key.get("stride")) and c.fit.knees), key=lambda c: finite(c.key.get("stride")))
+    if not chains:
+        return 0.0
+    lo, hi = chains[0].fit.brackets[0]
+    same = [c for c in chains if lo <= c.fit.knees[0] <= hi] or chains[:1]
+    return finite(same[-1].key.get("stride"))
+
+
+def analyze(inputs: AnalysisInputs) -> HierarchyResult:
+    rs, notes = inputs.rs, []
+    curves = [c for c in latency_curves(rs, "memory.latency", notes) if c.key.get("load") != "shared"]
+    out = R.Hierarchy(curves=[], levels=[], method=(
+        "change-point detection on latency vs footprint (levels.detect_levels: exact segmentation "
+        "seeds, level-mixture model with step, set-associative and gradual edges, one shape per edge, "
+        "BIC with the curve's own noise); " + CAPACITY_DEFINITION))
+    for c in curves:
+        f = c.fit
+        ns = ns_levels(c)
+        out.curves.append(R.LatencyCurve(
+            key=c.key, model=model_words(f), fit_model=f.model, noise_rel=f.noise, points=len(c.x),
+            levels=[R.CurveLevel(name=n, cycles=v, ns=ns[i] if ns else None,
+                                 capacity_bytes=f.knees[i] if i < len(f.knees) else None,
+                                 capacity_bracket_bytes=list(f.brackets[i]) if i < len(f.brackets) else None)
+                    for i, (n, v) in enumerate(zip(c.names, f.levels))],
+            source=F.provenance(c.entries)))
+    # The device hierarchy comes from ONE primary curve only: a random pointer chase with the
+    # default (L1-allocating) load at the smallest stride >= a cache line seen (one access per
+    # line, no prefetch help); other curves (cg/volatile, fixed-stride chains) are reported per
+    # curve and as cross-checks, never mixed into the level table.
+    line = _line_stride(curves)
+
+    def rank(c: Curve):
+        stride = finite(c.key.get("stride")) or 0
+        return (c.key.get("load") in ("cg", "cv", "volatile"), c.key.get("pattern") != "random",
+                stride < line, stride)
+
+    summary: Dict[str, R.DeviceLevel] = {}
+    # Only a random chain names device levels: a fixed-stride chain mixes hits and misses, so its
+    # numbered levels ("level 2") are no level of the device, whatever else is missing.
+    chains = [c for c in curves if c.key.get("pattern") == "random"]
+    primary = min(chains, key=rank) if chains else None
+    if primary is None and curves:
+        notes.append("hierarchy: no random pointer-chase curve (memory.latency pattern=random) with enough "
+                          "usable points, so no device level is given; the fixed-stride chains' levels are "
+                          "listed per curve only")
+    if primary is not None:
+        ns = ns_levels(primary)
+        for i, name in enumerate(primary.names):
+            summary[name] = R.DeviceLevel(
+                name=name, latency_cycles=primary.fit.levels[i], latency_ns=ns[i] if ns else None,
+                capacity_bytes=primary.fit.knees[i] if i < len(primary.fit.knees) else None,
+                capacity_bracket_bytes=list(primary.fit.brackets[i]) if i < len(primary.fit.brackets) else None,
+                model=edge_words(primary.fit.shapes[i] if i < len(primary.fit.knees) else None),
+                curve=primary.key, source=F.provenance(primary.entries))
+        out.primary_curve = primary.key
+        # Cross-check with the L1-bypassing chain of the same pattern/stride: its on-chip levels
+        # must match the primary's L2 levels (L1 absent).
+        cg = [c for c in curves if c.key.get("load") == "cg" and c.key.get("pattern") == primary.key.get("pattern")
+              and c.key.get("stride") == primary.key.get("stride")]
+        if cg:
+            c = cg[0]
+            # Levels of the cg curve that differ by < 10 % from their neighbour are one level
+            # split by noise (e.g. a tiny-footprint knee): merge them for the comparison.
+            lv, kn = [c.fit.levels[0]], []
+            for i in range(1, len(c.fit.levels)):
+                if abs(c.fit.levels[i] / lv[-1] - 1) < 0.10:
+                    continue
+                kn.append(c.fit.knees[i - 1]); lv.append(c.fit.levels[i])
+            prim_l2 = [(n, d) for n, d in summary.items() if n.startswith("L2") or n == "DRAM"]
+            out.cross_check_cg = R.CgCrossCheck(
+                curve=c.key, levels_cycles=lv, capacities_bytes=kn,
+                primary_l2_dram_cycles={n: d.latency_cycles for n, d in prim_l2},
+                l1_absent=bool(lv and "L1" in summary and lv[0] > 2 * summary["L1"].latency_cycles),
+                source=F.provenance(c.entries))
+    shared = [e for e in rs.by_family("memory.latency") if F.text(e, "load") == "shared"]
+    if shared:
+        cyc = [e.num("cycles_per_op", "value_median") for e in shared]
+        nss = [e.num("ns_per_op") for e in shared]
+        summary["shared"] = R.DeviceLevel(name="shared", latency_cycles=float(np.nanmedian(cyc)),
+                                          latency_ns=finite(np.nanmedian(nss)) if any(map(math.isfinite, nss)) else None,
+                                          capacity_bytes=None, capacity_bracket_bytes=None,
+                                          model="median over footprints", curve={"load": "shared"},
+                                          source=F.provenance(shared))
+    order = ["shared", "L1", "L2 near partition", "L2", "DRAM"]
+    out.levels = sorted(summary.values(), key=lambda d: (order.index(d.name) if d.name in order else 9, d.name))
+    # Capacities as users ask for them.
+    caps = out.capacities
+    for name, key in (("L1", "l1_bytes"), ("L2 near partition", "l2_near_partition_bytes"), ("L2", "l2_bytes")):
+        if name in summary and summary[name].capacity_bytes:
+            setattr(caps, key, summary[name].capacity_bytes)
+    carve = sorted({F.text(e, "carveout") for e in rs.by_family("memory.latency") if F.text(e, "carveout")})
+    caps.l1_carveout = ", ".join(carve) if carve else (
+        "not recorded: the latency probe uses no shared memory, so the driver's default carveout applies and "
+        "L1 gets the unified L1/shared SRAM minus the (small) default shared-memory reservation; the measured "
+        "L1 capacity is that carveout's L1 part, not the SRAM size")
+    smem = ctxnum(rs, "gpu_smem_per_sm_bytes")
+    if smem:
+        caps.shared_per_sm_bytes_reported_by_driver = smem
+    if ctxnum(rs, "gpu_l2_bytes"):
+        caps.l2_bytes_reported_by_driver = ctxnum(rs, "gpu_l2_bytes")
+    return HierarchyResult(out, curves, notes)
+
+
+def figures(an: HierarchyResult, outdir: str) -> list:
+    from .. import plots  # matplotlib only when the report draws
+    lat = an.curves
+    figs = []
+    random_curves = [c for c in lat if c.key.get("pattern") == "random"]
+    stride_curves = [c for c in lat if c.key.get("pattern") != "random"]
+    figs.append(plots.latency_figure(random_curves, "latency_random", "Load latency vs footprint (random chains)", outdir,
+                               "Points: median cycles per dependent load; line: fitted level model; dotted: detected "
+                               "capacities (change-point detection, see docs/analysis.md)."))
+    figs.append(plots.latency_figure(stride_curves, "latency_stride", "Load latency vs footprint (fixed-stride chains)", outdir,
+                               "Saavedra-style fixed-stride chains, one curve per stride, panels in stride order.",
+                               chunk_label="stride"))
+    return [f for f in figs if f is not None]
+
+
+def summary_rows(an: HierarchyResult, data: dict) -> List[list]:
+    rows = []
+    h = data.get("hierarchy") or {}
+    for lv in h.get("levels", []):
+        cap = f", capacity {fmt_bytes(lv['capacity_bytes'])}" if lv.get("capacity_bytes") else ""
+        ns = f" ({fmt(lv['latency_ns'])} ns)" if lv.get("latency_ns") else ""
+        rows.append([f"{lv['name']} latency", f"{fmt(lv['latency_cycles'])} cycles{ns}{cap}", "pointer chase", "–",
+                     "–", Link("memory hierarchy", "hierarchy")])
+    return rows
+
+
+SECTION = register(FamilySection(
+    id="hierarchy", title="Memory hierarchy: capacities and latencies", families=(), after=(), core=True,
+    analyze=analyze, content=lambda an, figdir: {"figures": figures(an, figdir), "sharp_edge_width": SHARP_EDGE_WIDTH},
+    profile_keys=lambda an: {"hierarchy": R.to_json(an.hierarchy)}, notes=lambda an: an.notes,
+    summary_rows=summary_rows, link_text="memory hierarchy"))
