@@ -171,7 +171,12 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
         if present:
             cflops = sum(e.counters[m] * f for m, f in present)
         keys = [k for k in ("m", "n", "k") if math.isfinite(F.num(e, k))]
-        txt = [k for k in ("precision", "uplo", "trans") if F.text(e, k)]
+        # The text axes that tell one problem from another, from the record (all but the implementation:
+        # e.g. precision and trans; precision and data for the cuBLASLt GEMMs, whose random and zero
+        # operands are two problems).
+        txt = [a.name for a in e.record.axes if a.type == "text" and a.role == "group" and a.name != "impl"
+               and F.text(e, a.name)] if e.record is not None else \
+            [k for k in ("precision", "uplo", "trans") if F.text(e, k)]
         size = " ".join([f"{k}={int(F.num(e, k))}" for k in keys] + [f"{k}={F.text(e, k)}" for k in txt])
         # Same problem = same shape and the same L2 condition (flushed / resident) across impls.
         size_key = (tuple((k, F.num(e, k)) for k in keys) + tuple((k, F.text(e, k)) for k in txt)

@@ -47,12 +47,12 @@ def test_each_precision_is_held_to_its_tensor_ceiling(tmp_path):
                                    gemm(b, "f64", N, FLOPS / 60e12)])
     pts, notes = kernel_points(rs)
     assert not [n for n in notes if "no compute ceiling" in n]  # every precision has a declared ceiling
-    assert {p.size: p.precision for p in pts} == {"n=8192 precision=bf16": "BF16 tensor",
-                                                   "n=8192 precision=e4m3": "FP8 tensor",
-                                                   "n=8192 precision=f64": "FP64 tensor"}
+    assert {p.size: p.precision for p in pts} == {"n=8192 precision=bf16 data=random": "BF16 tensor",
+                                                   "n=8192 precision=e4m3 data=random": "FP8 tensor",
+                                                   "n=8192 precision=f64 data=random": "FP64 tensor"}
     assert all(p.impl == "cublaslt" and is_reference(p.impl) for p in pts)
     rows = {r["size"]: r for r in optimality(pts, [DRAM, BF16_TENSOR])}
-    bf16 = rows["n=8192 precision=bf16"]
+    bf16 = rows["n=8192 precision=bf16 data=random"]
     # Minimal bytes 3 x 8192^2 x 2 = 402,653,184: AI 2731 FLOP/B, DRAM bound 10.9 PFLOP/s; the tensor
     # ceiling (900 TFLOP/s) is the bound.
     assert bf16["minimal_bytes"] == pytest.approx(3 * N * N * 2)
@@ -61,7 +61,7 @@ def test_each_precision_is_held_to_its_tensor_ceiling(tmp_path):
     assert bf16["limiter"] == "BF16 tensor" and bf16["missing_ceilings"] == []
     assert bf16["pct_of_bound"] == pytest.approx(100 * 750000.0 / 900000.0)
     # FP8 tensor not measured: no bound, no %, and the reason; the memory bound is kept for reference.
-    fp8 = rows["n=8192 precision=e4m3"]
+    fp8 = rows["n=8192 precision=e4m3 data=random"]
     assert fp8["bound_gflops"] is None and fp8["pct_of_bound"] is None and fp8["limiter"] is None
     assert fp8["missing_ceilings"] == ["FP8 tensor"]
     assert set(fp8["bound_by_ceiling"]) == {"DRAM"}
@@ -71,6 +71,14 @@ def test_each_precision_is_held_to_its_tensor_ceiling(tmp_path):
         "bound in the optimality table",
         "kernels.gemm_lt (1 entries): no compute bound (ceiling FP8 tensor not measured): no bound and no % of "
         "bound in the optimality table"]
+
+
+def test_random_and_zero_operands_are_two_problems(tmp_path):
+    # The same size on random and on zero operands: two rows the reader can tell apart, never compared.
+    rs = load(tmp_path, lambda b: [gemm(b, "bf16", N, FLOPS / 700e12), gemm(b, "bf16", N, FLOPS / 820e12, "zero")])
+    pts, _ = kernel_points(rs)
+    assert sorted(p.size for p in pts) == ["n=8192 precision=bf16 data=random", "n=8192 precision=bf16 data=zero"]
+    assert len({p.size_key for p in pts}) == 2
 
 
 def test_the_roofline_takes_the_tensor_ceilings_its_kernels_declare(tmp_path):
