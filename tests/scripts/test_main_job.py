@@ -32,8 +32,11 @@ def last_line(text):
 
 
 def git_status(path):
-    return subprocess.run(["git", "status", "--porcelain", "--ignored", "--", path], cwd=REPO,
-                          capture_output=True, text=True).stdout
+    """The checkout's state under `path`, ignored files included, except reports/local/: other tests
+    (run in parallel by pytest-xdist) create and remove their folders there while this one runs."""
+    out = subprocess.run(["git", "status", "--porcelain", "--ignored", "--", path], cwd=REPO,
+                         capture_output=True, text=True).stdout
+    return "".join(line for line in out.splitlines(keepends=True) if not line[3:].startswith("reports/local"))
 
 
 def has_gpu():
