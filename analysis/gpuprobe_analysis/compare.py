@@ -115,6 +115,8 @@ def headline_figures(rs: ResultSet):
         ceilings[f"{name} bandwidth"] = (c["gbps"], "GB/s")
     for name, c in ((data.get("pipelines") or {}).get("compute_ceilings") or {}).items():
         ceilings[f"{name} peak"] = (c["gflops"], "GFLOP/s")
+    for name, c in ((data.get("tensor") or {}).get("ceilings") or {}).items():
+        ceilings[f"{name} peak"] = (c["gflops"], c.get("unit", "GFLOP/s"))
     for lv in (data.get("hierarchy") or {}).get("levels", []):
         if lv.get("latency_ns"):
             ceilings[f"{lv['name']} latency"] = (lv["latency_ns"], "ns")

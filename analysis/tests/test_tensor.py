@@ -78,3 +78,10 @@ def test_no_entries_no_section(tmp_path):
     assert tensor.analyze(AnalysisInputs(rs)) is None
     out = build_report(rs, str(tmp_path / "rep"))
     assert "tensor" not in json.load(open(out["profile"]))
+
+
+def test_compare_leads_with_the_tensor_ceilings(tmp_path):
+    from gpuprobe_analysis.compare import headline_figures
+    ceilings, _ = headline_figures(_results(tmp_path))
+    assert ceilings["BF16 tensor peak"] == (700e3, "GFLOP/s")
+    assert ceilings["INT8 tensor peak"] == (1400e3, "GOP/s")  # integer operations, not flops

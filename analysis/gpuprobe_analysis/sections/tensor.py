@@ -204,7 +204,8 @@ def to_json(an: Tensor) -> dict:
                 "warps_per_sm": r.warps, "min_warps_per_sm": r.min_warps, "premise": r.premise,
                 "entry": r.entry.name}
     return jsonable({
-        "ceilings": {c.name: {"gflops": c.gflops, "datasheet_gflops_at_clock": c.datasheet_gflops,
+        "ceilings": {c.name: {"gflops": c.gflops, "unit": "GOP/s" if _rate_unit(c.row.entry) == "TOPS" else "GFLOP/s",
+                              "datasheet_gflops_at_clock": c.datasheet_gflops,
                               "random": row(c.row), "zero": row(c.zero) if c.zero else None}
                      for c in an.ceilings.values()},
         "forms": [row(r) for r in an.rows], "failed_premise": [row(r) for r in an.failed],
