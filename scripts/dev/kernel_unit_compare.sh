@@ -36,22 +36,9 @@ for c in json.load(open(sys.argv[1])):
 done
 python3 - "$work" "${units[@]}" <<'PY'
 import re, subprocess, sys
+sys.path.insert(0, 'scripts/dev')  # run from the repository root
+from cuda_symbols import normal
 
-START = re.compile(r'(\d+)(_GLOBAL__N_|_INTERNAL_)')
-
-def normal(text):
-    """Each length-prefixed anonymous-namespace / internal name (it holds a hash of the file) -> ANON[file]."""
-    out, pos = [], 0
-    for m in START.finditer(text):
-        if m.start() < pos:
-            continue
-        n = int(m.group(1))
-        name = text[m.end(1):m.end(1) + n]
-        f = re.fullmatch(r'_(?:GLOBAL__N_|INTERNAL)_[0-9a-f]+_\d+_(\w+?)_cu_[0-9a-f]+(?:_\d+)?', name)
-        if f:
-            out += [text[pos:m.start()], f"ANON[{f.group(1)}]"]
-            pos = m.end(1) + n
-    return ''.join(out + [text[pos:]])
 
 def ptxas(path):
     out, cur = {}, None
