@@ -182,6 +182,28 @@ def test_unsettled_operands_are_listed(tmp_path):
     assert len(prof["unsettled_operands"]) == 2
 
 
+def test_unsteady_warmups_are_listed(tmp_path):
+    """Entries whose warm-up until steady stopped at its cap (warmup_steady=capped) are named in the
+    report and the profile; settled ones are not, and without any the profile has no such key."""
+    base = {"run_name": "x", "run_type": "iteration", "iterations": 10, "real_time": 1.0, "time_unit": "us",
+            "value_median": 7.5e5, "value_cv": 0.01, "warmup_samples": 100, "warmup_seconds": 1.0}
+    label = "probe=kernels.gemm_lt;unit=GFLOP/s;impl=cublaslt;warmup_steady="
+    ents = [dict(base, name="kernels.gemm_lt/precision:bf16/data:random/n:8192", label=label + "capped"),
+            dict(base, name="kernels.gemm_lt/precision:f16/data:random/n:8192", label=label + "yes")]
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1"}, "benchmarks": ents}))
+    rs = results.load([str(path)])
+    out = build_report(rs, str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "1 entries stopped warming up before their rate had settled" in html
+    assert "kernels.gemm_lt/precision:bf16/data:random/n:8192" in html
+    prof = json.load(open(os.path.join(str(tmp_path / "rep"), "device-profile.json")))
+    assert [r["entry"] for r in prof["unsteady_warmups"]] == ["kernels.gemm_lt/precision:bf16/data:random/n:8192"]
+    path.write_text(json.dumps({"context": {"gpuprobe_schema": "1"}, "benchmarks": ents[1:]}))
+    out = build_report(results.load([str(path)]), str(tmp_path / "rep2"))
+    assert "unsteady_warmups" not in json.load(open(os.path.join(str(tmp_path / "rep2"), "device-profile.json")))
+
+
 def test_launch_gate_counts_and_time_outs_are_reported(tmp_path):
     """The report says how many event-timed entries ran behind the launch gate and names those whose
     gate timed out; entries without the field are not counted."""

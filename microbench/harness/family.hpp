@@ -7,11 +7,13 @@
 #pragma once
 
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "premise.hpp"
+#include "settle_rule.hpp"
 
 namespace gpuprobe {
 
@@ -113,6 +115,13 @@ struct ProbeDescriptor {
   // For Figure::kValue: whether a smaller value is the better one (cycles, seconds); the other figures
   // say it themselves (bandwidth and flop rate: higher; time and cycles per op: lower).
   bool lower_value_is_better = false;
+  // Set: warm-up runs, after `warmup` samples, until the rule says the sample times have settled
+  // (SettleRule with either_way: no drift up or down), for work whose rate depends on how long the
+  // GPU has run it (tensor-core GEMMs: the clock falls as the board power reaches the limit), so that
+  // the samples hold the steady state and not a transient after idle. Replaces min_warmup_seconds. (Declared
+  // after the positional fields above, which probes initialise in order.)
+  // The entry records `warmup_samples`, `warmup_seconds` and the tag `warmup_steady=yes|capped`.
+  std::optional<SettleRule> warmup_until_steady{};
 
   // The record proper (family.hpp): the report's title, the axes in name order, the declared fields,
   // and for pipeline families the floating-point work of each op.
@@ -130,6 +139,11 @@ struct ProbeDescriptor {
 
   ProbeDescriptor&& titled(std::string t) && {
     title = std::move(t);
+    return std::move(*this);
+  }
+  ProbeDescriptor&& warming_until_steady(SettleRule rule) && {
+    rule.either_way = true;
+    warmup_until_steady = rule;
     return std::move(*this);
   }
   ProbeDescriptor&& lower_is_better() && {

@@ -208,20 +208,39 @@ void Measurement::time_host(const std::function<void()>& work) {
       work);
 }
 
+void Measurement::warm_up_until_steady(const std::function<Sample()>& sample, const SettleRule& rule) {
+  // The first sample carries one-time costs (module loading, a library's first call): run, not counted.
+  sample();
+  std::vector<double> seconds;
+  const HostTime start = host_now();
+  double elapsed = 0;
+  do {
+    seconds.push_back(sample().seconds);
+    elapsed = host_seconds_since(start);
+  } while (static_cast<int>(seconds.size()) + 1 < descriptor_.warmup || !rule.done(seconds, elapsed));
+  harness_counter("warmup_samples", static_cast<double>(seconds.size() + 1));
+  harness_counter("warmup_seconds", elapsed);
+  harness_tag("warmup_steady", rule.stable(seconds) ? "yes" : "capped");
+}
+
 void Measurement::run(const std::function<Sample()>& sample, const std::function<void()>& replay) {
   Context& ctx = context();
   if (ctx.counter_pass > 0) {
     replay_in_counter_pass(sample, replay);
     return;
   }
-  int warmup_samples = 0;
-  double warmup_seconds = 0;
-  while (warmup_samples < descriptor_.warmup ||
-         (warmup_seconds < descriptor_.min_warmup_seconds && warmup_samples < kMaxWarmupSamples)) {
-    const double seconds = sample().seconds;
-    if (warmup_samples++ > 0) warmup_seconds += seconds;  // not the first: see min_warmup_seconds
+  if (descriptor_.warmup_until_steady) {
+    warm_up_until_steady(sample, *descriptor_.warmup_until_steady);
+  } else {
+    int warmup_samples = 0;
+    double warmup_seconds = 0;
+    while (warmup_samples < descriptor_.warmup ||
+           (warmup_seconds < descriptor_.min_warmup_seconds && warmup_samples < kMaxWarmupSamples)) {
+      const double seconds = sample().seconds;
+      if (warmup_samples++ > 0) warmup_seconds += seconds;  // not the first: see min_warmup_seconds
+    }
+    if (descriptor_.min_warmup_seconds > 0) harness_counter("warmup_samples", warmup_samples);
   }
-  if (descriptor_.min_warmup_seconds > 0) harness_counter("warmup_samples", warmup_samples);
 
   std::vector<Sample> samples;
   std::vector<double> clocks;

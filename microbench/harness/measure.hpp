@@ -160,6 +160,8 @@ class Measurement {
   // The entry's launch_gated (0/1) and, when gated, launch_gate_timeouts (warned about on stderr).
   void record_gate(const EventTimer& timer);
   void finish(const std::vector<Sample>& samples, const std::vector<double>& clocks);
+  // The warm-up of a descriptor with warmup_until_steady: samples until the rule says settled.
+  void warm_up_until_steady(const std::function<Sample()>& sample, const SettleRule& rule);
   // Application replay's counter pass: warm-up, then the replay inside the entry's range; no samples.
   void replay_in_counter_pass(const std::function<Sample()>& sample, const std::function<void()>& replay);
   // Whether the counters have anything to collect for this entry: with --counters=premise alone (no

@@ -10,14 +10,6 @@
 
 namespace gpuprobe {
 
-bool SettleRule::stable(const std::vector<double>& pass_seconds) const {
-  const std::size_t n = pass_seconds.size(), w = static_cast<std::size_t>(std::max(1, window));
-  if (n < 2 * w) return false;
-  const double best_recent = *std::min_element(pass_seconds.end() - w, pass_seconds.end());
-  const double best_before = *std::min_element(pass_seconds.begin(), pass_seconds.end() - w);
-  return best_recent >= best_before * (1.0 - gain);  // time: larger is slower
-}
-
 SettleResult settle_reads(const void* data, std::size_t bytes, const SettleRule& rule) {
   SettleResult r;
   if (bytes < 16) return r;

@@ -13,24 +13,11 @@
 #include <string>
 #include <vector>
 
+#include "settle_rule.hpp"
+
 namespace gpuprobe {
 
 class Measurement;
-
-// When to stop reading: after at least min_seconds and 2 x window passes, once the best pass of the
-// last `window` is no more than `gain` faster than the best before them (no recent improvement);
-// at max_seconds in any case. Pure logic, so it is tested on the CPU.
-struct SettleRule {
-  double min_seconds = 0.03;
-  double max_seconds = 0.3;
-  int window = 8;
-  double gain = 0.01;
-  // pass_seconds: the timed passes so far, in order; elapsed: wall seconds since the first began.
-  bool stable(const std::vector<double>& pass_seconds) const;
-  bool done(const std::vector<double>& pass_seconds, double elapsed) const {
-    return elapsed >= max_seconds || (elapsed >= min_seconds && stable(pass_seconds));
-  }
-};
 
 struct SettleResult {
   int passes = 0;

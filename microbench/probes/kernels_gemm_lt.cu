@@ -8,11 +8,19 @@
 // zeros (data:zero), which lets the clock rise under the power cap (docs/probes.md, "cuBLASLt GEMMs").
 // Compute-bound at every size here (2n^3 flops over at most 3 x 8 n^2 bytes is over 1300 FLOP/byte at
 // n = 4096), so the L2 is not flushed between samples.
+//
+// The figure is the sustained rate, as a long sequence of GEMMs runs: each sample is a batch of
+// back-to-back calls of at least kSampleSeconds, and the warm-up runs until the batch times stop
+// drifting (ProbeDescriptor::warmup_until_steady). Under the power cap the first milliseconds after
+// idle run at a higher clock than the rest; one call per sample with the host's pauses between them
+// (event wait, NVML reads) measured that transient instead, and moved by 10 % between processes on
+// an H200 (docs/perf/tensor.md, "cuBLASLt against PyTorch").
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_fp8.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -24,6 +32,7 @@
 #include "gpuprobe/device_buffer.hpp"
 #include "gpuprobe/hash.hpp"
 #include "gpuprobe/kernels/gemm_lt.hpp"
+#include "harness/event_timer.hpp"
 #include "harness/measure.hpp"
 #include "harness/nvml.hpp"
 #include "probes/registry.hpp"
@@ -48,6 +57,14 @@ const char* tensor_ceiling(GemmLtPrecision p) {
   return "";
 }
 
+// One sample's batch lasts at least this long, so that the host's pause between samples (event wait,
+// NVML reads: tens to hundreds of microseconds) is a small share of the GPU's time, as in a long run.
+constexpr double kSampleSeconds = 0.01;
+// The warm-up until steady: at least kSteadyMinSeconds (more than the two windows of 8 samples the rule
+// compares), at most kSteadyMaxSeconds per entry (the entry then says warmup_steady=capped).
+constexpr double kSteadyMinSeconds = 0.2;
+constexpr double kSteadyMaxSeconds = 1.0;
+
 std::vector<std::pair<std::string, std::string>> ceilings_by_precision() {
   std::vector<std::pair<std::string, std::string>> out;
   for (const GemmLtPrecisionRecord& r : kernels::kGemmLtPrecisions) out.emplace_back(r.name, tensor_ceiling(r.precision));
@@ -56,13 +73,19 @@ std::vector<std::pair<std::string, std::string>> ceilings_by_precision() {
 
 const ProbeDescriptor& kGemmLt = declare_family(
     ProbeDescriptor{"kernels.gemm_lt", Figure::kFlopRate,
-                    "one D = A^T B (column-major, A transposed: the TN layout cuBLASLt's FP8 and INT8 kernels take "
-                    "on sm_90; alpha = 1, beta = 0) per sample through cublasLtMatmul with the first algorithm of "
-                    "cublasLtMatmulAlgoGetHeuristic (64 MiB workspace offered), timed with CUDA events; m = n = k; "
-                    "flops = 2mnk (integer multiply-adds alike); bytes = minimal (A and B read once, D written once, "
-                    "each in its type)",
-                    "", 10, 2, 0.05}
+                    "D = A^T B (column-major, A transposed: the TN layout cuBLASLt's FP8 and INT8 kernels take "
+                    "on sm_90; alpha = 1, beta = 0) through cublasLtMatmul with the first algorithm of "
+                    "cublasLtMatmulAlgoGetHeuristic (64 MiB workspace offered); each sample times calls_per_sample "
+                    "back-to-back calls (at least 10 ms) with CUDA events, after a warm-up until the sample times "
+                    "settle (steady state under the power cap); m = n = k; flops = 2mnk per call (integer "
+                    "multiply-adds alike); bytes = minimal per call (A and B read once, D written once, each in its "
+                    "type)",
+                    // No launch gate: the host queues a batch's calls faster than the GPU runs them (one call
+                    // is >= 0.1 ms), so only the first call's submission falls in the interval, and a gate's
+                    // spin would idle the tensor cores at the start of every sample.
+                    "", 10, 2, 0, false}
         .titled("cuBLASLt GEMMs on the tensor cores")
+        .warming_until_steady(SettleRule{kSteadyMinSeconds, kSteadyMaxSeconds, 8, 0.01})
         .with_axes({text_axis("precision", AxisRole::kGroup), text_axis("data", AxisRole::kGroup),
                     numeric_axis("n", "elements (m = n = k)", AxisRole::kX),
                     // Constant: these entries are the vendor's library, which the analysis treats as a
@@ -71,7 +94,8 @@ const ProbeDescriptor& kGemmLt = declare_family(
         .with_fields({text_field("l2"), text_field("types"), text_field("algorithm"),
                       numeric_field("workspace_bytes", "bytes"), numeric_field("algorithm_workspace_bytes", "bytes"),
                       numeric_field("heuristic_candidates", "algorithms"),
-                      numeric_field("cublaslt_version", "version"), numeric_field("power_w", "W")})
+                      numeric_field("cublaslt_version", "version"), numeric_field("power_w", "W"),
+                      numeric_field("calls_per_sample", "calls")})
         .computing_by_precision(ceilings_by_precision()));
 
 template <class T>
@@ -155,8 +179,16 @@ void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int 
     return;
   }
 
+  // Calls per sample from one more call's time (the one above carried the first call's costs).
+  int calls = 1;
+  {
+    EventTimer once;
+    const double t = once.seconds([&](cudaStream_t stream) { plan.run(a.data(), b.data(), d.data(), stream); });
+    calls = static_cast<int>(std::clamp(std::ceil(kSampleSeconds / std::max(t, 1e-7)), 1.0, 10000.0));
+  }
   Measurement meas(state, kGemmLt,
-                   Work{kernels::gemm_lt_min_bytes(r.precision, n, n, n), kernels::gemm_lt_flops(n, n, n), 0});
+                   Work{calls * kernels::gemm_lt_min_bytes(r.precision, n, n, n),
+                        calls * kernels::gemm_lt_flops(n, n, n), 0});
   meas.tag("impl", "cublaslt");
   meas.tag("l2", "not flushed (compute-bound)");
   meas.tag("types", r.types);
@@ -165,17 +197,24 @@ void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int 
   meas.param("algorithm_workspace_bytes", double(plan.algorithm_workspace_bytes()));
   meas.param("heuristic_candidates", plan.heuristic_candidates());
   meas.param("cublaslt_version", double(kernels::gemm_lt_version()));
+  meas.param("calls_per_sample", calls);
   // Board power after each sample (NVML), beside the SM clock the harness records: under the power
-  // cap, operand values move the clock and so the rate (docs/probes.md, "cuBLASLt GEMMs").
+  // cap, operand values move the clock and so the rate (docs/probes.md, "cuBLASLt GEMMs"). The
+  // annotation runs after warm-up samples too: the median is over the timed samples, the last ones.
   std::vector<double> power_w;
-  meas.time_events([&](cudaStream_t stream) { plan.run(a.data(), b.data(), d.data(), stream); },
-                   [&](Sample&) {
-                     if (context().nvml)
-                       if (const auto mw = context().nvml->power_mw()) power_w.push_back(*mw * 1e-3);
-                   });
-  if (!power_w.empty()) {
-    std::nth_element(power_w.begin(), power_w.begin() + power_w.size() / 2, power_w.end());
-    meas.param("power_w", power_w[power_w.size() / 2]);
+  meas.time_events(
+      [&](cudaStream_t stream) {
+        for (int i = 0; i < calls; ++i) plan.run(a.data(), b.data(), d.data(), stream);
+      },
+      [&](Sample&) {
+        if (context().nvml)
+          if (const auto mw = context().nvml->power_mw()) power_w.push_back(*mw * 1e-3);
+      });
+  const std::size_t timed = std::min(power_w.size(), static_cast<std::size_t>(state.iterations()));
+  if (timed > 0) {
+    std::vector<double> last(power_w.end() - static_cast<std::ptrdiff_t>(timed), power_w.end());
+    std::nth_element(last.begin(), last.begin() + last.size() / 2, last.end());
+    meas.param("power_w", last[last.size() / 2]);
   }
 }
 

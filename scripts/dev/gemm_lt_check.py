@@ -11,12 +11,19 @@ column-major A^T B of kernels.gemm_lt):
              (kernels.gemm_lt's contract, gemm_lt.hpp);
   s8         torch._int_mm (int8 in, int32 out);
   f64        torch.matmul on float64.
-Operands random in [-1, 1) (s8: integers in [-127, 127]), or zeros with --data zero. Timing as our
-entries: warm-up calls until --warmup of them and at least --warmup-seconds after the first, then
---samples calls, each between two CUDA events on the current stream behind a GPU spin of --gate-cycles
-(our launch gate's counterpart: the host's work per call stays out of the interval); the figure is 2n^3
-over the median call. The SM clock after each sample and the board power after the last come from NVML
-when pynvml is installed.
+Operands random in [-1, 1) (s8: integers in [-127, 127]), or zeros with --data zero.
+
+Timing follows our entries' schedule (kernels_gemm_lt.cu): each sample is a batch of back-to-back calls
+between two CUDA events, not gated (the host queues calls faster than the GPU runs them); one batch first
+(one-time costs), then a warm-up of batches, then --samples batches; the SM clock and the board power are
+read from NVML after each sample, as our harness does; the figure is calls x 2n^3 over the median batch.
+Where our entry of the same type ran first (--gpuprobe, --compare) its calls_per_sample and warmup_seconds
+are used, so both sides run the same schedule from idle into the power cap's steady state; otherwise
+--calls (default: enough for 10 ms) and --warmup-seconds.
+
+With --series SECONDS, each type's PyTorch GEMM instead runs back to back for that long from idle, and
+the script prints the rate of each 10 ms batch against time with the SM clock and power: how long the
+GPU takes to reach the steady state under the power cap (what our entries' warm-up waits for).
 
 With --compare RESULTS.json (gpuprobe's --benchmark_out of the same call) each line also gives our
 entry's median and the ratio torch / ours; |ratio - 1| <= --tolerance (2 %) passes.
@@ -42,6 +49,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 PRECISIONS = ("bf16", "f16", "tf32", "e4m3", "s8", "f64")
 
@@ -75,36 +83,62 @@ def gemm_call(torch, precision: str, a, b):
     return lambda: torch.matmul(a, bt)
 
 
-def time_calls(torch, call, samples: int, warmup: int, warmup_seconds: float, gate_cycles: int = 0):
-    """Median seconds of one call after the warm-up, the warm-up calls run, and the median SM clock
-    (MHz, NVML, read after each sample as our harness does; None without pynvml)."""
+def timed_batch(torch, call, calls: int) -> float:
+    """Seconds of `calls` back-to-back calls between two CUDA events on the current stream."""
     stream = torch.cuda.current_stream()
-
-    def one():
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        # A gate, as our entries' launch gate: the GPU spins while the host enqueues the start event and
-        # the call, so that PyTorch's host work per call (argument checks, cuBLASLt descriptors and
-        # heuristic, each call) stays out of the timed interval. Without it, on an H200 the same cuBLASLt
-        # kernel timed 12.6 % slower for fp8 (0.93 ms calls) and 1 % for f64 (19.5 ms).
-        if gate_cycles:
-            torch.cuda._sleep(gate_cycles)
-        start.record(stream)
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record(stream)
+    for _ in range(calls):
         call()
-        end.record(stream)
-        end.synchronize()
-        return start.elapsed_time(end) / 1e3
+    end.record(stream)
+    end.synchronize()
+    return start.elapsed_time(end) / 1e3
 
-    one()  # the first call carries one-time costs (library and kernel loading): never counted
-    done, spent = 1, 0.0
-    while done < warmup or (spent < warmup_seconds and done < 1000):
-        spent += one()
-        done += 1
-    times, clocks = [], []
+
+def time_calls(torch, call, calls: int, samples: int, warmup_seconds: float):
+    """Median seconds of one batch after the warm-up, the warm-up batches run, and the median SM clock
+    and board power after the samples (NVML, as our harness reads them; None without pynvml)."""
+    timed_batch(torch, call, calls)  # one-time costs (library and kernel loading): never counted
+    begin, warm = time.perf_counter(), 1
+    while time.perf_counter() - begin < warmup_seconds or warm < 2:
+        timed_batch(torch, call, calls)
+        warm += 1
+    times, clocks, powers = [], [], []
     for _ in range(samples):
-        times.append(one())
-        clocks.append(nvml_state()[0])
+        times.append(timed_batch(torch, call, calls))
+        clock, power = nvml_state()
+        clocks.append(clock)
+        powers.append(power)
     clocks = [c for c in clocks if c is not None]
-    return statistics.median(times), done, (statistics.median(clocks) if clocks else None)
+    powers = [p for p in powers if p is not None]
+    return (statistics.median(times), warm, statistics.median(clocks) if clocks else None,
+            statistics.median(powers) if powers else None)
+
+
+def calls_for(torch, call, target_seconds: float = 0.01) -> int:
+    """Calls per batch for a batch of at least target_seconds (our entries' kSampleSeconds)."""
+    timed_batch(torch, call, 1)
+    return max(1, math.ceil(target_seconds / max(timed_batch(torch, call, 1), 1e-7)))
+
+
+def series(torch, precision: str, args, flops: float) -> list:
+    """The rate of each ~10 ms batch of one type's GEMM run back to back for --series seconds from idle:
+    [(seconds since start, TFLOP/s, SM MHz, W)]."""
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.manual_seed(0)
+    a, b = operands(torch, precision, args.n, args.data == "zero")
+    call = gemm_call(torch, precision, a, b)
+    calls = calls_for(torch, call)
+    torch.cuda.synchronize()
+    time.sleep(1.0)  # idle first, as before an entry
+    rows, begin = [], time.perf_counter()
+    while time.perf_counter() - begin < args.series:
+        t = timed_batch(torch, call, calls)
+        clock, power = nvml_state()
+        rows.append((time.perf_counter() - begin, calls * flops / t / 1e12, clock, power))
+    del a, b
+    torch.cuda.empty_cache()
+    return rows
 
 
 _NVML = []
@@ -125,8 +159,8 @@ def nvml_state():
 
 
 def our_entries(path: str, n: int, data: str):
-    """{precision: (GFLOP/s median, SM clock MHz median or None)} of kernels.gemm_lt entries at n in a
-    gpuprobe result file."""
+    """{precision: {"gflops", "sm_clock_mhz", "calls_per_sample", "warmup_seconds", "power_w"}} of the
+    kernels.gemm_lt entries at n in a gpuprobe result file (values None where the entry lacks them)."""
     with open(path, encoding="utf-8") as fh:
         doc = json.load(fh)
     out = {}
@@ -134,27 +168,33 @@ def our_entries(path: str, n: int, data: str):
         parts = dict(p.split(":", 1) for p in e.get("name", "").split("/")[1:] if ":" in p)
         if e.get("name", "").startswith("kernels.gemm_lt/") and parts.get("n") == str(n) and parts.get("data") == data:
             # A skipped entry (cuBLASLt refused the type) carries its reason instead of figures.
-            out[parts["precision"]] = (float(e["value_median"]) if "value_median" in e else math.nan,
-                                       e.get("sm_clock_mhz"))
+            out[parts["precision"]] = {
+                "gflops": float(e["value_median"]) if "value_median" in e else math.nan,
+                **{k: e.get(k) for k in ("sm_clock_mhz", "calls_per_sample", "warmup_seconds", "power_w")}}
     return out
 
 
-def time_torch(torch, precision: str, args, flops: float) -> dict:
-    """One type's PyTorch GEMM: its median call, and the SM clock and board power after it."""
+def time_torch(torch, precision: str, args, flops: float, schedule=None) -> dict:
+    """One type's PyTorch GEMM: its median per call, and the SM clock and board power over the samples.
+    schedule: our entry of the same type ({"calls_per_sample", "warmup_seconds"}), whose schedule is
+    then followed."""
     torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
     torch.manual_seed(0)
     a, b = operands(torch, precision, args.n, args.data == "zero")
-    seconds, warm, clock = time_calls(torch, gemm_call(torch, precision, a, b), args.samples, args.warmup,
-                                      args.warmup_seconds, args.gate_cycles)
-    power = nvml_state()[1]
+    call = gemm_call(torch, precision, a, b)
+    schedule = schedule or {}
+    calls = int(schedule.get("calls_per_sample") or args.calls or calls_for(torch, call))
+    warmup_seconds = float(schedule.get("warmup_seconds") or args.warmup_seconds)
+    seconds, warm, clock, power = time_calls(torch, call, calls, args.samples, warmup_seconds)
     del a, b
     torch.cuda.empty_cache()
-    return {"precision": precision, "n": args.n, "data": args.data, "median_ms": seconds * 1e3,
-            "tflops": flops / seconds / 1e12, "warmup_calls": warm, "sm_clock_mhz": clock, "power_w": power}
+    return {"precision": precision, "n": args.n, "data": args.data, "median_ms": seconds / calls * 1e3,
+            "tflops": calls * flops / seconds / 1e12, "calls_per_sample": calls, "warmup_seconds": warmup_seconds,
+            "warmup_batches": warm, "sm_clock_mhz": clock, "power_w": power}
 
 
 def run_ours(exe: str, precisions, n: int, data: str) -> dict:
-    """{precision: GFLOP/s median} of our entries for these types, run now by `exe`."""
+    """our_entries() of our entries for these types, run now by `exe`."""
     with tempfile.TemporaryDirectory() as d:
         out = os.path.join(d, "gemm_lt.json")
         pattern = f"^kernels\\.gemm_lt/precision:({'|'.join(precisions)})/data:{data}/n:{n}/"
@@ -170,15 +210,15 @@ def main(argv=None) -> int:
     ap.add_argument("--n", type=int, default=8192, help="m = n = k (default 8192)")
     ap.add_argument("--precisions", default=",".join(PRECISIONS), help="comma-separated, of " + ", ".join(PRECISIONS))
     ap.add_argument("--data", choices=("random", "zero"), default="random")
-    ap.add_argument("--samples", type=int, default=10, help="timed calls (default 10, as kernels.gemm_lt)")
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--warmup-seconds", type=float, default=0.05)
+    ap.add_argument("--samples", type=int, default=10, help="timed batches (default 10, as kernels.gemm_lt)")
+    ap.add_argument("--calls", type=int, help="calls per batch where no entry of ours gives it (default: >= 10 ms)")
+    ap.add_argument("--warmup-seconds", type=float, default=0.5,
+                    help="warm-up where no entry of ours gives it (default 0.5)")
+    ap.add_argument("--series", type=float, metavar="SECONDS",
+                    help="instead: each type's GEMM back to back for SECONDS from idle, the rate per batch")
     ap.add_argument("--compare", metavar="RESULTS.json", help="gpuprobe result file with kernels.gemm_lt entries")
     ap.add_argument("--tolerance", type=float, default=0.02, help="allowed |torch/ours - 1| (default 0.02)")
     ap.add_argument("--json", action="store_true", help="print one JSON document instead of the table")
-    ap.add_argument("--gate-cycles", type=int, default=4_000_000,
-                    help="GPU cycles spun before each timed call while the host enqueues it (default 4e6, about "
-                         "2 ms at 1.98 GHz; 0: none, PyTorch's host time per call then counts)")
     ap.add_argument("--gpuprobe", metavar="EXE", help="run our entries with EXE, alternating with PyTorch's")
     ap.add_argument("--rounds", type=int, default=3, help="alternating rounds with --gpuprobe (default 3)")
     ap.add_argument("--blas", choices=("cublas", "cublaslt"), default="cublas",
@@ -205,6 +245,13 @@ def main(argv=None) -> int:
     torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction = False
     torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction = False
     flops = 2.0 * args.n ** 3
+    if args.series:
+        for p in wanted:
+            rows = series(torch, p, args, flops)
+            print(f"# {p} n={args.n} data={args.data}: seconds TFLOP/s SM_MHz W (one ~10 ms batch per line)")
+            for t, rate, clock, power in rows:
+                print(f"{p} {t:8.4f} {rate:9.1f} {clock or '-'} {'-' if power is None else round(power)}")
+        return 0
     rounds = args.rounds if args.gpuprobe else 1
     # Per round and type: ours, then PyTorch's right after it, so that the two share the GPU's state.
     per_round = []  # per round: ({precision: (ours GFLOP/s, ours MHz)}, {precision: torch row})
@@ -215,7 +262,7 @@ def main(argv=None) -> int:
         for p in wanted:
             if args.gpuprobe:
                 ours.update(run_ours(args.gpuprobe, [p], args.n, args.data))
-            torch_rows[p] = time_torch(torch, p, args, flops)
+            torch_rows[p] = time_torch(torch, p, args, flops, ours.get(p))
         per_round.append((ours, torch_rows))
     rows, failed = [], False
     for precision in wanted:
@@ -225,14 +272,18 @@ def main(argv=None) -> int:
         row["median_ms"] = flops / row["tflops"] / 1e9
         ours_r = [o.get(precision) for o, _ in per_round]
         if all(v is not None for v in ours_r):
-            row["ours_tflops"] = statistics.median(v[0] / 1e3 for v in ours_r)
-            ratios = [t[precision]["tflops"] / (o[precision][0] / 1e3) for o, t in per_round]
+            row["ours_tflops"] = statistics.median(v["gflops"] / 1e3 for v in ours_r)
+            ratios = [t[precision]["tflops"] / (o[precision]["gflops"] / 1e3) for o, t in per_round]
             row["torch_over_ours"] = statistics.median(ratios)
             row["round_ratios"] = ratios
             # The same ratio per clock: what is left once each side's own SM clock is divided out.
-            per_clock = [t[precision]["tflops"] / t[precision]["sm_clock_mhz"] / (o[precision][0] / 1e3 / o[precision][1])
-                         for o, t in per_round if t[precision]["sm_clock_mhz"] and o[precision][1]]
-            row["ours_sm_clock_mhz"] = statistics.median(o[1] for o in ours_r) if all(o[1] for o in ours_r) else None
+            per_clock = [t[precision]["tflops"] / t[precision]["sm_clock_mhz"]
+                         / (o[precision]["gflops"] / 1e3 / o[precision]["sm_clock_mhz"])
+                         for o, t in per_round if t[precision]["sm_clock_mhz"] and o[precision]["sm_clock_mhz"]]
+            clocks = [o["sm_clock_mhz"] for o in ours_r]
+            row["ours_sm_clock_mhz"] = statistics.median(clocks) if all(clocks) else None
+            powers = [o["power_w"] for o in ours_r]
+            row["ours_power_w"] = statistics.median(powers) if all(powers) else None
             row["torch_over_ours_per_clock"] = statistics.median(per_clock) if per_clock else None
             row["within_tolerance"] = abs(row["torch_over_ours"] - 1) <= args.tolerance
             failed |= not row["within_tolerance"]
@@ -245,17 +296,21 @@ def main(argv=None) -> int:
         print(json.dumps(doc, indent=1))
     else:
         print(f"{doc['gpu']}, torch {doc['torch']} (CUDA {doc['cuda']}), n = {args.n}, data = {args.data}, "
-              f"median of {args.samples} calls; torch.matmul through {args.blas}, workspace "
+              f"median of {args.samples} batches; torch.matmul through {args.blas}, workspace "
               f"{args.workspace_mib or 'PyTorch default'} MiB; {rounds} round(s)")
-        print(f"{'type':6} {'ms':>9} {'TFLOP/s':>9} {'MHz':>6} {'W':>6} {'ours':>9} {'our MHz':>8} {'torch/ours':>10} "
-              f"{'per clock':>9}")
+        print(f"{'type':6} {'calls':>5} {'warm s':>6} {'ms':>8} {'TFLOP/s':>8} {'MHz':>5} {'W':>4} {'ours':>8} "
+              f"{'MHz':>5} {'W':>4} {'torch/ours':>10} {'per clock':>9}  rounds")
+
+        def num(v, fmt="{:.0f}"):
+            return "-" if v is None else fmt.format(v)
         for r in rows:
             pc = r.get("torch_over_ours_per_clock")
-            cmp = (f"{r['ours_tflops']:9.1f} {r['ours_sm_clock_mhz'] or '-':>8} {r['torch_over_ours']:10.3f} "
-                   f"{'-' if pc is None else f'{pc:.3f}':>9}{'' if r['within_tolerance'] else '  OFF'}"
-                   if "ours_tflops" in r else f"{'-':>9} {'-':>8} {'-':>10} {'-':>9}")
-            print(f"{r['precision']:6} {r['median_ms']:9.3f} {r['tflops']:9.1f} {r['sm_clock_mhz'] or '-':>6} "
-                  f"{'-' if r['power_w'] is None else round(r['power_w']):>6} {cmp}")
+            cmp = (f"{r['ours_tflops']:8.1f} {num(r['ours_sm_clock_mhz']):>5} {num(r['ours_power_w']):>4} "
+                   f"{r['torch_over_ours']:10.3f} {num(pc, '{:.3f}'):>9}  "
+                   + " ".join(f"{x:.3f}" for x in r["round_ratios"]) + ("" if r["within_tolerance"] else "  OFF")
+                   if "ours_tflops" in r else f"{'-':>8} {'-':>5} {'-':>4} {'-':>10} {'-':>9}")
+            print(f"{r['precision']:6} {r['calls_per_sample']:5d} {r['warmup_seconds']:6.2f} {r['median_ms']:8.3f} "
+                  f"{r['tflops']:8.1f} {num(r['sm_clock_mhz']):>5} {num(r['power_w']):>4} {cmp}")
     return 1 if failed else 0
 
 

@@ -3,6 +3,7 @@
 #include <benchmark/benchmark.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
@@ -145,6 +146,41 @@ TEST(Measurement, WarmsUpForAMinimumTimeAndTakesThePerEntrySampleCount) {
                        .value,
                    kMaxWarmupSamples);
   EXPECT_EQ(*capped_calls, kMaxWarmupSamples + 3);
+}
+
+// warmup_until_steady: warm-up runs until the sample times settle (here: 30 samples sliding from 1 to
+// 2 ms, then flat), says how it went, and the timed samples come after it.
+TEST(Measurement, WarmsUpUntilTheSampleTimesSettle) {
+  const std::vector<Axis> size_axis{numeric_axis("size", "bytes", AxisRole::kX)};
+  const ProbeDescriptor steady =
+      ProbeDescriptor{"test.steady_warmup", Figure::kBandwidth, "synthetic", "", 5, 2}
+          .with_axes(size_axis)
+          .warming_until_steady(SettleRule{0.0, 1e9, 4, 0.01});
+  auto calls = std::make_shared<int>(0);
+  register_entry("test.steady_warmup/size:1", steady, [calls, steady](benchmark::State& st) {
+    Measurement m(st, steady, Work{1e6, 0, 0});
+    m.run(
+        [calls] {
+          const int i = (*calls)++;
+          Sample s;
+          s.seconds = 1e-3 * (1.0 + std::min(i, 30) / 30.0);
+          return s;
+        },
+        {});
+  });
+  CaptureReporter reporter;
+  benchmark::RunSpecifiedBenchmarks(&reporter);
+  const std::string name = "test.steady_warmup/size:1/iterations:5/manual_time";
+  ASSERT_EQ(reporter.captured.count(name), 1u);
+  const auto& c = reporter.captured[name].counters;
+  // Settled once the medians of the last two windows of 4 agree within 1 %: first at i = 35, whose
+  // window before (i = 28..31) has the median (the upper middle one, i = 30) 2 ms; at i = 34 it is
+  // i = 29's 1.967 ms, 1.7 % off. Samples 0..35 are warm-up: 36.
+  EXPECT_DOUBLE_EQ(c.at("warmup_samples").value, 36);
+  EXPECT_GE(c.at("warmup_seconds").value, 0);
+  EXPECT_DOUBLE_EQ(c.at("time_median_s").value, 2e-3);
+  EXPECT_NE(reporter.captured[name].report_label.find("warmup_steady=yes"), std::string::npos) << reporter.captured[name].report_label;
+  EXPECT_EQ(*calls, 36 + 5);
 }
 
 // Paired sampling: A and B alternate which goes first, the value is B's time over A's per sample,

@@ -1,5 +1,5 @@
-// The stopping rule of settle_reads (microbench/harness/settle.hpp): reading fresh operands until
-// their read rate stops improving.
+// The stopping rule of settle_reads (microbench/harness/settle.hpp: reading fresh operands until their
+// read rate stops improving) and, either way, of the warm-up until steady (settle_rule.hpp).
 #include "harness/settle.hpp"
 
 #include <gtest/gtest.h>
@@ -65,6 +65,38 @@ TEST(SettleRule, DoneHonoursTheMinimumAndTheCap) {
   for (int i = 0; i < 300; ++i) improving.push_back(1e-3 * (1.0 - 0.002 * i));
   EXPECT_FALSE(rule.done(improving, 0.2));
   EXPECT_TRUE(rule.done(improving, 0.3));  // capped
+}
+
+// either_way: a rate that falls (the clock dropping as the power cap bites) is not settled until the
+// last two windows agree; the improving-only rule would call the same passes settled at once.
+TEST(SettleRule, EitherWayWaitsForAFallingRateToLevelOff) {
+  SettleRule rule;
+  rule.either_way = true;
+  std::vector<double> passes;
+  // 16 passes at 1.00 ms then a slide to 1.10 ms over 24 passes, then flat.
+  for (int i = 0; i < 16; ++i) passes.push_back(1.0e-3);
+  SettleRule improving_only;
+  for (int i = 1; i <= 24; ++i) {
+    passes.push_back(1.0e-3 * (1.0 + 0.1 * i / 24));
+    EXPECT_TRUE(improving_only.stable(passes)) << "slower passes are no improvement";
+    if (i >= 8) EXPECT_FALSE(rule.stable(passes)) << "pass " << passes.size() << ": still sliding";
+  }
+  for (int i = 0; i < 8; ++i) passes.push_back(1.1e-3);
+  EXPECT_FALSE(rule.stable(passes)) << "the window before the last still holds the slide";
+  for (int i = 0; i < 8; ++i) passes.push_back(1.1e-3);
+  EXPECT_TRUE(rule.stable(passes));
+}
+
+TEST(SettleRule, EitherWayComparesMediansSoOneOutlierDoesNotUnsettle) {
+  SettleRule rule;
+  rule.either_way = true;
+  std::vector<double> passes = repeat(1e-3, 16);
+  passes[12] = 2e-3;  // one slow pass (a host hiccup) in the last window
+  EXPECT_TRUE(rule.stable(passes));
+  for (std::size_t i = 8; i < 16; ++i) passes[i] = 0.985e-3;  // the last window 1.5 % faster
+  EXPECT_FALSE(rule.stable(passes));
+  for (std::size_t i = 8; i < 16; ++i) passes[i] = 0.995e-3;  // 0.5 %: within the gain
+  EXPECT_TRUE(rule.stable(passes));
 }
 
 }  // namespace

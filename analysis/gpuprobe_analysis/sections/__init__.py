@@ -51,7 +51,7 @@ CORE = ("inputs", "device", "hierarchy", "granularity", "tlb", "bandwidth", "acc
 PROFILE_KEYS = ("device", "inputs", "hierarchy", "granularity", "tlb", "bandwidth_l2", "bandwidth_errors", "premises",
                 "bandwidth", "stride_alignment", "banks", "pipelines", "launch_barrier", "transfers", "baseline",
                 "paired", "other_families", "notes", "issues", "roofline", "optimality", "kernels_vs_cublas",
-                "tool_time", "unsettled_operands", "launch_gate")
+                "tool_time", "unsettled_operands", "launch_gate", "unsteady_warmups")
 
 
 @dataclass

@@ -22,6 +22,7 @@ class KernelsResult:
     comparison: Dict[str, dict]
     paired: Optional[List[R.PairedRow]]
     unsettled: List[dict]
+    unsteady: List[dict]
     gate: dict
     points: List[KernelPoint]
     ceilings: List[Ceiling]
@@ -63,6 +64,15 @@ def unsettled_operands(rs: ResultSet) -> List[dict]:
     return rows
 
 
+def unsteady_warmups(rs: ResultSet) -> List[dict]:
+    """Entries of families that warm up until steady (kernels.gemm_lt: the clock falls as the board power
+    reaches the limit) whose warm-up stopped at its time cap still drifting (tag `warmup_steady` other
+    than "yes"; docs/results-schema.md): their samples may hold part of the transient after idle."""
+    return [{"entry": e.name, "state": e.tag("warmup_steady"), "warmup_seconds": e.counters.get("warmup_seconds"),
+             "warmup_samples": e.counters.get("warmup_samples")}
+            for e in rs.entries if e.tag("warmup_steady") not in (None, "yes")]
+
+
 def launch_gate_summary(rs: ResultSet) -> dict:
     """How the event-timed entries were timed (field `launch_gated`, docs/probes.md): counts behind the
     launch gate and ungated, and the entries whose gate timed out (`launch_gate_timeouts` > 0: some of
@@ -87,17 +97,20 @@ def analyze(inputs: AnalysisInputs) -> KernelsResult:
     rs, roof = inputs.rs, inputs.results["roofline"]
     memcpy = memcpy_reference(rs)
     return KernelsResult(memcpy, kernel_comparison(roof.points, memcpy[0] if memcpy else None), _paired(rs),
-                         unsettled_operands(rs), launch_gate_summary(rs), roof.points, roof.ceilings)
+                         unsettled_operands(rs), unsteady_warmups(rs), launch_gate_summary(rs), roof.points,
+                         roof.ceilings)
 
 
 def _profile_keys(an: KernelsResult) -> dict:
     return {**({"paired": R.to_json(an.paired)} if an.paired is not None else {}),
             "kernels_vs_cublas": {"memcpy_d2d_gbps": an.memcpy[0] if an.memcpy else None, "kernels": an.comparison},
-            "unsettled_operands": an.unsettled, "launch_gate": an.gate}
+            "unsettled_operands": an.unsettled, "launch_gate": an.gate,
+            **({"unsteady_warmups": an.unsteady} if an.unsteady else {})}
 
 
 def content(an: KernelsResult, figdir: str) -> dict:
-    return {"comparison": an.comparison, "memcpy": an.memcpy, "unsettled": an.unsettled, "gate": an.gate,
+    return {"comparison": an.comparison, "memcpy": an.memcpy, "unsettled": an.unsettled, "unsteady": an.unsteady,
+            "gate": an.gate,
             "paired_noisy_cv": F.PAIRED_NOISY_CV,
             "kernel_figures": kernel_figures(an.points, figdir, an.memcpy[0] if an.memcpy else None, an.ceilings)}
 
