@@ -343,8 +343,9 @@ void print_cudamalloc_alignment() {
 void run_cudamalloc() {
   void* p = nullptr;
   GP_CUDA_CHECK(cudaMalloc(&p, kRangeBytes));
-  std::printf("# cudamalloc: buffer at 0x%llx (aligned to %s)\n", static_cast<unsigned long long>(
-                  reinterpret_cast<std::uint64_t>(p)), mib_text(alignment_of(reinterpret_cast<std::uint64_t>(p))).c_str());
+  const auto address = reinterpret_cast<std::uint64_t>(p);
+  std::printf("# cudamalloc: buffer at 0x%llx (aligned to %s)\n", static_cast<unsigned long long>(address),
+              mib_text(alignment_of(address)).c_str());
   try {
     sweep("cudamalloc", static_cast<char*>(p));
   } catch (...) {
