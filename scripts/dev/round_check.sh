@@ -2,7 +2,8 @@
 # One development round on a GPU machine, in one call (for development, not the user's path):
 #   1. build (the README's build step);
 #   2. the new families' GPU tests (tensor forms, cuBLASLt GEMMs);
-#   3. kernels.gemm_lt beside PyTorch's matmul for the same types, alternating (gemm_lt_check.py);
+#   3. kernels.gemm_lt beside PyTorch's matmul for the same types, alternating (gemm_lt_check.py), and
+#      PyTorch's rate from idle into the steady state (--series); the TLB granule check if present;
 #   4. gpu-benches' gpu-l2-cache beside our walk=blocks L2 reads, when its source was carried in .peer/;
 #   5. the main job (scripts/dev/device_session.sh --no-tests): results, premises, counters, report;
 #   6. fleet mode on this GPU, idle and beside a second process (scripts/dev/fleet_check.sh).
@@ -27,10 +28,17 @@ stamp "GPU tests of the new families"
 build/tests/gpuprobe_gpu_tests --gtest_filter='ExecTensor.*:GemmLt*' > "$OUT/checks/gpu_tests.log" 2>&1
 grep -E '^\[  (PASSED|FAILED)|exec.tensor \]' "$OUT/checks/gpu_tests.log"
 
-stamp "kernels.gemm_lt beside PyTorch: per type ours then PyTorch's, 3 rounds; PyTorch through cuBLASLt with our workspace (same algorithms), then its default path"
-timeout 240 python3 scripts/dev/gemm_lt_check.py --gpuprobe build/gpuprobe --rounds 3 --blas cublaslt --workspace-mib 64 \
+stamp "PyTorch's GEMMs from idle into the steady state: the rate of each 10 ms batch over 3 s"
+timeout 60 python3 scripts/dev/gemm_lt_check.py --series 3 --precisions bf16,f16,e4m3 > "$OUT/checks/gemm_series.txt" 2>&1
+stamp "kernels.gemm_lt beside PyTorch on our entries' schedule: per type ours then PyTorch's, 3 rounds; PyTorch through cuBLASLt with our workspace (same algorithms)"
+timeout 300 python3 scripts/dev/gemm_lt_check.py --gpuprobe build/gpuprobe --rounds 3 --blas cublaslt --workspace-mib 64 \
   2>&1 | tee "$OUT/checks/gemm_lt_vs_torch_lt.txt"
-timeout 120 python3 scripts/dev/gemm_lt_check.py --gpuprobe build/gpuprobe --rounds 1 2>&1 | tee "$OUT/checks/gemm_lt_vs_torch.txt"
+
+if [ -f scripts/dev/tlb_granule.sh ]; then
+  stamp "TLB granule: driver granularity, VMM mappings in order and scrambled (lab/experiments/tlb_16mib.md)"
+  timeout 150 bash scripts/dev/tlb_granule.sh "$OUT/checks/tlb_granule" > "$OUT/checks/tlb_granule.log" 2>&1
+  tail -25 "$OUT/checks/tlb_granule.log"
+fi
 
 if [ -f .peer/gpu-benches/gpu-l2-cache/main.cu ]; then
   stamp "L2 against gpu-l2-cache"
