@@ -74,6 +74,11 @@ std::optional<unsigned> Nvml::mem_clock_mhz() const { return query_clock(kNvmlCl
 std::optional<unsigned> Nvml::power_mw() const {
   return library_ ? query_unsigned(dlsym(library_, "nvmlDeviceGetPowerUsage")) : std::nullopt;
 }
+
+std::optional<unsigned> Nvml::power_limit_mw() const {
+  return library_ ? query_unsigned(dlsym(library_, "nvmlDeviceGetEnforcedPowerLimit")) : std::nullopt;
+}
+
 std::optional<unsigned> Nvml::pcie_link_generation() const {
   return library_ ? query_unsigned(dlsym(library_, "nvmlDeviceGetCurrPcieLinkGeneration")) : std::nullopt;
 }

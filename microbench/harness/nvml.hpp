@@ -22,6 +22,7 @@ class Nvml {
   // Board power (milliwatts) as NVML reports it: on Hopper an average over a short recent window, not an
   // instantaneous reading.
   std::optional<unsigned> power_mw() const;
+  std::optional<unsigned> power_limit_mw() const;  // the enforced board power limit
   std::optional<unsigned> pcie_link_generation() const;
   std::optional<unsigned> pcie_link_width() const;
   std::optional<unsigned> pcie_max_link_generation() const;
