@@ -341,9 +341,15 @@ def tlb_findings(fit: TlbFit) -> List[str]:
             lv = max(fit.levels, key=lambda l: l.penalty_cycles)
             below = [s for s in fit.strides if s < fit.page_bytes]
             out.append(f"Page size {_b(fit.page_bytes)}: the latency a TLB miss adds grows with the stride up to "
-                       f"{_b(fit.page_bytes)} and no further (e.g. {lv.penalty_cycles * min(below) / fit.page_bytes:.3g} "
-                       f"of {lv.penalty_cycles:.3g} cycles at stride {_b(min(below))}), and knees sit at one footprint "
-                       "below that stride and at one element count above it; every other page fits worse by >= 6 BIC.")
+                       f"{_b(fit.page_bytes)} and no further (at stride {_b(min(below))} a load pays "
+                       f"{lv.penalty_cycles * min(below) / fit.page_bytes:.3g} of the {lv.penalty_cycles:.3g} cycles a "
+                       f"miss costs, shared by the {fit.page_bytes / min(below):.0f} loads one entry translates), and "
+                       "knees sit at one footprint below that stride and at one element count above it; every other "
+                       "page fits worse by >= 6 BIC.")
+            out.append(f"A chase measures the address range one TLB entry translates. That range can be larger than "
+                       "the page the driver maps, when one entry covers several pages; only a mapping experiment "
+                       "tells the two apart (lab/experiments/tlb_16mib.md: on an H200, one entry covers 16 MiB made "
+                       "of eight 2 MiB pages, physically contiguous or not).")
         elif fit.page_status == "at most":
             out.append(f"Page size not determined, at most {_b(smin)}: every stride, the smallest ({_b(smin)}) "
                        "included, shows the full penalty with knees at the same element count, so no stride lies below "
