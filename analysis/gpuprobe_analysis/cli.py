@@ -173,7 +173,7 @@ def _print_profile(d: dict) -> None:
         print(f"miss unit served by {lvl}: {fmt_bytes(size)}")
     t = d.get("tlb") or {}
     if t.get("page"):
-        print(f"page size: {fmt_bytes(t['page']['page_bytes'])}")
+        print(f"page size (the range one TLB entry translates): {fmt_bytes(t['page']['page_bytes'])}")
     for i, r in enumerate(t.get("reach") or []):
         print(f"TLB level {i + 1}: reach {fmt_bytes(r['reach_bytes'])} ({fmt(r['entries'])} entries)")
     b = d.get("bandwidth") or {}
@@ -182,6 +182,12 @@ def _print_profile(d: dict) -> None:
     p = d.get("pipelines") or {}
     if p.get("compute_ceilings"):
         print("compute ceilings: " + ", ".join(f"{k} {fmt(v['gflops'])} GFLOP/s" for k, v in p["compute_ceilings"].items()))
+    tc = (d.get("tensor") or {}).get("ceilings") or {}
+    if tc:
+        print("tensor ceilings: " + ", ".join(
+            f"{k} {fmt(v['gflops'] / 1e3)} {'TOPS' if v.get('unit') == 'GOP/s' else 'TFLOP/s'}"
+            + (f" at {fmt(v['random']['sm_clock_mhz'])} MHz" if (v.get("random") or {}).get("sm_clock_mhz") else "")
+            for k, v in tc.items() if v.get("gflops")))
     for r in (d.get("transfers") or {}).get("fits", []):
         if "alpha_us" in r:
             key = "/".join(str(v) for v in r["key"].values() if v)

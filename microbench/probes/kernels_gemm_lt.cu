@@ -9,7 +9,7 @@
 // between samples.
 //
 // Under the power cap the rate depends on what the GPU did in the last second. On an H200 (docs/perf/
-// tensor.md, "Clock and power"), a BF16 8192 GEMM run back to back from idle drops from 1,980 MHz to a
+// tensor.md, "cuBLASLt GEMMs"), a BF16 8192 GEMM run back to back from idle drops from 1,980 MHz to a
 // level held within 1 % (about 1,600 MHz, 711 TFLOP/s) within 0.1 s; once NVML's board power, an
 // average over about a second, nears the limit (after ~0.85 s), the clock dips by up to 25 % and then
 // oscillates by ~5 % (640-718 TFLOP/s). The entries measure the first, steady level:
