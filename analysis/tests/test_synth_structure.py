@@ -106,6 +106,16 @@ def test_one_per_octave_cannot_tell_the_near_partition():
         assert lo < worst < hi, (per_octave, worst)
 
 
+@pytest.mark.parametrize("per_octave", (1, 4))
+def test_a_coarse_sweep_says_what_it_cannot_resolve(per_octave, tmp_path):
+    """Where NOT_MET holds, the profile says so (a note) instead of presenting one L2 level as the truth."""
+    dev = dataclasses.replace(CASES["large reach"], latency_per_octave=per_octave)
+    doc = synth.synth_results(dev, noise=NOISE, seed=SEEDS[0], families=["memory.latency"])
+    prof = device_profile(results.load([synth.write(str(tmp_path / f"coarse-{per_octave}.json"), doc)]))
+    coarse = [n for n in prof["notes"] if "cannot be told from one level" in n]
+    assert bool(coarse) == (per_octave == 1), prof["notes"]
+
+
 if __name__ == "__main__":
     import tempfile
     import pathlib

@@ -43,6 +43,25 @@ def _line_stride(curves: List[Curve]) -> float:
     return finite(same[-1].key.get("stride"))
 
 
+# Footprints further apart than this (fewer than ~1.5 per octave) leave capacities to their brackets and
+# cannot separate a two-part L2: at one per octave a device with a 30 MB near partition, a 56 MB L2 and a
+# 515-cycle far level gives random chains within 1.5 % of one with 20 MB / 40 MB / 290 cycles at every
+# footprint (analysis/tests/test_synth_structure.py, test_one_per_octave_cannot_tell_the_near_partition).
+COARSE_SWEEP_RATIO = 1.6
+
+
+def _note_coarse_sweep(primary: Curve, notes: List[str]) -> None:
+    xs = np.unique(primary.x[np.isfinite(primary.x) & (primary.x > 0)])
+    if len(xs) < 3:
+        return
+    ratio = float(np.median(xs[1:] / xs[:-1]))
+    if ratio >= COARSE_SWEEP_RATIO:
+        notes.append(f"hierarchy: the latency sweep's footprints are {ratio:.3g}x apart ({math.log(2) / math.log(ratio):.2g} "
+                     "per octave): each capacity is known only within its bracket, and an L2 in two parts (a near "
+                     "and a far partition) cannot be told from one level at this spacing (two such devices 50 % "
+                     "apart give curves within 1.5 %); sweep at 2 or more footprints per octave (the default is 4)")
+
+
 def analyze(inputs: AnalysisInputs) -> HierarchyResult:
     rs, notes = inputs.rs, []
     curves = [c for c in latency_curves(rs, "memory.latency", notes) if c.key.get("load") != "shared"]
@@ -81,6 +100,7 @@ def analyze(inputs: AnalysisInputs) -> HierarchyResult:
                           "usable points, so no device level is given; the fixed-stride chains' levels are "
                           "listed per curve only")
     if primary is not None:
+        _note_coarse_sweep(primary, notes)
         ns = ns_levels(primary)
         for i, name in enumerate(primary.names):
             summary[name] = R.DeviceLevel(
