@@ -10,9 +10,9 @@
 //
 // Under the power cap the rate depends on what the GPU did in the last second. On an H200 (docs/perf/
 // tensor.md, "cuBLASLt GEMMs"), a BF16 8192 GEMM run back to back from idle drops from 1,980 MHz to a
-// level held within 1 % (about 1,600 MHz, 711 TFLOP/s) within 0.1 s; once NVML's board power, an
-// average over about a second, nears the limit (after ~0.85 s), the clock dips by up to 25 % and then
-// oscillates by ~5 % (640-718 TFLOP/s). The entries measure the first, steady level:
+// level that holds until ~0.8 s (about 1,545 MHz, 675-703 TFLOP/s); once NVML's board power, an
+// average over about a second, nears the limit (~0.85 s), the clock dips by up to 25 % for ~0.1 s and
+// then oscillates (631-695 TFLOP/s). The entries measure the first level:
 // - each entry starts cool: it waits, GPU idle, until NVML's board power is below kCoolPowerShare of the
 //   limit (at most kCoolMaxSeconds; `cooldown_seconds` says how long), so that what the entries before
 //   it ran does not decide its regime;
