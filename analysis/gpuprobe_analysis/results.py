@@ -156,9 +156,13 @@ class ResultSet:
 
     @property
     def context(self) -> Dict[str, str]:
-        """Context of the first file, completed by later files' keys (files are one device)."""
+        """Context of the first timing run's file (a file without counters_backend; the first file if
+        all are counters runs), completed by the other files' keys (files are one device): the same
+        whatever order the files came in."""
+        timing = [f for f in self.files if not f.context.get("counters_backend")]
+        first = (timing or self.files)[:1]
         merged: Dict[str, str] = {}
-        for f in reversed(self.files):
+        for f in reversed([f for f in self.files if f not in first] + first):
             merged.update(f.context)
         return merged
 
@@ -299,31 +303,39 @@ def load(paths: Iterable[str]) -> ResultSet:
     rs = ResultSet()
     for path in paths:
         read_one(path, rs)
-    # The same entry in several files (a re-run, or a counter sweep beside the timing run): the last
-    # file's entry is used, completed by counters only the earlier ones have (e.g. hardware metrics).
-    # Keyed by the name without Google Benchmark's /iterations:N (a --counters run may use another count).
+    # The same entry in several files (a re-run, or a counter sweep beside the timing run). The copy
+    # used is the last one from a timing run (a file without counters_backend), whatever the order the
+    # files came in: a --counters run times its samples too, in its own process and beside the counter
+    # collection, and on the H100 reference letting the last file win made the L2 ceiling 8,198 or
+    # 8,186 GB/s depending on the order of the same three files. Only where every copy comes from a
+    # counters run is the last one used. The copy used is completed by the counters and tags only the
+    # others have (hardware metrics, premise checks). Keyed by the name without Google Benchmark's
+    # /iterations:N (a --counters run may use another count).
+    counter_files = {f.path for f in rs.files if f.context.get("counters_backend")}
     seen: Dict[str, List[Entry]] = {}
     for f in rs.files:
         for e in f.entries:
             seen.setdefault(merge_key(e.name), []).append(e)
     dup = {n: es for n, es in seen.items() if len(es) > 1}
     if dup:
+        keep = set()
         for es in dup.values():
-            for older in es[:-1]:
-                for k, v in older.counters.items():
-                    es[-1].counters.setdefault(k, v)
-                for k, v in older.tags.items():  # e.g. the premise check of a counter run
-                    es[-1].tags.setdefault(k, v)
-        keep = {id(es[-1]) for es in dup.values()}
+            timed = [e for e in es if e.source not in counter_files]
+            used = (timed or es)[-1]
+            keep.add(id(used))
+            for other in reversed([e for e in es if e is not used]):
+                for k, v in other.counters.items():
+                    used.counters.setdefault(k, v)
+                for k, v in other.tags.items():  # e.g. the premise check of a counter run
+                    used.tags.setdefault(k, v)
         for f in rs.files:
             f.entries = [e for e in f.entries if merge_key(e.name) not in dup or id(e) in keep]
         example = next(iter(dup))
         # The main job's files: a timing run beside --counters runs of some of its entries (the kernels'
         # roofline counters, the ceiling probes' premises): every duplicated entry has a counters copy.
-        counter_files = {f.path for f in rs.files if f.context.get("counters_backend")}
         counter_runs = all(any(e.source in counter_files for e in es) for es in dup.values())
-        message = (f"{len(dup)} entries appear in several files (e.g. {example}); the last file's are used, "
-                   "with counters only earlier files have added")
+        message = (f"{len(dup)} entries appear in several files (e.g. {example}); the timing run's copy is used "
+                   "(the last file's among several), with counters only the other copies have added")
         if counter_runs:
             rs.note("inputs", message + " (one of each pair is a --counters run of the same entry)")
         else:
