@@ -104,10 +104,10 @@ const ProbeDescriptor& kGemmLt = declare_family(
                     "D = A^T B (column-major, A transposed: the TN layout cuBLASLt's FP8 and INT8 kernels take "
                     "on sm_90; alpha = 1, beta = 0) through cublasLtMatmul with the first algorithm of "
                     "cublasLtMatmulAlgoGetHeuristic (64 MiB workspace offered); each sample times calls_per_sample "
-                    "back-to-back calls (at least 10 ms) with CUDA events, from a cool start (board power below 70 % "
-                    "of the limit) and after a warm-up until the sample times settle; m = n = k; flops = 2mnk per call (integer "
-                    "multiply-adds alike); bytes = minimal per call (A and B read once, D written once, each in its "
-                    "type)",
+                    "back-to-back calls (at least 10 ms) with CUDA events, from a cool start (board power below "
+                    "70 % of the limit) and after a warm-up until the sample times settle; m = n = k; flops = 2mnk "
+                    "per call (integer multiply-adds alike); bytes = minimal per call (A and B read once, D written "
+                    "once, each in its type)",
                     // No launch gate: the host queues a batch's calls faster than the GPU runs them (one call
                     // is >= 0.1 ms), so only the first call's submission falls in the interval, and a gate's
                     // spin would idle the tensor cores at the start of every sample.
@@ -223,10 +223,10 @@ void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int 
   meas.param("heuristic_candidates", plan.heuristic_candidates());
   meas.param("cublaslt_version", double(kernels::gemm_lt_version()));
   meas.param("calls_per_sample", calls);
+  meas.param("cooldown_seconds", cool_down());
   // Board power after each sample (NVML), beside the SM clock the harness records: under the power
   // cap, operand values move the clock and so the rate (docs/probes.md, "cuBLASLt GEMMs"). The
   // annotation runs after warm-up samples too: the median is over the timed samples, the last ones.
-  meas.param("cooldown_seconds", cool_down());
   std::vector<double> power_w;
   meas.time_events(
       [&](cudaStream_t stream) {
