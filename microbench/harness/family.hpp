@@ -118,9 +118,9 @@ struct ProbeDescriptor {
   // Set: warm-up runs, after `warmup` samples, until the rule says the sample times have settled
   // (SettleRule with either_way: no drift up or down), for work whose rate depends on how long the
   // GPU has run it (tensor-core GEMMs: the clock falls as the board power reaches the limit), so that
-  // the samples hold the steady state and not a transient after idle. Replaces min_warmup_seconds. (Declared
-  // after the positional fields above, which probes initialise in order.)
-  // The entry records `warmup_samples`, `warmup_seconds` and the tag `warmup_steady=yes|capped`.
+  // the samples hold a steady state and not a transient. Replaces min_warmup_seconds. The entry
+  // records `warmup_samples`, `warmup_seconds` and the tag `warmup_steady=yes|capped`. Declared after
+  // the fields above, which probes initialise by position.
   std::optional<SettleRule> warmup_until_steady{};
 
   // The record proper (family.hpp): the report's title, the axes in name order, the declared fields,
