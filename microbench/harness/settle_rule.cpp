@@ -2,28 +2,19 @@
 
 #include <algorithm>
 #include <cmath>
-#include <iterator>
+#include <cstddef>
+
+#include "stats.hpp"
 
 namespace gpuprobe {
-namespace {
-
-template <class It>
-double median_of(It first, It last) {
-  std::vector<double> v(first, last);
-  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
-  std::nth_element(v.begin(), mid, v.end());
-  return *mid;
-}
-
-}  // namespace
 
 bool SettleRule::stable(const std::vector<double>& pass_seconds) const {
   const std::size_t n = pass_seconds.size(), w = static_cast<std::size_t>(std::max(1, window));
   if (n < 2 * w) return false;
   const auto recent = pass_seconds.end() - static_cast<std::ptrdiff_t>(w);
   if (either_way) {
-    const double now = median_of(recent, pass_seconds.end());
-    const double before = median_of(recent - static_cast<std::ptrdiff_t>(w), recent);
+    const double now = summarize({recent, pass_seconds.end()}).median;
+    const double before = summarize({recent - static_cast<std::ptrdiff_t>(w), recent}).median;
     return std::fabs(now / before - 1.0) <= gain;
   }
   const double best_recent = *std::min_element(recent, pass_seconds.end());

@@ -174,8 +174,8 @@ TEST(Measurement, WarmsUpUntilTheSampleTimesSettle) {
   ASSERT_EQ(reporter.captured.count(name), 1u);
   const auto& c = reporter.captured[name].counters;
   // Settled once the medians of the last two windows of 4 agree within 1 %: first at i = 35, whose
-  // window before (i = 28..31) has the median (the upper middle one, i = 30) 2 ms; at i = 34 it is
-  // i = 29's 1.967 ms, 1.7 % off. Samples 0..35 are warm-up: 36.
+  // window before (i = 28..31) has the median (1.967 + 2) / 2 = 1.983 ms, 0.8 % off; at i = 34 it is
+  // (1.933 + 1.967) / 2 = 1.95 ms, 2.6 % off. Samples 0..35 are warm-up: 36.
   EXPECT_DOUBLE_EQ(c.at("warmup_samples").value, 36);
   EXPECT_GE(c.at("warmup_seconds").value, 0);
   EXPECT_DOUBLE_EQ(c.at("time_median_s").value, 2e-3);
