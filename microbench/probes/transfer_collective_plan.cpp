@@ -8,7 +8,9 @@
 namespace gpuprobe {
 
 const ProbeDescriptor& collective_record() {
-  static const ProbeDescriptor& record = declare_family(
+  // A pointer, not a reference: GCC 13's -Wdangling-reference takes the temporary argument for what
+  // the reference binds to, though declare_family returns its own stored copy.
+  static const ProbeDescriptor* const record = &declare_family(
       ProbeDescriptor{"transfer.collective", Figure::kBandwidth,
                       "one NCCL collective of floats (sum, root 0) over GPUs 0..ranks-1, one rank per GPU in this "
                       "process (ncclCommInitAll), all ranks in one ncclGroupStart/End; CUDA events on the probed "
@@ -26,7 +28,7 @@ const ProbeDescriptor& collective_record() {
                         numeric_field("busbw_factor", "factor"), numeric_field("root", "rank"),
                         text_field("nccl_version"), text_field("nccl_env"), numeric_field("busbw_gbps", "GB/s"),
                         numeric_field("busbw_gbps_min", "GB/s"), numeric_field("busbw_gbps_max", "GB/s")}));
-  return record;
+  return *record;
 }
 
 namespace {
