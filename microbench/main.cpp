@@ -91,8 +91,9 @@ int run(int argc, char** argv) {
   // Before anything runs: is another process using this GPU? Measured anyway, and said so once.
   // Printed with the other notes once the selection is known to run (a usage error stays one line).
   const IdleCheck idle = idle_check(nvml);
+  std::vector<std::string> run_notes;  // the run's own notes (idle, counters); registration's are ctx.skip_notes
   if (idle.verdict.rfind("no:", 0) == 0)
-    ctx.skip_notes.push_back("warning: GPU " + std::to_string(ctx.device.index) + " (" +
+    run_notes.push_back("warning: GPU " + std::to_string(ctx.device.index) + " (" +
                              ctx.device.pci_bus_id + ") is not idle (" + idle.verdict.substr(4) +
                              "): its figures may be a share of another job's GPU; measuring anyway");
 
@@ -104,7 +105,7 @@ int run(int argc, char** argv) {
   if (!ctx.options.counters.empty() || !ctx.options.papi_events.empty()) {
     profilers::BackendChoice choice =
         profilers::make_counter_backend({ctx.options.counters, ctx.options.papi_events, ctx.device.index});
-    for (const auto& line : choice.notes) ctx.skip_notes.push_back(line);  // printed once the selection is known to run
+    for (const auto& line : choice.notes) run_notes.push_back(line);  // printed once the selection is known to run
     counters = std::move(choice.backend);
     for (const auto& [key, value] : counters->context()) benchmark::AddCustomContext(key, value);
   }
@@ -145,7 +146,7 @@ int run(int argc, char** argv) {
   // Google Benchmark would open (and create) the output file first, then find nothing to run and
   // return as if it had succeeded. The notes on what was left out (entries, counters) follow only a
   // selection that runs: a usage error stays the one line.
-  check_selection(filter, ctx.entry_instances, ctx.skip_notes, stderr);
+  check_selection(filter, ctx.entry_instances, families, ctx.skip_notes, run_notes, stderr);
 
   fleet_barrier_all();  // with MPI: every rank starts measuring together
   run_selection();  // once timed; under application replay, then once per counter pass

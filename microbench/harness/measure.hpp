@@ -74,9 +74,9 @@ struct Context {
   std::vector<std::string> entry_instances;
   // Called with the entry's name before its body runs, when set (fleet mode's turns, fleet.hpp).
   std::function<void(const std::string&)> before_entry;
-  // What the run leaves out and why (entries: no peer GPU, no NCCL; counters: no permission), one
-  // line each: printed by check_selection once the selection is known to run, never before a usage
-  // error.
+  // What registration left out and why (no peer GPU, no NCCL, a tensor form this GPU lacks), one line
+  // each, "FAMILY: why" (FAMILY may be a glob: "kernels.*_mgpu*"): printed by check_selection once the
+  // selection is known to run; when it selects nothing, those on families the filter names explain why.
   std::vector<std::string> skip_notes;
 };
 Context& context();

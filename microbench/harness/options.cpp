@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fnmatch.h>
 #include <fstream>
 #include <iostream>
 #include <limits>
@@ -251,14 +252,39 @@ bool EntryFilter::may_match_families(const std::vector<std::string>& families) c
   return false;
 }
 
+namespace {
+// Whether a left-out note concerns a family `filter` may select. A note's subject (before its first
+// ": ") names a family or is a glob over them; a subject that names none concerns every filter.
+bool note_concerns_filter(const std::string& note, const EntryFilter& filter, const std::vector<std::string>& families) {
+  const std::string subject = note.substr(0, note.find(": "));
+  std::vector<std::string> named;
+  for (const std::string& family : families)
+    if (fnmatch(subject.c_str(), family.c_str(), 0) == 0) named.push_back(family);
+  return named.empty() || filter.may_match_families(named);
+}
+}  // namespace
+
 void check_selection(const EntryFilter& filter, const std::vector<std::string>& entries,
+                     const std::vector<std::string>& families, const std::vector<std::string>& left_out,
                      const std::vector<std::string>& notes, std::FILE* out) {
-  if (std::none_of(entries.begin(), entries.end(), [&](const std::string& e) { return filter.matches(e); }))
+  std::vector<std::string> unique_left_out;  // a registrar asked twice (the multi-GPU kernels' GPU counts) notes once
+  for (const std::string& note : left_out)
+    if (std::find(unique_left_out.begin(), unique_left_out.end(), note) == unique_left_out.end())
+      unique_left_out.push_back(note);
+  if (std::none_of(entries.begin(), entries.end(), [&](const std::string& e) { return filter.matches(e); })) {
+    std::string why;
+    for (const std::string& note : unique_left_out)
+      if (note_concerns_filter(note, filter, families)) why += "; " + note;
     throw UsageError("--benchmark_filter=" + filter.spec() + " matches none of the " + std::to_string(entries.size()) +
-                     " entries on this GPU (--benchmark_list_tests lists them)");
-  std::set<std::string> printed;  // a registrar asked twice (the multi-GPU kernels' GPU counts) notes once
-  for (const std::string& note : notes)
-    if (printed.insert(note).second) std::fprintf(out, "gpuprobe: %s\n", note.c_str());
+                     " entries on this GPU (--benchmark_list_tests lists them)" + why);
+  }
+  std::set<std::string> printed;
+  auto print = [&](const std::vector<std::string>& list) {
+    for (const std::string& note : list)
+      if (printed.insert(note).second) std::fprintf(out, "gpuprobe: %s\n", note.c_str());
+  };
+  print(notes);
+  print(unique_left_out);
 }
 
 void check_output_writable(const std::string& benchmark_out) {

@@ -67,10 +67,13 @@ class EntryFilter {
 };
 
 // After the probes are registered, before the run: throws UsageError when `filter` selects none of
-// `entries`, and only then prints `notes` (what the run leaves out and why: no peer GPU, no NCCL,
-// no counter permission) on `out`, one "gpuprobe: NOTE" line each (the same note once), so that a run ending in a usage error prints that error
-// and nothing else.
+// `entries`. Its one line ends in the `left_out` notes (what registration left out and why, "FAMILY:
+// why", FAMILY a name or glob over `families`) on a family the filter may select: there, the notes
+// are why nothing matched. Only a selection that runs prints `notes` (the run's own: GPU not idle, no
+// counter permission), then `left_out`, on `out`, one "gpuprobe: NOTE" line each (the same note
+// once), so that a run ending in a usage error prints that error and nothing else.
 void check_selection(const EntryFilter& filter, const std::vector<std::string>& entries,
+                     const std::vector<std::string>& families, const std::vector<std::string>& left_out,
                      const std::vector<std::string>& notes, std::FILE* out);
 
 // Throws UsageError unless FILE.partial, which the run writes and renames to FILE, can be created:

@@ -394,7 +394,7 @@ Operands<T>* operands_or_skip(benchmark::State& state, int gpus, int n) {
     release_operands();
     const std::string why = memory_shortfall<T>(gpus, n);
     if (!why.empty()) {
-      std::fprintf(stderr, "gpuprobe: mgpu: skipped %s n=%d on %d GPUs: %s\n", precision_name<T>(), n, gpus,
+      std::fprintf(stderr, "gpuprobe: kernels.*_mgpu*: skipped %s n=%d on %d GPUs: %s\n", precision_name<T>(), n, gpus,
                    why.c_str());
       state.SkipWithError(("skipped: " + why).c_str());
       return nullptr;
@@ -530,7 +530,7 @@ std::vector<int> gpu_counts() {
     if (peers)
       out.push_back(g);
     else
-      context().skip_notes.push_back("mgpu: " + std::to_string(g) + " GPUs (" + device_list(d) +
+      context().skip_notes.push_back("kernels.*_mgpu*: " + std::to_string(g) + " GPUs (" + device_list(d) +
                                              ") skipped: no peer access between them");
   }
   return out;
@@ -553,7 +553,7 @@ std::vector<int> sizes_for(int gpus, bool quick) {
     if (why.empty())
       out.push_back(n);
     else
-      context().skip_notes.push_back(std::string("mgpu: ") + precision_name<T>() + " n=" + std::to_string(n) +
+      context().skip_notes.push_back(std::string("kernels.*_mgpu*: ") + precision_name<T>() + " n=" + std::to_string(n) +
                                              " on " + std::to_string(gpus) + " GPUs not registered: " + why);
   }
   return out;
@@ -648,7 +648,7 @@ void register_mgpu_benchmarks() {
   // here are the baseline of the multi-GPU ones (scaling efficiency), registered only beside them.
   if (gpu_counts().size() < 2) {
     context().skip_notes.push_back(
-        "multi-GPU kernels (kernels.*_mgpu*) left out: they need 2 or more GPUs with peer access");
+        "kernels.*_mgpu*: left out, the multi-GPU kernels need 2 or more GPUs with peer access");
     GP_CUDA_CHECK(cudaSetDevice(probed_device()));
     return;
   }

@@ -18,11 +18,12 @@ struct Result {
   std::string stderr_text;
 };
 
-Result run_gpuprobe(const std::string& flags) {
+// `env`: variables set for this run only ("CUDA_VISIBLE_DEVICES=0").
+Result run_gpuprobe(const std::string& flags, const std::string& env = "") {
   // One file per test: ctest runs these tests as separate processes, in parallel with -j.
   const std::string err_file = ::testing::TempDir() + "gpuprobe_cli_stderr_" +
                                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
-  const std::string cmd = std::string(GPUPROBE_EXE) + " " + flags + " >/dev/null 2>" + err_file;
+  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + GPUPROBE_EXE + " " + flags + " >/dev/null 2>" + err_file;
   const int status = std::system(cmd.c_str());
   std::ifstream in(err_file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -129,6 +130,17 @@ TEST(Cli, FilterMatchingNoEntryOfAFamilyPrintsOnlyTheUsageError) {
   EXPECT_EQ(std::count(r.stderr_text.begin(), r.stderr_text.end(), '\n'), 1) << r.stderr_text;
   EXPECT_FALSE(exists(out));
   EXPECT_FALSE(exists(out + ".partial"));
+}
+
+// On one GPU, a filter for the peer-to-peer family selects nothing: the one line says why (the note
+// registration gave), not only that nothing matched.
+TEST(Cli, FilterForAFamilyLeftOutHereSaysWhy) {
+  const Result r = run_gpuprobe("'--benchmark_filter=^transfer\\.p2p/' --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=0");
+  if (r.stderr_text.rfind("gpuprobe: no usable GPU: ", 0) == 0) GTEST_SKIP() << "no GPU: nothing is registered";
+  expect_usage_error(r, "--benchmark_filter=^transfer\\.p2p/ matches none of the ");
+  EXPECT_NE(r.stderr_text.find(" entries on this GPU (--benchmark_list_tests lists them); transfer.p2p: skipped, 1 GPU"),
+            std::string::npos)
+      << r.stderr_text;
 }
 
 TEST(Cli, ListTestsWithoutAGpuSaysItNeedsOne) {

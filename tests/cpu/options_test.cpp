@@ -197,11 +197,16 @@ TEST(Options, FilterWhoseStartNamesNoFamilyCannotMatch) {
 
 // A run that ends in a usage error prints that one line: the notes on what registration left out
 // (on a one-GPU machine: no peer GPU, no collectives, no multi-GPU kernels) come only after the
-// selection is known to run.
-TEST(Options, SkipNotesFollowOnlyASelectionThatRuns) {
+// selection is known to run. Where nothing matched, the notes on the families the filter names end
+// that line: they are why (a filter for transfer.p2p on one GPU); notes on other families stay out.
+TEST(Options, SkipNotesFollowOnlyASelectionThatRunsOrExplainWhyNothingMatched) {
   const std::vector<std::string> entries = {"transfer.host/memory:pinned/size:4/manual_time"};
-  const std::vector<std::string> notes = {"transfer.p2p left out: one GPU", "collectives left out: one GPU",
-                                          "transfer.p2p left out: one GPU"};
+  const std::vector<std::string> families = {"transfer.host", "transfer.p2p", "kernels.symv_mgpu",
+                                             "kernels.gemv_mgpu", "kernels.symv"};
+  const std::vector<std::string> left_out = {"transfer.p2p: skipped, 1 GPU visible",
+                                             "kernels.*_mgpu*: left out, they need 2 GPUs",
+                                             "transfer.p2p: skipped, 1 GPU visible"};
+  const std::vector<std::string> run_notes = {"warning: GPU 0 is not idle"};
   std::FILE* out = std::tmpfile();
   ASSERT_NE(out, nullptr);
   auto written = [&] {
@@ -211,16 +216,28 @@ TEST(Options, SkipNotesFollowOnlyASelectionThatRuns) {
     text.resize(std::fread(text.data(), 1, text.size(), out));
     return text;
   };
-  try {
-    check_selection(EntryFilter("^transfer\\.host/memory:pageable"), entries, notes, out);
-    ADD_FAILURE() << "a filter selecting nothing was accepted";
-  } catch (const UsageError& e) {
-    EXPECT_EQ(std::string(e.what()), "--benchmark_filter=^transfer\\.host/memory:pageable matches none of the 1 "
-                                     "entries on this GPU (--benchmark_list_tests lists them)");
-  }
+  auto usage_error = [&](const std::string& spec) -> std::string {
+    try {
+      check_selection(EntryFilter(spec), entries, families, left_out, run_notes, out);
+    } catch (const UsageError& e) {
+      return e.what();
+    }
+    ADD_FAILURE() << spec << ": a filter selecting nothing was accepted";
+    return "";
+  };
+  const std::string none = " matches none of the 1 entries on this GPU (--benchmark_list_tests lists them)";
+  EXPECT_EQ(usage_error("^transfer\\.host/memory:pageable"), "--benchmark_filter=^transfer\\.host/memory:pageable" + none);
+  EXPECT_EQ(usage_error("^transfer\\.p2p"), "--benchmark_filter=^transfer\\.p2p" + none +
+                                               "; transfer.p2p: skipped, 1 GPU visible");
+  EXPECT_EQ(usage_error("^kernels\\.gemv_mgpu/"), "--benchmark_filter=^kernels\\.gemv_mgpu/" + none +
+                                                   "; kernels.*_mgpu*: left out, they need 2 GPUs");
+  EXPECT_EQ(usage_error("^kernels\\.symv/"), "--benchmark_filter=^kernels\\.symv/" + none);
+  EXPECT_EQ(usage_error("mgpu"), "--benchmark_filter=mgpu" + none + "; transfer.p2p: skipped, 1 GPU visible" +
+                                     "; kernels.*_mgpu*: left out, they need 2 GPUs");  // unanchored: may be any
   EXPECT_EQ(written(), "");
-  check_selection(EntryFilter("pinned"), entries, notes, out);
-  EXPECT_EQ(written(), "gpuprobe: transfer.p2p left out: one GPU\ngpuprobe: collectives left out: one GPU\n");
+  check_selection(EntryFilter("pinned"), entries, families, left_out, run_notes, out);
+  EXPECT_EQ(written(), "gpuprobe: warning: GPU 0 is not idle\ngpuprobe: transfer.p2p: skipped, 1 GPU visible\n"
+                       "gpuprobe: kernels.*_mgpu*: left out, they need 2 GPUs\n");
   std::fclose(out);
 }
 
