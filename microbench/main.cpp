@@ -93,9 +93,9 @@ int run(int argc, char** argv) {
   const IdleCheck idle = idle_check(nvml);
   std::vector<std::string> run_notes;  // the run's own notes (idle, counters); registration's are ctx.skip_notes
   if (idle.verdict.rfind("no:", 0) == 0)
-    run_notes.push_back("warning: GPU " + std::to_string(ctx.device.index) + " (" +
-                             ctx.device.pci_bus_id + ") is not idle (" + idle.verdict.substr(4) +
-                             "): its figures may be a share of another job's GPU; measuring anyway");
+    run_notes.push_back("warning: GPU " + std::to_string(ctx.device.index) + " (" + ctx.device.pci_bus_id +
+                        ") is not idle (" + idle.verdict.substr(4) +
+                        "): its figures may be a share of another job's GPU; measuring anyway");
 
   // Counters: chosen and validated once, before any entry runs (a bad metric name stops here); a
   // refusal by the system prints one line and leaves timing only. Collected per entry in an untimed

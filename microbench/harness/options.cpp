@@ -255,7 +255,8 @@ bool EntryFilter::may_match_families(const std::vector<std::string>& families) c
 namespace {
 // Whether a left-out note concerns a family `filter` may select. A note's subject (before its first
 // ": ") names a family or is a glob over them; a subject that names none concerns every filter.
-bool note_concerns_filter(const std::string& note, const EntryFilter& filter, const std::vector<std::string>& families) {
+bool note_concerns_filter(const std::string& note, const EntryFilter& filter,
+                          const std::vector<std::string>& families) {
   const std::string subject = note.substr(0, note.find(": "));
   std::vector<std::string> named;
   for (const std::string& family : families)

@@ -531,7 +531,7 @@ std::vector<int> gpu_counts() {
       out.push_back(g);
     else
       context().skip_notes.push_back("kernels.*_mgpu*: " + std::to_string(g) + " GPUs (" + device_list(d) +
-                                             ") skipped: no peer access between them");
+                                     ") skipped: no peer access between them");
   }
   return out;
 }
@@ -553,8 +553,9 @@ std::vector<int> sizes_for(int gpus, bool quick) {
     if (why.empty())
       out.push_back(n);
     else
-      context().skip_notes.push_back(std::string("kernels.*_mgpu*: ") + precision_name<T>() + " n=" + std::to_string(n) +
-                                             " on " + std::to_string(gpus) + " GPUs not registered: " + why);
+      context().skip_notes.push_back(std::string("kernels.*_mgpu*: ") + precision_name<T>() + " n=" +
+                                     std::to_string(n) + " on " + std::to_string(gpus) +
+                                     " GPUs not registered: " + why);
   }
   return out;
 }

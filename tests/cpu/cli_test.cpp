@@ -23,7 +23,8 @@ Result run_gpuprobe(const std::string& flags, const std::string& env = "") {
   // One file per test: ctest runs these tests as separate processes, in parallel with -j.
   const std::string err_file = ::testing::TempDir() + "gpuprobe_cli_stderr_" +
                                ::testing::UnitTest::GetInstance()->current_test_info()->name() + ".txt";
-  const std::string cmd = (env.empty() ? "" : "env " + env + " ") + GPUPROBE_EXE + " " + flags + " >/dev/null 2>" + err_file;
+  const std::string cmd =
+      (env.empty() ? "" : "env " + env + " ") + GPUPROBE_EXE + " " + flags + " >/dev/null 2>" + err_file;
   const int status = std::system(cmd.c_str());
   std::ifstream in(err_file);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -135,10 +136,12 @@ TEST(Cli, FilterMatchingNoEntryOfAFamilyPrintsOnlyTheUsageError) {
 // On one GPU, a filter for the peer-to-peer family selects nothing: the one line says why (the note
 // registration gave), not only that nothing matched.
 TEST(Cli, FilterForAFamilyLeftOutHereSaysWhy) {
-  const Result r = run_gpuprobe("'--benchmark_filter=^transfer\\.p2p/' --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=0");
+  const Result r =
+      run_gpuprobe("'--benchmark_filter=^transfer\\.p2p/' --benchmark_list_tests", "CUDA_VISIBLE_DEVICES=0");
   if (r.stderr_text.rfind("gpuprobe: no usable GPU: ", 0) == 0) GTEST_SKIP() << "no GPU: nothing is registered";
   expect_usage_error(r, "--benchmark_filter=^transfer\\.p2p/ matches none of the ");
-  EXPECT_NE(r.stderr_text.find(" entries on this GPU (--benchmark_list_tests lists them); transfer.p2p: skipped, 1 GPU"),
+  EXPECT_NE(r.stderr_text.find(" entries on this GPU (--benchmark_list_tests lists them); "
+                               "transfer.p2p: skipped, 1 GPU"),
             std::string::npos)
       << r.stderr_text;
 }

@@ -226,7 +226,8 @@ TEST(Options, SkipNotesFollowOnlyASelectionThatRunsOrExplainWhyNothingMatched) {
     return "";
   };
   const std::string none = " matches none of the 1 entries on this GPU (--benchmark_list_tests lists them)";
-  EXPECT_EQ(usage_error("^transfer\\.host/memory:pageable"), "--benchmark_filter=^transfer\\.host/memory:pageable" + none);
+  EXPECT_EQ(usage_error("^transfer\\.host/memory:pageable"),
+            "--benchmark_filter=^transfer\\.host/memory:pageable" + none);
   EXPECT_EQ(usage_error("^transfer\\.p2p"), "--benchmark_filter=^transfer\\.p2p" + none +
                                                "; transfer.p2p: skipped, 1 GPU visible");
   EXPECT_EQ(usage_error("^kernels\\.gemv_mgpu/"), "--benchmark_filter=^kernels\\.gemv_mgpu/" + none +
