@@ -144,8 +144,8 @@ int run(int argc, char** argv) {
     benchmark::AddCustomContext(kPresetContextKey, preset_json(*preset));
   }
   // Google Benchmark would open (and create) the output file first, then find nothing to run and
-  // return as if it had succeeded. The notes on what was left out (entries, counters) follow only a
-  // selection that runs: a usage error stays the one line.
+  // return as if it had succeeded. The notes (entries left out, counters) follow only a selection
+  // that runs: a usage error stays one line, ending in the left-out notes on the families it names.
   check_selection(filter, ctx.entry_instances, families, ctx.skip_notes, run_notes, stderr);
 
   fleet_barrier_all();  // with MPI: every rank starts measuring together
