@@ -160,8 +160,9 @@ def nvtx_stack(cell: str) -> Tuple[str, ...]:
     if not cell or cell.lower() in ("n/a", "none"):
         return ()
     entries = _QUOTED.findall(cell)
-    if not entries:
-        entries = [re.sub(r"^\d+\s+", "", cell)]
+    if not entries:  # a launch outside any range (its thread's id alone), or a single unquoted entry
+        rest = re.sub(r"^\d+(\s+|$)", "", cell)
+        entries = [rest] if rest else []
     out = []
     for e in entries:
         parts = e.split(":")
