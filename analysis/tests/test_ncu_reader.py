@@ -467,3 +467,16 @@ def test_declaration_is_well_formed():
         assert m.source in (M.COUNTERS_MD, M.METRIC_NAMES, M.NCU_SECTION, M.UNVERIFIED), m
         assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR))), m
     assert set(M.LEVELS) == {"DRAM", "L2", "L1", "shared"}
+
+
+def test_docs_table_is_the_declaration():
+    # docs/app-profiling.md lists every declared metric with its role, target, weight and where its name was
+    # checked; the page must not drift from the declaration.
+    label = {M.COUNTERS_MD: "counters.md", M.METRIC_NAMES: "metric_names.hpp", M.NCU_SECTION: "ncu section (copy)",
+             M.UNVERIFIED: "unverified"}
+    text = open(os.path.join(REPO, "docs", "app-profiling.md")).read()
+    rows = re.findall(r"^\| `([a-z0-9_.]+)` \| (\w+)( \(read\))? \| ([^|]+) \| ([^|]*) \| ([^|]+) \|$", text, re.M)
+    got = [(n, role, bool(read), tgt.strip(), w.strip(), src.strip()) for n, role, read, tgt, w, src in rows]
+    want = [(m.name, m.role, m.read, m.target or "—", f"{m.weight:g}" if m.role in (M.FLOPS, M.TENSOR) else "",
+             label[m.source]) for m in M.METRICS]
+    assert got == want
