@@ -150,6 +150,11 @@ def test_a_unit_of_another_dimension_is_refused(tmp_path):
     assert "gpu__time_duration.sum" in _error(path)
 
 
+def test_a_byte_unit_on_an_instruction_count_is_refused(tmp_path):
+    path = _write(tmp_path, synthetic_raw_csv(1, units={SASS.format("ffma"): "Kbyte"}))
+    assert SASS.format("ffma") in _error(path)
+
+
 def test_thousands_separators_and_quoted_fields(tmp_path):
     text = synthetic_raw_csv(1, values=_only(**{"lts__t_bytes.sum": 1_234_567_890.0}))
     assert '"1,234,567,890"' in text
@@ -401,6 +406,11 @@ def test_ncu_rep_without_the_module_says_how_to_export(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "find_ncu_report", lambda: None)
     msg = _error(str(rep))
     assert "ncu_report" in msg and "--page raw --csv --print-units base" in msg
+
+
+def test_ncu_rep_that_does_not_exist(tmp_path):
+    msg = _error(str(tmp_path / "nope.ncu-rep"))
+    assert "no such file" in msg
 
 
 def test_find_ncu_report_next_to_ncu(tmp_path, monkeypatch):
