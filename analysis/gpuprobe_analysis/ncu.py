@@ -181,6 +181,7 @@ def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], D
     tensor: Dict[str, float] = {}
     level_parts: Dict[str, List[Optional[float]]] = {}
     missing = []
+    incomplete = set()
     duration = clock = math.nan
     dram_read = None
     for m in M.COUNTED:
@@ -195,10 +196,16 @@ def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], D
             level_parts.setdefault(m.target, []).append(v)
             if m.read:
                 dram_read = v
+        elif v is None:
+            incomplete.add(m.target)
         elif v:
             into = flops if m.role == M.FLOPS else tensor
             into[m.target] = into.get(m.target, 0.0) + v * m.weight
+    # A level, precision or tensor type with a counter missing is left out, not undercounted: the
+    # missing counter is named instead.
     levels = {lvl: sum(parts) for lvl, parts in level_parts.items() if all(p is not None for p in parts)}
+    flops = {k: v for k, v in flops.items() if k not in incomplete}
+    tensor = {k: v for k, v in tensor.items() if k not in incomplete}
     return duration, clock, flops, tensor, levels, dram_read, tuple(missing)
 
 

@@ -178,6 +178,14 @@ def test_missing_and_na_metrics_are_named(tmp_path):
     assert any("l1tex__t_bytes.sum (4 of 4 launches)" in n for n in p.notes)
 
 
+def test_a_precision_with_a_counter_missing_is_left_out(tmp_path):
+    path = _write(tmp_path, synthetic_raw_csv(1, na=[SASS.format("fadd"), OPS.format("op_hmma_src_bf16_dst_fp32_sparsity_off")]))
+    l = ncu.read_profile(path).launches[0]
+    assert "FP32" not in l.flops and "FP64" in l.flops
+    assert "BF16 tensor" not in l.tensor_ops and "FP16 tensor" in l.tensor_ops
+    assert SASS.format("fadd") in l.missing
+
+
 def test_a_profile_without_the_gpu_model_says_so(tmp_path):
     p = ncu.read_profile(_write(tmp_path, synthetic_raw_csv(2, drop=[M.DEVICE_NAME])))
     assert p.device == "GPU of compute capability 9.0"
@@ -353,8 +361,13 @@ class FakeNcuReport:
         return _Ctx()
 
 
+_BASE = {"second": "second", "1/second": "hz", "byte": "byte", "count": ""}
+
+
 def _rep_action(name="gemm", device=H100, time_ns=2500.0, nvtx=None, **extra):
-    metrics = {"gpu__time_duration.sum": _Metric(time_ns, "nsecond"),
+    # Every counted metric present (zero) but L2's, so that a launch lacks one; then the values under test.
+    metrics = {m.name: _Metric(0, _BASE[m.dimension]) for m in M.COUNTED if m.name != "lts__t_bytes.sum"}
+    metrics |= {"gpu__time_duration.sum": _Metric(time_ns, "nsecond"),
                "sm__cycles_elapsed.avg.per_second": _Metric(1.98, "cycle/nsecond"),
                "dram__bytes_read.sum": _Metric(3.0, "Kbyte"), "dram__bytes_write.sum": _Metric(1000, "byte"),
                SASS.format("hfma"): _Metric(10, "inst"),
@@ -377,10 +390,10 @@ def test_ncu_rep_through_the_module(tmp_path):
     assert a.nvtx == ("step", "forward", "nccl@ar")
     assert a.duration_s == pytest.approx(2.5e-6)
     assert a.sm_clock_hz == pytest.approx(1.98e9)
-    assert a.dram_read_bytes == 3000.0 and a.bytes == {"DRAM": 4000.0}
+    assert a.dram_read_bytes == 3000.0 and a.bytes == {"DRAM": 4000.0, "L1": 0.0, "shared": 0.0}
     assert a.flops == {"FP16 half2": 40.0}
     assert a.tensor_ops == {"BF16 tensor": 4096.0}
-    assert "lts__t_bytes.sum" in a.missing and p.missing["lts__t_bytes.sum"] == 2
+    assert a.missing == ("lts__t_bytes.sum",) and p.missing == {"lts__t_bytes.sum": 2}
     assert p.launches[1].nvtx == () and p.launches[1].index == 1
 
 
