@@ -1,0 +1,137 @@
+"""The one declaration of the Nsight Compute metrics an application profile collects, and what each counts.
+
+scripts/profile_app.sh asks ncu for exactly these (`python3 -m gpuprobe_analysis.ncu_metrics` prints the
+list) and ncu.py turns each launch's values into time, clock, bytes per level, FLOPs per precision and
+tensor operations per type from this table alone. The targets are the report's ceiling names: the levels
+of ceilings.py ("DRAM", "L2", "L1", "shared"), the compute ceilings of the pipelines section ("FP32",
+"FP64", "FP16 half2") and the tensor ceilings of the exec.tensor record ("FP16 tensor", ...).
+
+Where each name was checked is in `source` (docs/app-profiling.md has the same table):
+  COUNTERS_MD   shared/notes/counters.md: accepted by CUPTI on GH100 on the project's H100 test machine;
+  METRIC_NAMES  profilers/include/gpuprobe/metric_names.hpp, checked against the GH100 catalog by
+                tests/cpu/profiler_cupti_host_test.cpp;
+  NCU_SECTION   spelled as ncu's own roofline sections spell it (SpeedOfLight_Hierarchical*RooflineChart),
+                seen only through public copies of those files, not in an ncu installation;
+  UNVERIFIED    seen only in third-party scripts; not yet checked against ncu --query-metrics on a GPU.
+Nothing here was checked on a GPU in the session that wrote it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Tuple
+
+TIME, CLOCK, BYTES, FLOPS, TENSOR, LAUNCH = "time", "clock", "bytes", "flops", "tensor", "launch"
+
+COUNTERS_MD = "counters.md (CUPTI, GH100)"
+METRIC_NAMES = "metric_names.hpp (CUPTI catalog, GH100)"
+NCU_SECTION = "ncu roofline sections (public copies)"
+UNVERIFIED = "unverified"
+
+# A tensor type's structured-sparsity form: its operations count twice the dense work the ceiling was
+# measured with, so they go to a ceiling of their own name, which no probe measures (held to none, and said so).
+SPARSE_SUFFIX = " (sparse)"
+
+
+@dataclass(frozen=True)
+class NcuMetric:
+    name: str          # the metric, exactly as ncu spells it
+    role: str          # TIME, CLOCK, BYTES, FLOPS, TENSOR, or LAUNCH (an attribute of the launch)
+    target: str        # the ceiling it feeds: a level, a compute precision or a tensor type ("" otherwise)
+    weight: float      # FLOP per count (FLOPS, TENSOR); 1 otherwise
+    dimension: str     # its base unit: "second", "1/second", "byte", "count" or "text"
+    source: str        # where the name was checked (see the module text)
+    why: str = ""      # what it counts, when the name does not say
+    read: bool = False # BYTES at DRAM: the read half (the DRAM read vs copy ceiling)
+
+
+_SASS = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
+_OPS = "sm__ops_path_tensor_{}.sum"
+
+
+def _tensor(path: str, target: str, source: str = UNVERIFIED) -> NcuMetric:
+    # Weight 1: the op-path counters count operations, a multiply-add being two, as ncu's
+    # SpeedOfLight_HierarchicalTensorRooflineChart plots them on its FLOP/s axis with no factor (public
+    # copies of that section; not an ncu installation). The exec.tensor cross-check on a GPU settles it.
+    return NcuMetric(_OPS.format(path), TENSOR, target, 1.0, "count", source)
+
+
+METRICS: Tuple[NcuMetric, ...] = (
+    NcuMetric("gpu__time_duration.sum", TIME, "", 1.0, "second", COUNTERS_MD),
+    NcuMetric("sm__cycles_elapsed.avg.per_second", CLOCK, "", 1.0, "1/second", COUNTERS_MD,
+              "the SM clock the launch ran at (profiled with --clock-control none)"),
+    # DRAM as read + write, not dram__bytes.sum: the read half picks the read or the copy ceiling.
+    NcuMetric("dram__bytes_read.sum", BYTES, "DRAM", 1.0, "byte", METRIC_NAMES, read=True),
+    NcuMetric("dram__bytes_write.sum", BYTES, "DRAM", 1.0, "byte", METRIC_NAMES),
+    # All L2 traffic, as the report's kernel roofline counts it (families.LEVEL_BYTES), so that an
+    # application's kernels and ours sit on the same axis. It includes the L2's own traffic (DRAM fills,
+    # the fabric between partitions), which the SM-sourced sector counts of metric_names.hpp leave out.
+    NcuMetric("lts__t_bytes.sum", BYTES, "L2", 1.0, "byte", COUNTERS_MD),
+    NcuMetric("l1tex__t_bytes.sum", BYTES, "L1", 1.0, "byte", COUNTERS_MD),
+    # Shared memory: loads, stores and atomics together. metric_names.hpp's _op_ld form counts the loads
+    # only, which is what the shared-bandwidth probe needs; an application kernel that mostly stores to
+    # shared memory would sit at too high an intensity for its level with it.
+    NcuMetric("sm__sass_data_bytes_mem_shared.sum", BYTES, "shared", 1.0, "byte", COUNTERS_MD,
+              "bytes the SASS shared-memory instructions moved"),
+    # Non-tensor FLOPs from thread-instruction counts, with ncu's own weights: an FMA is 2 FLOP; the half
+    # instructions are half2 (two lanes): HADD2/HMUL2 2, HFMA2 4 (the derived metrics
+    # derived__smsp__sass_thread_inst_executed_op_{hadd,hmul}_pred_on_x2 and _hfma_pred_on_x4 of ncu's
+    # SpeedOfLight_HierarchicalHalfRooflineChart, as public copies of it spell them). Their ceiling is the
+    # pipelines section's "FP16 half2".
+    NcuMetric(_SASS.format("ffma"), FLOPS, "FP32", 2.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("fadd"), FLOPS, "FP32", 1.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("fmul"), FLOPS, "FP32", 1.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("dfma"), FLOPS, "FP64", 2.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("dadd"), FLOPS, "FP64", 1.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("dmul"), FLOPS, "FP64", 1.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("hfma"), FLOPS, "FP16 half2", 4.0, "count", METRIC_NAMES),
+    NcuMetric(_SASS.format("hadd"), FLOPS, "FP16 half2", 2.0, "count", NCU_SECTION),
+    NcuMetric(_SASS.format("hmul"), FLOPS, "FP16 half2", 2.0, "count", NCU_SECTION),
+    # Tensor-pipe operations per type, named as the exec.tensor record names its ceilings. Each type has a
+    # warpgroup path (wgmma: hgmma, igmma) and a warp path (mma.sync: hmma, imma); both go to the type's
+    # ceiling. FP8 (wgmma only on Hopper) and FP64 (DMMA) have no per-path form on GH100, only the per-type
+    # total.
+    _tensor("op_hgmma_src_fp16_sparsity_off", "FP16 tensor"),
+    _tensor("op_hmma_src_fp16_dst_fp32_sparsity_off", "FP16 tensor"),
+    _tensor("op_hmma_src_fp16_dst_fp16_sparsity_off", "FP16 tensor"),
+    _tensor("op_hgmma_src_bf16_dst_fp32_sparsity_off", "BF16 tensor"),
+    _tensor("op_hmma_src_bf16_dst_fp32_sparsity_off", "BF16 tensor"),
+    _tensor("op_hgmma_src_tf32_dst_fp32_sparsity_off", "TF32 tensor"),
+    _tensor("op_hmma_src_tf32_dst_fp32_sparsity_off", "TF32 tensor"),
+    _tensor("src_fp8_sparsity_off", "FP8 tensor"),
+    _tensor("op_igmma_src_int8_sparsity_off", "INT8 tensor"),
+    _tensor("op_imma_src_int8_sparsity_off", "INT8 tensor"),
+    _tensor("src_fp64", "FP64 tensor"),
+    _tensor("op_hgmma_src_fp16_sparsity_on", "FP16 tensor" + SPARSE_SUFFIX),
+    _tensor("op_hmma_src_fp16_dst_fp32_sparsity_on", "FP16 tensor" + SPARSE_SUFFIX),
+    _tensor("op_hgmma_src_bf16_dst_fp32_sparsity_on", "BF16 tensor" + SPARSE_SUFFIX),
+    _tensor("op_hmma_src_bf16_dst_fp32_sparsity_on", "BF16 tensor" + SPARSE_SUFFIX),
+    _tensor("op_hgmma_src_tf32_dst_fp32_sparsity_on", "TF32 tensor" + SPARSE_SUFFIX),
+    _tensor("op_hmma_src_tf32_dst_fp32_sparsity_on", "TF32 tensor" + SPARSE_SUFFIX),
+    _tensor("src_fp8_sparsity_on", "FP8 tensor" + SPARSE_SUFFIX),
+    _tensor("op_igmma_src_int8_sparsity_on", "INT8 tensor" + SPARSE_SUFFIX),
+    _tensor("op_imma_src_int8_sparsity_on", "INT8 tensor" + SPARSE_SUFFIX),
+    # Attributes of the launch. The raw page has the shape in its Grid Size / Block Size columns; a
+    # .ncu-rep gives it only as these metrics. The GPU model tells a profile of another GPU apart.
+    NcuMetric("device__attribute_display_name", LAUNCH, "", 1.0, "text", UNVERIFIED, "the GPU model"),
+    *(NcuMetric(f"launch__{what}_dim_{axis}", LAUNCH, "", 1.0, "count", UNVERIFIED)
+      for what in ("grid", "block") for axis in "xyz"),
+)
+
+BY_NAME: Dict[str, NcuMetric] = {m.name: m for m in METRICS}
+# The metrics that count: time, clock, bytes, FLOPs and tensor operations.
+COUNTED: Tuple[NcuMetric, ...] = tuple(m for m in METRICS if m.role != LAUNCH)
+DEVICE_NAME = "device__attribute_display_name"
+LAUNCH_SHAPE: Tuple[str, ...] = tuple(f"launch__{w}_dim_{a}" for w in ("grid", "block") for a in "xyz")
+# The ceiling names the declaration feeds, per role (for the report's lookups and for the tests).
+LEVELS: Tuple[str, ...] = tuple(dict.fromkeys(m.target for m in METRICS if m.role == BYTES))
+PRECISIONS: Tuple[str, ...] = tuple(dict.fromkeys(m.target for m in METRICS if m.role == FLOPS))
+TENSOR_TYPES: Tuple[str, ...] = tuple(dict.fromkeys(m.target for m in METRICS if m.role == TENSOR))
+
+
+def metric_list() -> str:
+    """The comma-separated list for `ncu --metrics`."""
+    return ",".join(m.name for m in METRICS)
+
+
+if __name__ == "__main__":
+    print(metric_list())
