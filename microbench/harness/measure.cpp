@@ -7,6 +7,8 @@
 #include <memory>
 #include <regex>
 
+#include <nvtx3/nvToolsExt.h>
+
 #include "event_timer.hpp"
 #include "gpuprobe/check.hpp"
 #include "gpuprobe/metric_sets.hpp"
@@ -34,6 +36,15 @@ std::string& current_entry() {
   static std::string name;
   return name;
 }
+
+// RAII NVTX push/pop range around an entry's timed samples.
+class SampleRange {
+ public:
+  explicit SampleRange(const std::string& entry) { nvtxRangePushA(("gpuprobe:" + entry).c_str()); }
+  ~SampleRange() { nvtxRangePop(); }
+  SampleRange(const SampleRange&) = delete;
+  SampleRange& operator=(const SampleRange&) = delete;
+};
 }  // namespace
 
 Measurement::Measurement(benchmark::State& state, const ProbeDescriptor& descriptor, const Work& work)
@@ -245,6 +256,10 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
   std::vector<Sample> samples;
   std::vector<double> clocks;
   samples.reserve(static_cast<std::size_t>(state_.max_iterations));
+  // The timed samples, and nothing else, inside one NVTX push/pop range named "gpuprobe:ENTRY": profiled as
+  // an application (scripts/profile_app.sh --nvtx-include 'gpuprobe:ENTRY/'), each launch then carries the
+  // entry it belongs to (scripts/dev/app_crosscheck.sh). Without a tool attached the push and pop are no-ops.
+  const SampleRange range(current_entry());
   for (auto _ : state_) {
     const Sample s = sample();
     if (!(s.seconds > 0)) throw Error("a sample measured a non-positive duration");
