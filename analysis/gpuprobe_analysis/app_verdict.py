@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import ncu_metrics as M
+from .profile_results import to_json as jsonable
 from .roofline import READ_DOMINATED, Ceiling
 
 # Levels whose ceiling is per SM clock (the SM's own memories); the compute ceilings all are.
@@ -374,11 +375,16 @@ def _range_keys(launch):
     return [(tuple(launch.nvtx[:i]), " > ".join(launch.nvtx[:i])) for i in range(1, len(launch.nvtx) + 1)]
 
 
-def judge(profile, device: str, ceilings: Sequence[AppCeiling]) -> AppVerdict:
-    """Every launch of `profile` held to `ceilings` (measured ones, of the GPU model `device`)."""
+def check_model(profile, device: str) -> None:
+    """AppVerdictError unless the profile is of the device results' GPU model."""
     if not same_model(profile.device, device):
         raise AppVerdictError(f"{profile.path}: a profile of {profile.device!r}, but the device results are of "
                               f"{device!r}: judge it against results of the same GPU model")
+
+
+def judge(profile, device: str, ceilings: Sequence[AppCeiling]) -> AppVerdict:
+    """Every launch of `profile` held to `ceilings` (measured ones, of the GPU model `device`)."""
+    check_model(profile, device)
     by_name = {c.name: c for c in ceilings}
     cache = cache_control(profile.notes)
     timed = [la for la in profile.launches if _finite(la.duration_s) and la.duration_s > 0]
@@ -420,9 +426,10 @@ def group_row(g: Group, ceilings: Dict[str, AppCeiling]) -> dict:
 
 
 def to_json(v: AppVerdict, top: Optional[int] = None) -> dict:
+    """app-kernels.json: plain JSON values (NaN as null)."""
     ceilings = {c.name: c for c in v.ceilings}
     p = v.profile
-    return {
+    return jsonable({
         "profile": {"path": p.path, "device": p.device, "source": p.source, "launches": len(p.launches),
                     "notes": v.notes},
         "device": v.device, "total_gpu_time_s": v.total_s, "saving_s": v.saving_s, "headroom": v.headroom,
@@ -433,7 +440,7 @@ def to_json(v: AppVerdict, top: Optional[int] = None) -> dict:
         "kernels": [group_row(g, ceilings) for g in v.kernels[:top]],
         "kernels_left_out": max(0, len(v.kernels) - top) if top else 0,
         "nvtx_ranges": [group_row(g, ceilings) for g in v.ranges],
-    }
+    })
 
 
 METHOD = ("bound = max over the resources a launch used (bytes at DRAM, L2, L1, shared; FLOPs per precision; "
@@ -524,10 +531,10 @@ def compare_json(before: AppVerdict, after: AppVerdict, changes: List[Change]) -
     def side(g: Optional[Group]):
         return None if g is None else {"launches": g.count, "time_s": g.time_s, "pct_of_bound": g.pct_of_bound,
                                        "binding": g.binding, "bound_is_lower_bound": g.at_least}
-    return {"before": before.profile.path, "after": after.profile.path, "device": before.device,
+    return jsonable({"before": before.profile.path, "after": after.profile.path, "device": before.device,
             "total_gpu_time_s": [before.total_s, after.total_s], "headroom": [before.headroom, after.headroom],
             "kernels": [{"kernel": c.key[0], "launch_shape": c.key[1], "before": side(c.before),
-                         "after": side(c.after), "delta_s": c.delta_s} for c in changes]}
+                         "after": side(c.after), "delta_s": c.delta_s} for c in changes]})
 
 
 def compare_markdown(before: AppVerdict, after: AppVerdict, changes: List[Change]) -> str:
