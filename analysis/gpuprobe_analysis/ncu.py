@@ -12,7 +12,7 @@ import re
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import ncu_metrics as M
 
@@ -78,15 +78,13 @@ DEFAULT_NVTX_DOMAINS = ("", "<default domain>", "<default>", "default")
 _PREFIX = {"": 1.0, "K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "m": 1e-3, "u": 1e-6,
            "n": 1e-9, "p": 1e-12}
 _SECOND_WORDS = ("second", "s")
-_COUNT_WORDS = ("", "inst", "cycle", "sector", "request", "warp", "thread", "op", "ops", "flop", "byte")
+_COUNT_WORDS = ("inst", "cycle", "sector", "request", "warp", "thread", "op", "ops", "flop")
 
 
 def _unit_word(word: str, bases: Sequence[str]) -> Optional[float]:
     """The factor of a prefixed word (`Kbyte`, `nsecond`, `us`) to its base, when its base is one of bases."""
     for base in sorted(bases, key=len, reverse=True):
         if word.endswith(base) and word[:len(word) - len(base)] in _PREFIX:
-            if base == "" and word != "":
-                continue
             return _PREFIX[word[:len(word) - len(base)]]
     return None
 
@@ -102,14 +100,14 @@ def unit_factor(unit: str, dimension: str) -> Optional[float]:
     if dimension == "count":
         if u == "":
             return 1.0
-        return _unit_word(u, [w for w in _COUNT_WORDS if w])
+        return _unit_word(u, _COUNT_WORDS)
     if dimension == "1/second":
         f = _unit_word(u, ("hz", "Hz"))
         if f is not None:
             return f
         if "/" in u:
             num, den = u.split("/", 1)
-            fn = _unit_word(num, [w for w in _COUNT_WORDS if w]) if num else 1.0
+            fn = _unit_word(num, _COUNT_WORDS) if num else 1.0
             fd = _unit_word(den, _SECOND_WORDS)
             if fn is not None and fd:
                 return fn / fd
@@ -183,6 +181,7 @@ def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], D
     tensor: Dict[str, float] = {}
     level_parts: Dict[str, List[Optional[float]]] = {}
     missing = []
+    incomplete = set()
     duration = clock = math.nan
     dram_read = None
     for m in M.COUNTED:
@@ -197,10 +196,16 @@ def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], D
             level_parts.setdefault(m.target, []).append(v)
             if m.read:
                 dram_read = v
+        elif v is None:
+            incomplete.add(m.target)
         elif v:
             into = flops if m.role == M.FLOPS else tensor
             into[m.target] = into.get(m.target, 0.0) + v * m.weight
+    # A level, precision or tensor type with a counter missing is left out, not undercounted: the
+    # missing counter is named instead.
     levels = {lvl: sum(parts) for lvl, parts in level_parts.items() if all(p is not None for p in parts)}
+    flops = {k: v for k, v in flops.items() if k not in incomplete}
+    tensor = {k: v for k, v in tensor.items() if k not in incomplete}
     return duration, clock, flops, tensor, levels, dram_read, tuple(missing)
 
 
@@ -289,8 +294,8 @@ def read_raw_csv(path: str) -> Profile:
         if need not in col:
             raise ProfileError(f"{path}: line {body[0][0]}: header has no {need!r} column")
     if len(rows) < 2 or (rows[1] and rows[1][0].strip() != ""):
-        raise ProfileError(f"{path}: line {body[0][0] + 0}: no units row after the header; export with "
-                           f"--print-units base")
+        raise ProfileError(f"{path}: line {body[0][0]}: no units row after this header; export with "
+                           f"ncu -i REPORT --page raw --csv --print-units base")
     units = rows[1]
     if len(units) != len(header):
         raise ProfileError(f"{path}: line {body[1][0]}: units row has {len(units)} fields, the header "
@@ -430,13 +435,13 @@ def _rep_value(action, name: str):
 
 def read_ncu_rep(path: str, ncu_report=None) -> Profile:
     """A .ncu-rep through ncu_report (load_report, range_by_idx, action_by_idx, metric_by_name, nvtx_state)."""
+    if not os.path.isfile(path):
+        raise ProfileError(f"{path}: no such file")
     module = ncu_report if ncu_report is not None else find_ncu_report()
     if module is None:
         raise ProfileError(f"{path}: reading a .ncu-rep needs NVIDIA's ncu_report module (Nsight Compute's "
                            f"extras/python; set NCU_PYTHON_PATH), not found here; export the raw CSV instead: "
                            f"ncu -i {path} --page raw --csv --print-units base > {os.path.splitext(path)[0]}.csv")
-    if not os.path.isfile(path):
-        raise ProfileError(f"{path}: no such file")
     try:
         ctx = module.load_report(path)
     except Exception as e:  # the module's own error types are not documented

@@ -150,6 +150,11 @@ def test_a_unit_of_another_dimension_is_refused(tmp_path):
     assert "gpu__time_duration.sum" in _error(path)
 
 
+def test_a_byte_unit_on_an_instruction_count_is_refused(tmp_path):
+    path = _write(tmp_path, synthetic_raw_csv(1, units={SASS.format("ffma"): "Kbyte"}))
+    assert SASS.format("ffma") in _error(path)
+
+
 def test_thousands_separators_and_quoted_fields(tmp_path):
     text = synthetic_raw_csv(1, values=_only(**{"lts__t_bytes.sum": 1_234_567_890.0}))
     assert '"1,234,567,890"' in text
@@ -171,6 +176,14 @@ def test_missing_and_na_metrics_are_named(tmp_path):
     assert l.dram_read_bytes == launch_values(0)["dram__bytes_read.sum"]
     assert math.isnan(l.duration_s)
     assert any("l1tex__t_bytes.sum (4 of 4 launches)" in n for n in p.notes)
+
+
+def test_a_precision_with_a_counter_missing_is_left_out(tmp_path):
+    path = _write(tmp_path, synthetic_raw_csv(1, na=[SASS.format("fadd"), OPS.format("op_hmma_src_bf16_dst_fp32_sparsity_off")]))
+    l = ncu.read_profile(path).launches[0]
+    assert "FP32" not in l.flops and "FP64" in l.flops
+    assert "BF16 tensor" not in l.tensor_ops and "FP16 tensor" in l.tensor_ops
+    assert SASS.format("fadd") in l.missing
 
 
 def test_a_profile_without_the_gpu_model_says_so(tmp_path):
@@ -348,8 +361,13 @@ class FakeNcuReport:
         return _Ctx()
 
 
+_BASE = {"second": "second", "1/second": "hz", "byte": "byte", "count": ""}
+
+
 def _rep_action(name="gemm", device=H100, time_ns=2500.0, nvtx=None, **extra):
-    metrics = {"gpu__time_duration.sum": _Metric(time_ns, "nsecond"),
+    # Every counted metric present (zero) but L2's, so that a launch lacks one; then the values under test.
+    metrics = {m.name: _Metric(0, _BASE[m.dimension]) for m in M.COUNTED if m.name != "lts__t_bytes.sum"}
+    metrics |= {"gpu__time_duration.sum": _Metric(time_ns, "nsecond"),
                "sm__cycles_elapsed.avg.per_second": _Metric(1.98, "cycle/nsecond"),
                "dram__bytes_read.sum": _Metric(3.0, "Kbyte"), "dram__bytes_write.sum": _Metric(1000, "byte"),
                SASS.format("hfma"): _Metric(10, "inst"),
@@ -372,10 +390,10 @@ def test_ncu_rep_through_the_module(tmp_path):
     assert a.nvtx == ("step", "forward", "nccl@ar")
     assert a.duration_s == pytest.approx(2.5e-6)
     assert a.sm_clock_hz == pytest.approx(1.98e9)
-    assert a.dram_read_bytes == 3000.0 and a.bytes == {"DRAM": 4000.0}
+    assert a.dram_read_bytes == 3000.0 and a.bytes == {"DRAM": 4000.0, "L1": 0.0, "shared": 0.0}
     assert a.flops == {"FP16 half2": 40.0}
     assert a.tensor_ops == {"BF16 tensor": 4096.0}
-    assert "lts__t_bytes.sum" in a.missing and p.missing["lts__t_bytes.sum"] == 2
+    assert a.missing == ("lts__t_bytes.sum",) and p.missing == {"lts__t_bytes.sum": 2}
     assert p.launches[1].nvtx == () and p.launches[1].index == 1
 
 
@@ -401,6 +419,11 @@ def test_ncu_rep_without_the_module_says_how_to_export(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "find_ncu_report", lambda: None)
     msg = _error(str(rep))
     assert "ncu_report" in msg and "--page raw --csv --print-units base" in msg
+
+
+def test_ncu_rep_that_does_not_exist(tmp_path):
+    msg = _error(str(tmp_path / "nope.ncu-rep"))
+    assert "no such file" in msg
 
 
 def test_find_ncu_report_next_to_ncu(tmp_path, monkeypatch):
@@ -467,3 +490,16 @@ def test_declaration_is_well_formed():
         assert m.source in (M.COUNTERS_MD, M.METRIC_NAMES, M.NCU_SECTION, M.UNVERIFIED), m
         assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR))), m
     assert set(M.LEVELS) == {"DRAM", "L2", "L1", "shared"}
+
+
+def test_docs_table_is_the_declaration():
+    # docs/app-profiling.md lists every declared metric with its role, target, weight and where its name was
+    # checked; the page must not drift from the declaration.
+    label = {M.COUNTERS_MD: "counters.md", M.METRIC_NAMES: "metric_names.hpp", M.NCU_SECTION: "ncu section (copy)",
+             M.UNVERIFIED: "unverified"}
+    text = open(os.path.join(REPO, "docs", "app-profiling.md")).read()
+    rows = re.findall(r"^\| `([a-z0-9_.]+)` \| (\w+)( \(read\))? \| ([^|]+) \| ([^|]*) \| ([^|]+) \|$", text, re.M)
+    got = [(n, role, bool(read), tgt.strip(), w.strip(), src.strip()) for n, role, read, tgt, w, src in rows]
+    want = [(m.name, m.role, m.read, m.target or "—", f"{m.weight:g}" if m.role in (M.FLOPS, M.TENSOR) else "",
+             label[m.source]) for m in M.METRICS]
+    assert got == want
