@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import ncu_metrics as M
@@ -114,7 +115,8 @@ class LaunchVerdict:
 
 @dataclass
 class Group:
-    """Launches of one kernel and launch shape, or of one NVTX range (and the ranges inside it)."""
+    """Launches of one kernel and launch shape, or of one NVTX range (and the ranges inside it). Built once,
+    never changed: its figures are computed on first use and kept."""
     key: Tuple[str, ...]         # (kernel, launch shape) or the NVTX range path
     label: str
     launches: List[LaunchVerdict]
@@ -124,7 +126,7 @@ class Group:
     def count(self) -> int:
         return len(self.launches)
 
-    @property
+    @cached_property
     def time_s(self) -> float:
         return sum(v.actual_s for v in self.launches)
 
@@ -132,27 +134,27 @@ class Group:
     def share(self) -> float:
         return self.time_s / self.total_s if self.total_s > 0 else math.nan
 
-    @property
+    @cached_property
     def judged(self) -> List[LaunchVerdict]:
         return [v for v in self.launches if v.bound_s is not None]
 
-    @property
+    @cached_property
     def bound_s(self) -> Optional[float]:
         judged = self.judged
         return sum(v.bound_s for v in judged) if judged else None
 
-    @property
+    @cached_property
     def pct_of_bound(self) -> Optional[float]:
         """Bound time over actual time of the launches with a bound, in %."""
         judged = self.judged
         t = sum(v.actual_s for v in judged)
         return 100.0 * sum(v.bound_s for v in judged) / t if judged and t > 0 else None
 
-    @property
+    @cached_property
     def saving_s(self) -> float:
         return sum(v.saving_s for v in self.launches)
 
-    @property
+    @cached_property
     def binding(self) -> Optional[str]:
         """The ceiling that binds the most of the group's bound time."""
         by: Dict[str, float] = {}
@@ -160,42 +162,46 @@ class Group:
             by[v.binding.name] = by.get(v.binding.name, 0.0) + v.bound_s
         return max(by, key=by.get) if by else None
 
-    @property
+    @cached_property
     def representative(self) -> Optional[LaunchVerdict]:
         """The launch with the largest bound time bound by the group's binding ceiling: its scaling is the row's."""
         b = self.binding
         cands = [v for v in self.judged if v.binding.name == b]
         return max(cands, key=lambda v: v.bound_s) if cands else None
 
-    @property
+    @cached_property
     def at_least(self) -> bool:
         return any(v.at_least for v in self.launches)
 
-    @property
+    @cached_property
     def missing_ceilings(self) -> List[str]:
         return sorted({n for v in self.launches for n in v.missing_ceilings})
 
-    @property
+    @cached_property
     def missing_metrics(self) -> List[str]:
         return sorted({n for v in self.launches for n in v.launch.missing})
 
-    @property
+    @cached_property
     def flagged(self) -> List[LaunchVerdict]:
         return [v for v in self.launches if v.above_roof]
 
-    @property
+    @cached_property
     def causes(self) -> List[str]:
         return list(dict.fromkeys(c for v in self.launches for c in v.causes))
 
-    def work(self, kind: str) -> Dict[str, float]:
-        out: Dict[str, float] = {}
+    @cached_property
+    def _work(self) -> Dict[Tuple[str, str], float]:
+        out: Dict[Tuple[str, str], float] = {}
         for v in self.launches:
             for r in v.resources:
-                if r.kind == kind:
-                    out[r.name] = out.get(r.name, 0.0) + r.work
+                out[(r.kind, r.name)] = out.get((r.kind, r.name), 0.0) + r.work
         return out
 
-    @property
+    def work(self, kind: str) -> Dict[str, float]:
+        """Work per resource name of one kind ("bytes", "flops", "tensor") over the group's launches."""
+        return {name: w for (k, name), w in self._work.items() if k == kind}
+
+    @cached_property
     def bytes(self) -> Dict[str, float]:
         """Bytes per level (DRAM under the ceiling's name it went to: "DRAM" or "DRAM copy" merged as DRAM)."""
         out: Dict[str, float] = {}
@@ -204,23 +210,23 @@ class Group:
             out[level] = out.get(level, 0.0) + b
         return out
 
-    @property
+    @cached_property
     def flops(self) -> float:
         return sum(self.work("flops").values()) + sum(self.work("tensor").values())
 
-    @property
+    @cached_property
     def rates(self) -> Dict[str, float]:
         """Achieved GFLOP/s per precision and per tensor type over the group's time."""
         t = self.time_s
         return {n: w / t / 1e9 for kind in ("flops", "tensor") for n, w in self.work(kind).items()} if t > 0 else {}
 
-    @property
+    @cached_property
     def intensity(self) -> Dict[str, float]:
         """FLOP (all precisions and tensor types) per byte at each level."""
         f = self.flops
         return {lvl: f / b for lvl, b in self.bytes.items() if b > 0}
 
-    @property
+    @cached_property
     def clock_mhz(self) -> Tuple[float, float]:
         clocks = [v.launch.sm_clock_hz / 1e6 for v in self.launches if _finite(v.launch.sm_clock_hz)]
         return (min(clocks), max(clocks)) if clocks else (math.nan, math.nan)
@@ -266,7 +272,7 @@ def _scaled(c: AppCeiling, launch_mhz: float) -> Tuple[float, str, bool]:
     if not c.per_clock:
         why = "its clock is the memory's" if c.name.split()[0] == "DRAM" else \
             "the profile does not relate the L2's clock to the SM's"
-        return c.value, f"not scaled ({why})", False
+        return c.value, f"not scaled: {why}", False
     if not _finite(launch_mhz):
         return c.value, "not scaled: the launch's SM clock is unknown (sm__cycles_elapsed.avg.per_second missing)", False
     if not (c.clock_mhz and c.clock_mhz > 0):
@@ -306,7 +312,9 @@ def resources(launch, ceilings: Dict[str, AppCeiling]) -> List[Resource]:
 
 
 def _causes(v: LaunchVerdict, ceilings: Dict[str, AppCeiling], cache_control: Optional[str]) -> List[str]:
-    """Why a launch sits above its roof, the likeliest first, from the data."""
+    """Why a launch sits above its roof, the likeliest first, from the data. The sentences carry no figure
+    of the launch itself (its clock, its bytes), so that a group's launches share them; the group's row gives
+    its clocks and its largest % of bound."""
     r, launch = v.binding, v.launch
     c = ceilings[r.name]
     mhz = launch.sm_clock_hz / 1e6 if _finite(launch.sm_clock_hz) else math.nan
@@ -315,8 +323,8 @@ def _causes(v: LaunchVerdict, ceilings: Dict[str, AppCeiling], cache_control: Op
         if not _finite(mhz):
             out.append(f"clock: the launch's SM clock is unknown, so the {c.name} ceiling was not scaled to it")
         elif c.clock_mhz and mhz > c.clock_mhz * (1 + CLOCK_TOLERANCE):
-            out.append(f"clock: the launch ran at {mhz:,.0f} MHz, above the {c.clock_mhz:,.0f} MHz of the {c.name} "
-                       f"ceiling's entry, and that ceiling is {r.scaling}")
+            out.append(f"clock: the launch ran above the {c.clock_mhz:,.0f} MHz of the {c.name} ceiling's entry, "
+                       f"and that ceiling is {r.scaling}")
     if c.is_memory and c.name.split()[0] in ("DRAM", "L2"):
         dram, l2 = launch.bytes.get("DRAM"), launch.bytes.get("L2")
         warm = dram is not None and l2 and dram < WARM_DRAM_SHARE * l2
@@ -325,14 +333,14 @@ def _causes(v: LaunchVerdict, ceilings: Dict[str, AppCeiling], cache_control: Op
                        "the caches in another state" + (" (profiled with --cache-control none)" if cache_control == "none"
                                                         else " (cache control not recorded)" if cache_control is None
                                                         else "")
-                       + (f"; DRAM moved {dram:,.0f} B, under {WARM_DRAM_SHARE:.0%} of the L2's {l2:,.0f} B: the data "
-                          "were L2-resident" if warm else ""))
+                       + (f"; DRAM moved under {WARM_DRAM_SHARE:.0%} of the L2's bytes: the data were L2-resident"
+                          if warm else ""))
     if not c.is_memory:
         out.append(f"operations: the counters' {r.name} work exceeds what the pipe can do in the time: their weights "
                    "or types do not fit these instructions (e.g. FP16 weights assume half2 instructions; sparse or "
                    f"another type's operations counted as {r.name}; metrics {', '.join(r.metrics) or 'none'})")
-    return out or [f"unexplained: {100 * v.bound_s / v.actual_s:.1f} % of bound with {r.name} "
-                   f"({r.scaling}); check the ceiling's entry and the profile"]
+    return out or [f"unexplained: above the measured {r.name} ceiling ("
+                   + ("scaled to the launch's clock" if r.scaled else r.scaling) + "); check the ceiling's entry and the profile"]
 
 
 def cache_control(notes: Iterable[str]) -> Optional[str]:
@@ -474,7 +482,9 @@ def table_rows(v: AppVerdict, groups: Sequence[Group]) -> List[List[str]]:
         if g.missing_metrics:
             flags.append("metrics missing: " + ", ".join(g.missing_metrics))
         if g.flagged:
-            flags.append(f"ABOVE ROOF ({len(g.flagged)} of {g.count}): " + "; ".join(g.causes))
+            worst = max(100 * f.bound_s / f.actual_s for f in g.flagged)
+            flags.append(f"ABOVE ROOF ({len(g.flagged)} of {g.count} launches, up to {worst:.1f} % of bound): "
+                         + "; ".join(g.causes))
         rows.append([g.label, str(g.count), _fmt_s(g.time_s), _pct(100 * g.share), binding, pct,
                      _fmt_s(g.saving_s), "; ".join(flags) or "–"])
     return rows

@@ -231,8 +231,7 @@ def build_app_report(verdict, outdir: str, top: int = 20) -> dict:
     data = V.to_json(verdict, top)
     with open(os.path.join(outdir, "app-kernels.json"), "w") as fh:
         json.dump(data, fh, indent=1, allow_nan=False)
-    with plots.parallel_saves():
-        content = app_kernels.content(verdict, os.path.join(outdir, "figures"), top)
+    content = app_kernels.content(verdict, os.path.join(outdir, "figures"), top)  # one figure: no worker pool
     context = {"outdir": outdir, "title": f"Application kernels: {os.path.basename(verdict.profile.path)} on "
                f"{verdict.device}", "sections": [APP_SECTION], "family_sections": {APP_SECTION[0]: content},
                "read_dominated": READ_DOMINATED}

@@ -201,8 +201,12 @@ def test_above_the_l2_roof_at_a_higher_clock_names_the_clock(h200):
     la = launch(duration_s=bound / 1.10, clock_mhz=2100.0, nbytes={"L2": b, "DRAM": 0.2 * b}, dram_read=0.2 * b)
     v = V.judge_launch(la, {c.name: c for c in h200.ceilings}, cache="all")
     assert v.binding.name == "L2" and v.above_roof
-    assert v.causes == [f"clock: the launch ran at 2,100 MHz, above the 1,980 MHz of the L2 ceiling's entry, and that "
-                        f"ceiling is {v.binding.scaling}"]
+    assert v.causes == ["clock: the launch ran above the 1,980 MHz of the L2 ceiling's entry, and that ceiling is "
+                        "not scaled: the profile does not relate the L2's clock to the SM's"]
+    # at the entry's own clock the same point is no longer the clock's doing
+    same = V.judge_launch(launch(duration_s=bound / 1.10, clock_mhz=1980.0, nbytes={"L2": b, "DRAM": 0.2 * b},
+                                 dram_read=0.2 * b), {c.name: c for c in h200.ceilings}, cache="all")
+    assert same.above_roof and same.causes[0].startswith("unexplained: above the measured L2 ceiling")
 
 
 def test_above_the_dram_roof_with_cache_control_none_names_the_cache(h200):
@@ -213,7 +217,12 @@ def test_above_the_dram_roof_with_cache_control_none_names_the_cache(h200):
     assert v.above_roof and v.causes[0].startswith("cache-warm replay") and "--cache-control none" in v.causes[0]
     # flushed caches and nothing else off: said to be unexplained, never silently drawn
     v = V.judge(profile([la], notes=["cache control: all"]), H200, h200.ceilings).launches[0]
-    assert v.above_roof and v.causes[0].startswith("unexplained: 120.0 % of bound with DRAM")
+    assert v.above_roof and v.causes == ["unexplained: above the measured DRAM ceiling (not scaled: its clock is the "
+                                         "memory's); check the ceiling's entry and the profile"]
+    assert 100 * v.bound_s / v.actual_s == pytest.approx(120.0, rel=1e-12)
+    twice = V.judge(profile([la, la]), H200, h200.ceilings)
+    row = V.table_rows(twice, twice.kernels)[0]
+    assert "ABOVE ROOF (2 of 2 launches, up to 120.0 % of bound): unexplained" in row[7] and row[7].count("unexplained") == 1
 
 
 def test_l2_resident_data_are_named_as_a_warm_cache(h200):
