@@ -278,7 +278,7 @@ def _scaled(c: AppCeiling, launch_mhz: float) -> Tuple[float, str, bool]:
     if not (c.clock_mhz and c.clock_mhz > 0):
         return c.value, "not scaled: the ceiling's entry records no SM clock", False
     return (c.value * launch_mhz / c.clock_mhz,
-            f"x {launch_mhz:,.0f} / {c.clock_mhz:,.0f} MHz (the launch's SM clock / {c.clock_how})", True)
+            f"x {launch_mhz:,.0f} / {c.clock_mhz:,.0f} MHz (the launch's SM clock / the ceiling entry's)", True)
 
 
 def resources(launch, ceilings: Dict[str, AppCeiling]) -> List[Resource]:
@@ -338,7 +338,7 @@ def _causes(v: LaunchVerdict, ceilings: Dict[str, AppCeiling], cache_control: Op
     if not c.is_memory:
         out.append(f"operations: the counters' {r.name} work exceeds what the pipe can do in the time: their weights "
                    "or types do not fit these instructions (e.g. FP16 weights assume half2 instructions; sparse or "
-                   f"another type's operations counted as {r.name}; metrics {', '.join(r.metrics) or 'none'})")
+                   f"another type's operations counted as {r.name})")
     return out or [f"unexplained: above the measured {r.name} ceiling ("
                    + ("scaled to the launch's clock" if r.scaled else r.scaling) + "); check the ceiling's entry and the profile"]
 

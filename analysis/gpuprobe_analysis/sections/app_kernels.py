@@ -44,7 +44,8 @@ def _clock(rs: ResultSet, source: dict):
         return None, f"{pattern}: no {' or '.join(CLOCK_FIELDS)}"
     mhz = float(np.median([v for v, _ in clocks]))
     fields = sorted({f for _, f in clocks})
-    return mhz, f"{'/'.join(fields)} of {pattern}" + (f" (median of {len(clocks)})" if len(clocks) > 1 else "")
+    return mhz, f"{'/'.join(fields)} of {pattern}" + (f" (median over the {len(clocks)} entries matching)"
+                                                      if len(clocks) > 1 else "")
 
 
 def device_ceilings(rs: ResultSet) -> List[V.AppCeiling]:
@@ -99,14 +100,19 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
     xs = np.geomspace(lo, hi, 300)
     fig, axes = plots.grid(1, panel=(8.0, 5.6), legend_width=4.4)
     ax = axes[0]
-    color = lambda name, i: plots.LEVEL_COLORS.get(name, plots.COLORS[i % len(plots.COLORS)])  # noqa: E731
+    # a roof without a colour of its own takes one no level or pipe has (the tensor roofs: dash-dot as well)
+    free = [c for c in plots.COLORS + plots.KERNEL_COLORS if c not in plots.LEVEL_COLORS.values()]
+    free = list(dict.fromkeys(free))
+    color = lambda name, i: plots.LEVEL_COLORS.get(name, free[i % len(free)])  # noqa: E731
     for c in sorted(memory, key=lambda c: LEVEL_ORDER.index(c.name)):
         # shared memory dashed: on Hopper its ceiling is within 1 % of the L1's, and the lines coincide
         ax.plot(xs, np.minimum(xs * c.value, top_roof), "--" if c.name == "shared" else "-", color=color(c.name, 0), lw=1.3,
                 label=f"{c.name} {c.value:,.0f} GB/s (measured; not clock-scaled)")
-    for i, c in enumerate(sorted(compute, key=lambda c: -c.value)):
+    unnamed = [c.name for c in sorted(compute, key=lambda c: -c.value) if c.name not in plots.LEVEL_COLORS]
+    for c in sorted(compute, key=lambda c: -c.value):
         at = f" at {c.clock_mhz:,.0f} MHz" if c.clock_mhz else ""
-        ax.axhline(c.value, ls="-" if "tensor" not in c.name else "-.", color=color(c.name, i + 3), lw=1.1,
+        i = unnamed.index(c.name) if c.name in unnamed else 0
+        ax.axhline(c.value, ls="-" if "tensor" not in c.name else "-.", color=color(c.name, i), lw=1.1,
                    label=f"{c.name} {c.value:,.0f} GFLOP/s{at} (measured)")
     markers = {"L1": "^", "shared": "D", "L2": "s", "DRAM": "o"}
     for n, g in enumerate(groups, 1):
