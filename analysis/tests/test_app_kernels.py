@@ -103,6 +103,17 @@ def test_each_ceiling_carries_its_own_entrys_clock(h200, h200_rs):
     assert not _c(h200, "DRAM").per_clock and not _c(h200, "L2").per_clock and _c(h200, "L1").per_clock
 
 
+def test_premise_failed_figures_are_no_ceilings(h200, h200_rs):
+    # memory.l2_bandwidth walk=shared reads that the L2's request coalescer merged read up to 2.5x the L2
+    # ceiling; their premise failed, so none of them is the L2 ceiling, nor is any other failed entry
+    failed = [e for e in h200_rs.entries if e.premise == "failed"]
+    l2_failed = max(e.value for e in failed if e.family == "memory.l2_bandwidth")
+    assert l2_failed > 2 * _c(h200, "L2").value
+    failed_names = {e.name for e in failed}
+    assert {"exec.tensor"} <= {e.family for e in failed}
+    assert not any(c.source.get("entries") in failed_names for c in h200.ceilings)
+
+
 def test_only_the_roofline_and_what_it_depends_on_is_analysed(fit_cache, h200_rs):
     inputs = S.inputs_for(h200_rs, "roofline")
     assert set(inputs.results) == {"hierarchy", "bandwidth", "execution", "tensor"}
@@ -426,3 +437,23 @@ def test_tracked_folder_in_a_fresh_repository(tmp_path):
     assert cli.tracked_folder(str(repo / "local" / "out")) is None
     assert cli.tracked_folder(str(repo / "fresh")) is None       # the root holds .gitignore but is not checked
     assert cli.tracked_folder(str(repo)) == str(repo)           # ... unless it is the folder itself
+
+
+def test_the_figure_draws_every_measured_roof_and_flags_a_point_above(h200, tmp_path):
+    from gpuprobe_analysis.report import build_app_report
+    l2 = _c(h200, "L2")
+    ok = launch(index=0, kernel="fine", duration_s=1e-3, flops={"FP32": 1e9}, nbytes={"DRAM": 1e9}, dram_read=1e9)
+    above = launch(index=1, kernel="above", duration_s=1e10 / (l2.value * 1e9) / 1.5, flops={"FP32": 1e9},
+                   nbytes={"L2": 1e10, "DRAM": 1e6}, dram_read=1e6)
+    v = V.judge(profile([ok, above]), H200, h200.ceilings)
+    out = build_app_report(v, str(tmp_path / "page"), top=5)
+    svg = open(out["figures"][0]["svg"]).read()
+    assert "2!" in svg and "1!" not in svg   # "above" saves nothing: second in the table, numbered 2, flagged
+    for c in h200.ceilings:
+        if c.name in ("DRAM", "L2", "L1", "shared") or not c.is_memory:
+            assert f"{c.name} {c.value:,.0f} " in svg   # every measured roof with its value in the legend
+    assert "above a measured roof (flagged" in svg
+    data = json.loads(open(out["json"]).read())
+    flagged = next(k for k in data["kernels"] if k["above_roof_launches"])
+    assert flagged["label"].startswith("above") and "L2-resident" in flagged["above_roof_causes"][0]
+
