@@ -41,6 +41,10 @@ CLOCK_TOLERANCE = 0.03
 WARM_DRAM_SHARE = 0.05
 
 
+# The metrics that count work at a resource: one of them missing hides a resource the launch may have used.
+WORK_ROLES = (M.BYTES, M.FLOPS, M.TENSOR)
+
+
 class AppVerdictError(ValueError):
     """A profile that cannot be judged against these device results; str(exc) is one line."""
 
@@ -100,9 +104,15 @@ class LaunchVerdict:
         return self.launch.duration_s
 
     @property
+    def missing_work(self) -> List[str]:
+        """Declared metrics of work (bytes, FLOPs, tensor operations) the launch lacked: a resource it may have
+        used unseen. (A missing clock only leaves the ceilings unscaled, and says so.)"""
+        return [n for n in self.launch.missing if n not in M.BY_NAME or M.BY_NAME[n].role in WORK_ROLES]
+
+    @property
     def at_least(self) -> bool:
-        """The bound is a lower bound only: a resource it used had no ceiling, or a declared metric was missing."""
-        return bool(self.missing_ceilings or self.launch.missing)
+        """The bound is a lower bound only: a resource it used had no ceiling, or a metric of work was missing."""
+        return bool(self.missing_ceilings or self.missing_work)
 
     @property
     def above_roof(self) -> bool:

@@ -274,6 +274,10 @@ def test_a_missing_declared_metric_makes_the_bound_a_lower_bound(h200):
     la = launch(nbytes={"DRAM": 1e9}, dram_read=1e9, missing=("lts__t_bytes.sum",))
     g = V.judge(profile([la]), H200, h200.ceilings).kernels[0]
     assert g.at_least and g.missing_metrics == ["lts__t_bytes.sum"]
+    # a missing clock hides no resource: the bound stands (its ceilings unscaled, said in the scaling)
+    la = launch(clock_mhz=math.nan, flops={"FP32": 1e9}, missing=("sm__cycles_elapsed.avg.per_second",))
+    g = V.judge(profile([la]), H200, h200.ceilings).kernels[0]
+    assert not g.at_least and g.missing_metrics == ["sm__cycles_elapsed.avg.per_second"]
 
 
 def test_a_profile_of_another_gpu_model_is_refused(h200):
