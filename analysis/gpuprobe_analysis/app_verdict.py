@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from functools import cached_property
+from functools import cached_property, lru_cache
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import ncu_metrics as M
@@ -267,8 +267,10 @@ def _finite(v) -> bool:
     return isinstance(v, (int, float)) and math.isfinite(v)
 
 
-def _metrics_of(target: str, **kw) -> Tuple[str, ...]:
-    return tuple(m.name for m in M.METRICS if m.target == target and all(getattr(m, k) == v for k, v in kw.items()))
+@lru_cache(maxsize=None)
+def _metrics_of(target: str, role: str) -> Tuple[str, ...]:
+    """The declared ncu metrics that count work of `role` for `target` (a level, precision or tensor type)."""
+    return tuple(m.name for m in M.METRICS if m.target == target and m.role == role)
 
 
 def same_model(profile_device: str, device: str) -> bool:
@@ -279,16 +281,22 @@ def same_model(profile_device: str, device: str) -> bool:
 
 def _scaled(c: AppCeiling, launch_mhz: float) -> Tuple[float, str, bool]:
     """(value at the launch's clock, how, scaled?)."""
-    if not c.per_clock:
-        why = "its clock is the memory's" if c.name.split()[0] == "DRAM" else \
+    return _scaled_memo(c.name, c.value, c.per_clock, c.clock_mhz, launch_mhz)
+
+
+@lru_cache(maxsize=4096)  # a profile's launches run at a few clocks: one text per ceiling and clock
+def _scaled_memo(name: str, value: float, per_clock: bool, clock_mhz: Optional[float],
+                 launch_mhz: float) -> Tuple[float, str, bool]:
+    if not per_clock:
+        why = "its clock is the memory's" if name.split()[0] == "DRAM" else \
             "the profile does not relate the L2's clock to the SM's"
-        return c.value, f"not scaled: {why}", False
+        return value, f"not scaled: {why}", False
     if not _finite(launch_mhz):
-        return c.value, "not scaled: the launch's SM clock is unknown (sm__cycles_elapsed.avg.per_second missing)", False
-    if not (c.clock_mhz and c.clock_mhz > 0):
-        return c.value, "not scaled: the ceiling's entry records no SM clock", False
-    return (c.value * launch_mhz / c.clock_mhz,
-            f"x {launch_mhz:,.0f} / {c.clock_mhz:,.0f} MHz (the launch's SM clock / the ceiling entry's)", True)
+        return value, "not scaled: the launch's SM clock is unknown (sm__cycles_elapsed.avg.per_second missing)", False
+    if not (clock_mhz and clock_mhz > 0):
+        return value, "not scaled: the ceiling's entry records no SM clock", False
+    return (value * launch_mhz / clock_mhz,
+            f"x {launch_mhz:,.0f} / {clock_mhz:,.0f} MHz (the launch's SM clock / the ceiling entry's)", True)
 
 
 def resources(launch, ceilings: Dict[str, AppCeiling]) -> List[Resource]:
@@ -313,11 +321,11 @@ def resources(launch, ceilings: Dict[str, AppCeiling]) -> List[Resource]:
             share = read / b if read is not None and _finite(read) and b > 0 else None
             if share is not None and share < READ_DOMINATED and "DRAM copy" in ceilings:
                 name = "DRAM copy"
-        add(name, "bytes", b, _metrics_of(level, role=M.BYTES))
+        add(name, "bytes", b, _metrics_of(level, M.BYTES))
     for precision, f in launch.flops.items():
-        add(precision, "flops", f, _metrics_of(precision, role=M.FLOPS))
+        add(precision, "flops", f, _metrics_of(precision, M.FLOPS))
     for kind, ops in launch.tensor_ops.items():
-        add(kind, "tensor", ops, _metrics_of(kind, role=M.TENSOR))
+        add(kind, "tensor", ops, _metrics_of(kind, M.TENSOR))
     return out
 
 

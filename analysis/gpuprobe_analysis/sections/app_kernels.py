@@ -17,6 +17,7 @@ from typing import List, Optional
 import numpy as np
 
 from .. import app_verdict as V
+from .. import ncu_metrics as M
 from ..results import ResultSet
 from . import inputs_for
 from .roofline import measured_ceilings
@@ -142,7 +143,7 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
         "app_roofline", "Application kernels on the measured roofline",
         f"The top {len(groups)} kernels by saving (numbered as in the table) at their achieved rate (every precision "
         "and tensor type's operations over the kernel's time) and their arithmetic intensity at each level (ncu "
-        "bytes: " + ", ".join(f"{lvl} {'+'.join(V._metrics_of(lvl, role='bytes'))}" for lvl in LEVEL_ORDER) + "). "
+        "bytes: " + ", ".join(f"{lvl} {'+'.join(V._metrics_of(lvl, M.BYTES))}" for lvl in LEVEL_ORDER) + "). "
         "Roofs: the device results' measured ceilings at their own clocks (the verdict scales the per-clock ones "
         "to each launch's clock; the table says how); the diagonals end at the highest measured roof. A kernel "
         "above a measured roof is drawn hollow in red with '!' and its cause is in the table.",
