@@ -343,16 +343,18 @@ def _causes(v: LaunchVerdict, ceilings: Dict[str, AppCeiling], cache_control: Op
         elif c.clock_mhz and mhz > c.clock_mhz * (1 + CLOCK_TOLERANCE):
             out.append(f"clock: the launch ran above the {c.clock_mhz:,.0f} MHz of the {c.name} ceiling's entry, "
                        f"and that ceiling is {r.scaling}")
-    if c.is_memory and c.name.split()[0] in ("DRAM", "L2"):
+    # With --cache-control all every replay pass starts with flushed caches, so the timed pass and the counted
+    # ones saw the same (cold) state; otherwise they may not have, and DRAM bytes far below the L2's say the
+    # data stayed in the L2 between passes.
+    if c.is_memory and c.name.split()[0] in ("DRAM", "L2") and cache_control != "all":
         dram, l2 = launch.bytes.get("DRAM"), launch.bytes.get("L2")
         warm = dram is not None and l2 and dram < WARM_DRAM_SHARE * l2
-        if cache_control != "all" or warm:
-            out.append("cache-warm replay: the bytes were counted in other replay passes than the one timed, with "
-                       "the caches in another state" + (" (profiled with --cache-control none)" if cache_control == "none"
-                                                        else " (cache control not recorded)" if cache_control is None
-                                                        else "")
-                       + (f"; DRAM moved under {WARM_DRAM_SHARE:.0%} of the L2's bytes: the data were L2-resident"
-                          if warm else ""))
+        out.append("cache-warm replay: the bytes were counted in other replay passes than the one timed, with the "
+                   "caches in another state" + (" (profiled with --cache-control none)" if cache_control == "none"
+                                                else " (cache control not recorded)" if cache_control is None
+                                                else f" (cache control {cache_control})")
+                   + (f"; DRAM moved under {WARM_DRAM_SHARE:.0%} of the L2's bytes: the data stayed in the L2"
+                      if warm else ""))
     if not c.is_memory:
         out.append(f"operations: the counters' {r.name} work exceeds what the pipe can do in the time: their weights "
                    "or types do not fit these instructions (e.g. FP16 weights assume half2 instructions; sparse or "
