@@ -451,13 +451,16 @@ def test_tracked_folder_in_a_fresh_repository(tmp_path):
 def test_the_figure_draws_every_measured_roof_and_flags_a_point_above(h200, tmp_path):
     from gpuprobe_analysis.report import build_app_report
     l2 = _c(h200, "L2")
-    ok = launch(index=0, kernel="fine", duration_s=1e-3, flops={"FP32": 1e9}, nbytes={"DRAM": 1e9}, dram_read=1e9)
+    # a copy (no operations: no intensity, not drawn) saves most: number 1 in the table and in the figure's legend
+    ok = launch(index=0, kernel="copy", duration_s=1e-3, nbytes={"DRAM": 1e9}, dram_read=5e8)
     above = launch(index=1, kernel="above", duration_s=1e10 / (l2.value * 1e9) / 1.5, flops={"FP32": 1e9},
                    nbytes={"L2": 1e10, "DRAM": 1e6}, dram_read=1e6)
     v = V.judge(profile([ok, above]), H200, h200.ceilings)
     out = build_app_report(v, str(tmp_path / "page"), top=5)
     svg = open(out["figures"][0]["svg"]).read()
     assert "2!" in svg and "1!" not in svg   # "above" saves nothing: second in the table, numbered 2, flagged
+    md = open(out["md"]).read()
+    assert "| 1 | copy [grid (1,1,1) block (256,1,1)] |" in md and "| 2 | above [" in md
     for c in h200.ceilings:
         if c.name in ("DRAM", "L2", "L1", "shared") or not c.is_memory:
             assert f"{c.name} {c.value:,.0f} " in svg   # every measured roof with its value in the legend

@@ -92,7 +92,9 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
     from .. import plots  # matplotlib only when the page draws
     memory = [c for c in v.ceilings if c.is_memory and c.name in LEVEL_ORDER]
     compute = [c for c in v.ceilings if not c.is_memory]
-    groups = [g for g in v.kernels[:top] if g.time_s > 0 and g.flops > 0]
+    # numbered as in the table (a kernel without operations, a copy, has no intensity: not drawn, number kept)
+    numbered = [(n, g) for n, g in enumerate(v.kernels[:top], 1) if g.time_s > 0 and g.flops > 0]
+    groups = [g for _, g in numbered]
     top_roof = max([c.value for c in compute] + [g.flops / g.time_s / 1e9 for g in groups] + [1.0])
     ais = [ai for g in groups for ai in g.intensity.values()]
     knees = [top_roof / c.value for c in memory]
@@ -116,7 +118,7 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
         ax.axhline(c.value, ls="-" if "tensor" not in c.name else "-.", color=color(c.name, i), lw=1.1,
                    label=f"{c.name} {c.value:,.0f} GFLOP/s{at} (measured)")
     markers = {"L1": "^", "shared": "D", "L2": "s", "DRAM": "o"}
-    for n, g in enumerate(groups, 1):
+    for n, g in numbered:
         y = g.flops / g.time_s / 1e9
         flagged = bool(g.flagged)
         for lvl, ai in g.intensity.items():
@@ -129,7 +131,7 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
     for lvl, m in markers.items():
         ax.plot([], [], m, color=color(lvl, 0), label=f"kernel's intensity at {lvl}")
     ax.plot([], [], "o", color=FLAG_COLOR, mfc="none", label="above a measured roof (flagged, '!')")
-    for n, g in enumerate(groups, 1):
+    for n, g in numbered:
         ax.plot([], [], " ", label=f"{n}: {_short(g.label)}")
     ax.set_xscale("log")
     ax.set_yscale("log")
@@ -141,7 +143,7 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
     prov = [c.source for c in v.ceilings if c.source]
     return plots.Figure(
         "app_roofline", "Application kernels on the measured roofline",
-        f"The top {len(groups)} kernels by saving (numbered as in the table) at their achieved rate (every precision "
+        f"The top {len(groups)} kernels by saving with operations (numbered as in the table) at their achieved rate (every precision "
         "and tensor type's operations over the kernel's time) and their arithmetic intensity at each level (ncu "
         "bytes: " + ", ".join(f"{lvl} {'+'.join(V._metrics_of(lvl, M.BYTES))}" for lvl in LEVEL_ORDER) + "). "
         "Roofs: the device results' measured ceilings at their own clocks (the verdict scales the per-clock ones "
@@ -169,7 +171,8 @@ def content(v: V.AppVerdict, figdir: str, top: int) -> dict:
     return {
         "device": v.device, "profile": v.profile.path, "source": v.profile.source, "launches": len(v.launches),
         "total": V._fmt_s(v.total_s), "saving": V._fmt_s(v.saving_s), "headroom": V._pct(100 * v.headroom),
-        "method": V.METHOD, "headers": V.TABLE_HEADERS, "rows": V.table_rows(v, kernels),
+        "method": V.METHOD, "headers": ["#"] + V.TABLE_HEADERS,
+        "rows": [[str(n)] + r for n, r in enumerate(V.table_rows(v, kernels), 1)],
         "left_out": max(0, len(v.kernels) - top), "top": top,
         "range_headers": ["NVTX range"] + V.TABLE_HEADERS[1:], "range_rows": V.table_rows(v, v.ranges),
         "detail": detail, "notes": v.notes,
