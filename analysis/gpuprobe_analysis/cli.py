@@ -224,11 +224,14 @@ def cmd_app_compare(args) -> int:
     text = V.compare_markdown(vb, va, changes)
     print(text, end="")
     if args.output:
+        data_path = os.path.splitext(args.output)[0] + ".json"
+        if data_path == args.output:  # -o X.json: the table must not be overwritten by the data
+            data_path = os.path.splitext(args.output)[0] + ".data.json"
         with open(args.output, "w", encoding="utf-8") as fh:
             fh.write(text)
-        with open(os.path.splitext(args.output)[0] + ".json", "w", encoding="utf-8") as fh:
+        with open(data_path, "w", encoding="utf-8") as fh:
             json.dump(V.compare_json(vb, va, changes), fh, indent=1, allow_nan=False)
-        print(f"wrote {args.output} and {os.path.splitext(args.output)[0]}.json")
+        print(f"wrote {args.output} and {data_path}")
     return 0
 
 
