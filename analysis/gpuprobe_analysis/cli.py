@@ -1,4 +1,5 @@
-"""gpuprobe-analyze: report, profile, compare, validate and fleet-check gpuprobe result files.
+"""gpuprobe-analyze: report, profile, compare, validate and fleet-check gpuprobe result files; judge an
+application's Nsight Compute profile against them (app, app-compare).
 
 Exit status: 0 done (warnings printed), 1 an input file is unusable (missing, not gpuprobe's, no
 usable entry) or, for validate, any error or incomplete file, 2 usage error; fleet: 3 when a GPU is
@@ -10,8 +11,9 @@ import argparse
 import json
 import math
 import os
+import subprocess
 import sys
-from typing import List
+from typing import List, Optional
 
 from . import results
 
@@ -120,6 +122,127 @@ def cmd_fleet(args) -> int:
     from .fleet import Criteria, run
     return run(args.results, args.output, Criteria(z=args.z, floor_fraction=args.floor_fraction,
                                                    min_within=args.min_gpus), args.reference)
+
+
+def tracked_folder(path: str) -> Optional[str]:
+    """The folder holding files tracked by git that writing into `path` (a folder) would touch: `path`
+    itself, or a folder above it below the checkout's root; None when there is none (or no git). Committed
+    reference data (reports/h100 ...) is never overwritten and an output never dirties the checkout; a
+    folder git ignores (reports/local/...) never holds committed data. The same rule as main_job.sh's
+    refuse_tracked."""
+    target = os.path.abspath(path)
+    existing = target
+    while not os.path.isdir(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+
+    def git(*args) -> Optional[subprocess.CompletedProcess]:
+        try:
+            return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
+        except OSError:  # no git here: nothing is tracked as far as this command can tell
+            return None
+    top = git("-C", existing, "rev-parse", "--show-toplevel")
+    if top is None or top.returncode != 0:
+        return None
+    root = os.path.realpath(top.stdout.strip())
+    ignored = git("-C", root, "check-ignore", "-q", "--", os.path.relpath(target, root).rstrip("/") + "/")
+    if ignored is not None and ignored.returncode == 0:
+        return None
+    d = target
+    while True:
+        if os.path.isdir(d) and (d == target or os.path.realpath(d) != root):
+            listed = git("-C", d, "ls-files", "--", ":(glob)*")
+            if listed is not None and listed.returncode == 0 and listed.stdout.strip():
+                return d
+        if os.path.realpath(d) == root or os.path.dirname(d) == d:
+            return None
+        d = os.path.dirname(d)
+
+
+def _refuse_tracked(path: str, what: str) -> bool:
+    """Says (one line) and returns True when `path` is a folder tracked_folder refuses."""
+    d = tracked_folder(path)
+    if d is None:
+        return False
+    print(f"gpuprobe-analyze: {what} {path} would write into {d}, which holds files tracked by git (committed "
+          f"data); choose another folder, e.g. reports/local/{os.path.basename(os.path.abspath(path))} "
+          "(ignored by git)", file=sys.stderr)
+    return True
+
+
+def _device_ceilings(paths: List[str], profiles):
+    """The device results' measured ceilings (sections/app_kernels.py), or None (said) when unusable.
+    AppVerdictError for a profile of another GPU model, before the ceilings' analysis (seconds)."""
+    from . import app_verdict as V
+    from .sections.app_kernels import DeviceCeilings, device_name
+    rs = _load([p for path in paths for p in result_paths(path)], quiet=True)
+    for profile in profiles:  # first: a profile of another GPU is one line, not the results' notes and then it
+        if rs.entries:
+            V.check_model(profile, device_name(rs))
+    for issue in rs.issues:
+        print(f"gpuprobe-analyze: {issue}", file=sys.stderr)
+    if not _usable(rs):
+        return None
+    return DeviceCeilings.of(rs)
+
+
+def cmd_app(args) -> int:
+    from . import app_verdict as V
+    from . import ncu
+    from .report import build_app_report
+    if _refuse_tracked(args.output, "-o"):
+        return 1
+    try:
+        profile = ncu.read_profile(args.profile)
+        device = _device_ceilings(args.device, [profile])
+        if device is None:
+            return 1
+        verdict = device.judge(profile)
+    except (ncu.ProfileError, V.AppVerdictError) as exc:
+        print(f"gpuprobe-analyze: {exc}", file=sys.stderr)
+        return 1
+    out = build_app_report(verdict, args.output, args.top)
+    print(V.markdown(verdict, args.top), end="")
+    print(f"\nwrote {out['html']}\n      {out['md']}\n      {out['json']}")
+    return 0
+
+
+def cmd_app_compare(args) -> int:
+    from . import app_verdict as V
+    from . import ncu
+    if args.output and _refuse_tracked(os.path.dirname(os.path.abspath(args.output)), f"-o {args.output}: folder"):
+        return 1
+    try:
+        before, after = ncu.read_profile(args.before), ncu.read_profile(args.after)
+        device = _device_ceilings(args.device, [before, after])
+        if device is None:
+            return 1
+        vb, va = device.judge(before), device.judge(after)
+    except (ncu.ProfileError, V.AppVerdictError) as exc:
+        print(f"gpuprobe-analyze: {exc}", file=sys.stderr)
+        return 1
+    changes = V.compare(vb, va)
+    text = V.compare_markdown(vb, va, changes)
+    print(text, end="")
+    if args.output:
+        data_path = os.path.splitext(args.output)[0] + ".json"
+        if data_path == args.output:  # -o X.json: the table must not be overwritten by the data
+            data_path = os.path.splitext(args.output)[0] + ".data.json"
+        with open(args.output, "w", encoding="utf-8") as fh:
+            fh.write(text)
+        with open(data_path, "w", encoding="utf-8") as fh:
+            json.dump(V.compare_json(vb, va, changes), fh, indent=1, allow_nan=False)
+        print(f"wrote {args.output} and {data_path}")
+    return 0
+
+
+def _positive(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return v
 
 
 def _fraction(text: str) -> float:
@@ -239,6 +362,21 @@ def main(argv=None) -> int:
     fl.add_argument("--min-gpus", type=_count, default=8,
                     help="GPUs of one model needed to compare them with each other (default 8)")
     fl.set_defaults(func=cmd_fleet)
+    a = sub.add_parser("app", help="an application's Nsight Compute profile judged against the device results' "
+                       "measured ceilings: app-kernels.html/.md/.json (docs/app-profiling.md)")
+    a.add_argument("profile", help="the profile: ncu's raw-page CSV export or the .ncu-rep")
+    a.add_argument("--device", nargs="+", required=True, metavar="RESULTS",
+                   help="the device results: result files, or folders holding them (e.g. reports/h100)")
+    a.add_argument("-o", "--output", required=True, help="output directory (not one holding files tracked by git)")
+    a.add_argument("--top", type=_positive, default=20, help="kernels in the table and the figure (default 20)")
+    a.set_defaults(func=cmd_app)
+    ac = sub.add_parser("app-compare", help="two profiles of one application (before and after a change) kernel by "
+                        "kernel, matched by kernel name and launch shape")
+    ac.add_argument("before")
+    ac.add_argument("after")
+    ac.add_argument("--device", nargs="+", required=True, metavar="RESULTS", help="as for app")
+    ac.add_argument("-o", "--output", default=None, help="also write the table here (Markdown) and FILE's .json")
+    ac.set_defaults(func=cmd_app_compare)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

@@ -216,3 +216,30 @@ def _or_range(value, rng, f) -> str:
 
 def _key(k: dict) -> str:
     return ", ".join(f"{a}={fmt_bytes(v) if isinstance(v, float) and v >= 1024 else fmt(v)}" for a, v in k.items() if v is not None)
+
+
+APP_SECTION = ("app_kernels", "Application kernels")
+
+
+def build_app_report(verdict, outdir: str, top: int = 20) -> dict:
+    """The "Application kernels" page of an ncu profile's verdict (app_verdict.AppVerdict): app-kernels.html
+    and .md with the report's templates, app-kernels.json and figures/ in outdir."""
+    from . import app_verdict as V
+    from .roofline import READ_DOMINATED
+    from .sections import app_kernels
+    os.makedirs(outdir, exist_ok=True)
+    data = V.to_json(verdict, top)
+    with open(os.path.join(outdir, "app-kernels.json"), "w") as fh:
+        json.dump(data, fh, indent=1, allow_nan=False)
+    content = app_kernels.content(verdict, os.path.join(outdir, "figures"), top)  # one figure: no worker pool
+    context = {"outdir": outdir, "title": f"Application kernels: {os.path.basename(verdict.profile.path)} on "
+               f"{verdict.device}", "sections": [APP_SECTION], "family_sections": {APP_SECTION[0]: content},
+               "read_dominated": READ_DOMINATED}
+    out = {"json": os.path.join(outdir, "app-kernels.json")}
+    for markup, ext in (("html", "html"), ("md", "md")):
+        doc, figs = render(markup, context)
+        out[markup] = os.path.join(outdir, f"app-kernels.{ext}")
+        with open(out[markup], "w", encoding="utf-8") as fh:
+            fh.write(doc)
+    out["figures"] = [f.files for f in figs.placed]
+    return out

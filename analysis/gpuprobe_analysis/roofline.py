@@ -103,13 +103,19 @@ def declared_compute(rs: ResultSet) -> List[str]:
     return out
 
 
-def ceilings_from(profile_data: dict, rs: ResultSet, section_ceilings: Sequence[dict] = ()) -> List[Ceiling]:
+def ceilings_from(profile_data: dict, rs: ResultSet, section_ceilings: Sequence[dict] = (),
+                  all_measured: bool = False) -> List[Ceiling]:
     """Measured ceilings from the profile and the family sections (the tensor cores'), then theoretical
-    ones (the sections', context, peak metrics)."""
+    ones (the sections', context, peak metrics). `all_measured`: also the shared-memory ceiling and every
+    measured pipe (e.g. "FP16 half2"), not only the precisions our kernels declare: an application's
+    kernels may use any of them."""
     out: List[Ceiling] = []
     compute = declared_compute(rs)
+    if all_measured:
+        compute += [n for n in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}) if n not in compute]
+    levels = LEVELS + ("DRAM copy",) + (("shared",) if all_measured else ())
     for name, c in (profile_data.get("bandwidth", {}).get("ceilings") or {}).items():
-        if name in LEVELS or name == "DRAM copy":
+        if name in levels:
             how = f"{c.get('how', '')} (premise {c.get('premise', 'not declared')})"
             out.append(Ceiling(name, c["gbps"], True, how, c.get("source", {})))
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():

@@ -137,18 +137,42 @@ def load() -> List[FamilySection]:
     for sid in sorted(_REGISTERED):  # every node first, by id: the order among sections ready together
         graph.add(sid)
     for sid in sorted(_REGISTERED):
-        s = _REGISTERED[sid]
-        missing = [u for u in s.uses if u not in _REGISTERED]
-        if missing:
-            raise ValueError(f"section {sid!r} uses {missing}: no such section is registered")
-        deps = set(s.uses) | {a for a in s.after if a in _REGISTERED and not _REGISTERED[a].core}
-        if s.reads_all_ceilings:
-            deps |= {o for o, t in _REGISTERED.items() if t.ceilings is not _nothing and o != sid}
-        graph.add(sid, *sorted(deps))
+        graph.add(sid, *sorted(_dependencies(sid)))
     try:
         return [_REGISTERED[sid] for sid in graph.static_order()]
     except graphlib.CycleError as exc:
         raise ValueError(f"report sections depend on each other in a cycle: {exc.args[1]}") from None
+
+
+def _dependencies(sid: str) -> set:
+    """The sections analysed before `sid`: those it uses, its family-section anchors and, where it reads
+    every ceiling, the sections that offer ceilings. ValueError on a `uses` naming no registered section."""
+    s = _REGISTERED[sid]
+    missing = [u for u in s.uses if u not in _REGISTERED]
+    if missing:
+        raise ValueError(f"section {sid!r} uses {missing}: no such section is registered")
+    deps = set(s.uses) | {a for a in s.after if a in _REGISTERED and not _REGISTERED[a].core}
+    if s.reads_all_ceilings:
+        deps |= {o for o, t in _REGISTERED.items() if t.ceilings is not _nothing and o != sid}
+    return deps
+
+
+def inputs_for(rs: ResultSet, sid: str) -> AnalysisInputs:
+    """The inputs section `sid`'s analyze reads: every section it depends on (directly or not) analysed, in
+    load() order, and no other. What needs one section's figures (the application kernels need the
+    roofline's ceilings) skips the rest of the report (the TLB fits, the transfers ...)."""
+    order = load()
+    needed, todo = set(), [sid]
+    while todo:
+        for d in _dependencies(todo.pop()):
+            if d not in needed:
+                needed.add(d)
+                todo.append(d)
+    inputs = AnalysisInputs(rs)
+    for s in order:
+        if s.id in needed:
+            inputs.results[s.id] = s.analyze(inputs)
+    return inputs
 
 
 def claimed_families() -> Tuple[str, ...]:

@@ -22,11 +22,17 @@ class RooflineResult:
     notes: List[str]  # the kernels': entries that could not be placed, ceilings their bounds lack
 
 
-def analyze(inputs: AnalysisInputs) -> RooflineResult:
-    rs = inputs.rs
-    pts, notes = kernel_points(rs)
+def measured_ceilings(inputs: AnalysisInputs, all_measured: bool = False) -> List[Ceiling]:
+    """The roofline's ceilings from the sections analysed so far (the bandwidth and execution sections'
+    device-profile keys, the ceilings the family sections offer): the one path every judgement of a kernel
+    takes (the report's kernels, compare, an application's kernels: `all_measured`, see ceilings_from)."""
     offered = [c for s in load() if inputs.results.get(s.id) is not None for c in s.ceilings(inputs.results[s.id])]
-    ceilings = ceilings_from(inputs.profile, rs, offered)
+    return ceilings_from(inputs.profile, inputs.rs, offered, all_measured)
+
+
+def analyze(inputs: AnalysisInputs) -> RooflineResult:
+    pts, notes = kernel_points(inputs.rs)
+    ceilings = measured_ceilings(inputs)
     return RooflineResult(pts, ceilings, notes + unmeasured_ceiling_notes(pts, ceilings))
 
 
