@@ -6,9 +6,7 @@
 # 2. DEVICE_RESULTS: a main job of this GPU (scripts/dev/device_session.sh --no-tests) unless given;
 # 3. the cross-check on our own kernels (scripts/dev/app_crosscheck.sh) against it;
 # 4. the worked examples (examples/apps): each profiled by scripts/profile_app.sh, then
-#    gpuprobe-analyze app against DEVICE_RESULTS (their top kernels, roofline figure, JSON);
-# 5. ncu's own roofline figures for the same profile (its datasheet "% of roof" beside ours): the peak
-#    metrics of an L2-bound kernel, exported as a second CSV.
+#    gpuprobe-analyze app against DEVICE_RESULTS (their top kernels, roofline figure, JSON).
 # Logs and results under OUTDIR, packed into few files (app.tgz, console.log).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
