@@ -65,24 +65,14 @@ def cmd_profile(args) -> int:
     return 0
 
 
-# A folder of results (a main job's OUTDIR, reports/h100): its files in the order main_job.sh
-# --report-only reads them (the counter runs first; the last file's entry is used).
-FOLDER_FILES = ("premises", "counters", "results")
-
-
 def result_paths(path: str) -> List[str]:
     """A result file as given, or a folder's result files (FOLDER_FILES, .json or .json.gz, or the
     .partial of an interrupted run); [path] when the folder has none (the reader then says so)."""
     if not os.path.isdir(path):
         return [path]
-    found = []
-    for base in FOLDER_FILES:
-        for name in (f"{base}.json", f"{base}.json.gz", f"{base}.json.partial"):
-            if os.path.isfile(os.path.join(path, name)):
-                found.append(os.path.join(path, name[: -len(".partial")] if name.endswith(".partial") else name))
-                break
+    found = results.folder_result_files(path)
     if not found:
-        print(f"gpuprobe-analyze: {path}: a folder without {', '.join(b + '.json[.gz]' for b in FOLDER_FILES)}",
+        print(f"gpuprobe-analyze: {path}: a folder without {', '.join(b + '.json[.gz]' for b in results.FOLDER_FILES)}",
               file=sys.stderr)
         return [os.path.join(path, "results.json")]
     return found

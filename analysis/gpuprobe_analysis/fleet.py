@@ -30,6 +30,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import ceilings as C
 from . import records as R
 from . import results
 
@@ -139,13 +140,25 @@ def better_of(spec: FigureSpec, entry: Optional[results.Entry]) -> str:
     return spec.better
 
 
-def figure_value(entries: Sequence[results.Entry], spec: FigureSpec, device: str):
-    """(value, entry) of the figure among one GPU's entries, or (nan, None) when it has none."""
+def figure(entries: Sequence[results.Entry], spec: FigureSpec, device: str,
+           context: Optional[Dict[str, str]] = None) -> Tuple[float, Optional[results.Entry], str]:
+    """(value, entry, where it came from) of the figure among one GPU's entries, or (nan, None, "") when
+    it has none. The report's premise rules hold here too (ceilings.qualifies): an entry that declares
+    a premise counts only where its premise held, or, unchecked (a fleet run has no counters), holds by
+    how its probe works; take "ceiling" is the report's ceiling over the sweep (ceilings.ceiling_of)."""
+    context = context or {}
     cands = [e for e in entries if e.family == spec.family
              and all(_axis_matches(e.tag(k), v, device) for k, v in spec.axes)]
     cands = [e for e in cands if math.isfinite(_entry_value(e, spec))]
+    serves = C.l2_serves_bytes(context)
+    cands = [e for e in cands if not e.premise_level or C.qualifies(e, serves)]
     if not cands:
-        return math.nan, None
+        return math.nan, None, ""
+    if spec.take == "ceiling":
+        ceiling = C.ceiling_of(cands, context)
+        if ceiling is None:
+            return math.nan, None, ""
+        return ceiling.gbps, ceiling.entries[0], f"{ceiling.level} {ceiling.kind} ceiling: {ceiling.how}"
     if spec.pick_axis and spec.take in ("max", "min"):
         def axis_value(e):
             v = e.num(spec.pick_axis)
@@ -156,7 +169,14 @@ def figure_value(entries: Sequence[results.Entry], spec: FigureSpec, device: str
         e = (min if higher else max)(cands, key=lambda c: _entry_value(c, spec))
     else:
         e = cands[-1]
-    return _entry_value(e, spec), e
+    return _entry_value(e, spec), e, e.name
+
+
+def figure_value(entries: Sequence[results.Entry], spec: FigureSpec, device: str,
+                 context: Optional[Dict[str, str]] = None):
+    """(value, entry) of figure()."""
+    v, e, _ = figure(entries, spec, device, context)
+    return v, e
 
 
 def expand(paths: Sequence[str]) -> List[str]:
@@ -220,7 +240,7 @@ def load(paths: Sequence[str]) -> FleetInput:
                 incomplete_reason=f.incomplete_reason)
         device = c.get("gpu_index", "0")
         for spec in figures.values():
-            v, e = figure_value(f.entries, spec, device)
+            v, e = figure_value(f.entries, spec, device, c)
             if e is not None:
                 g.values[spec.name] = v
                 g.entries[spec.name] = e.name
@@ -277,14 +297,16 @@ def _fmt(v: float) -> str:
 
 
 def reference_figures(paths: Sequence[str], figures: Sequence[FigureSpec]):
-    """(model, {figure: (value, entry name)}, issues) of a reference run: a folder holding results.json
-    (or .json.gz) gives that file (the main job's other files are counter runs of the same entries),
-    else every result file in it, merged as one device."""
+    """(model, models, {figure: (value, where it came from, better)}, result set) of a reference run: a
+    main job's folder (results.json and the premise and counter runs beside it, as the report reads
+    them: results.result_paths, so that the premises the counters checked count here as there), else
+    every result file in it, merged as one device."""
     chosen: List[str] = []
     for p in paths:
-        if os.path.isdir(p):
-            main = [os.path.join(p, n) for n in ("results.json", "results.json.gz") if os.path.exists(os.path.join(p, n))]
-            chosen += main[:1] or expand([p])
+        if os.path.isdir(p) and results.folder_result_files(p):
+            chosen += results.folder_result_files(p)
+        elif os.path.isdir(p):
+            chosen += expand([p])
         else:
             chosen.append(p)
     rs = results.load(chosen)
@@ -293,9 +315,9 @@ def reference_figures(paths: Sequence[str], figures: Sequence[FigureSpec]):
     device = ctx.get("gpu_index", "0")
     out = {}
     for spec in figures:
-        v, e = figure_value(rs.entries, spec, device)
+        v, e, source = figure(rs.entries, spec, device, ctx)
         if e is not None:
-            out[spec.name] = (v, e.name, better_of(spec, e))
+            out[spec.name] = (v, source, better_of(spec, e))
     return (models[0] if len(models) == 1 else None), models, out, rs
 
 
