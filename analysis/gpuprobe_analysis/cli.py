@@ -219,9 +219,13 @@ def main(argv=None) -> int:
                         "GPUs of each model; exit 3 when any is flagged (docs/fleet.md)")
     fl.add_argument("results", nargs="+", help="result files or folders holding them (one file per GPU)")
     fl.add_argument("-o", "--output", required=True, help="output directory: fleet.json, fleet.md, fleet.png")
-    fl.add_argument("--reference", nargs="+", default=None, metavar="FILE_OR_DIR",
-                    help="a run on one GPU of a model (e.g. reports/h100): absolute floors for that model at "
-                         "--floor-fraction x its figures (for a lower-is-better figure: its figure / fraction)")
+    # One path per --reference (repeat it for several files of one run): a list would take the
+    # positional folder after it as a reference file.
+    fl.add_argument("--reference", action="append", default=None, metavar="FILE_OR_DIR",
+                    help="a run on one GPU of a model (e.g. reports/h100; repeat for several files of one run): "
+                         "absolute floors for that model at --floor-fraction x its figures (for a lower-is-better "
+                         "figure a ceiling: its figure / fraction; a figure of wide tolerance t: fraction at most "
+                         "1 - 2 t)")
     fl.add_argument("--floor-fraction", type=_fraction, default=0.75,
                     help="floors as this fraction of the reference's figures (default 0.75, as DCGM's)")
     fl.add_argument("--z", type=_threshold(True), default=3.5,

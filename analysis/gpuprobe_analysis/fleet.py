@@ -214,8 +214,16 @@ def load(paths: Sequence[str]) -> FleetInput:
     device); the figures are the union of the files' preset declarations, in declaration order."""
     rs = results.ResultSet()
     files = expand(paths)
+    unreadable: List[Gpu] = []
     for p in files:
-        results.read_one(p, rs)
+        if results.read_one(p, rs) is None and p.endswith(".partial") and p in rs.rejected:
+            # A rank stopped before it wrote its context (an empty FILE.partial): a GPU whose run did not
+            # finish, not an unusable input; its identity is unknown, so it is its file.
+            rs.rejected.remove(p)
+            unreadable.append(Gpu(file=p, host=UNAVAILABLE, uuid=UNAVAILABLE, serial=UNAVAILABLE, pci_bus_id="",
+                                  model=UNAVAILABLE, context={}, complete=False,
+                                  incomplete_reason="empty or unreadable FILE.partial: the rank stopped before it "
+                                                    "wrote its context and entries"))
     figures: Dict[str, FigureSpec] = {}
     for f in rs.files:
         specs, why = parse_preset(f.context.get(PRESET_CONTEXT_KEY))
@@ -251,7 +259,7 @@ def load(paths: Sequence[str]) -> FleetInput:
         gpus.append(g)
     for spec in figures.values():
         better.setdefault(spec.name, spec.better)
-    return FleetInput(_deduplicate(gpus, rs), list(figures.values()), rs.issues, rs.rejected, better)
+    return FleetInput(_deduplicate(gpus, rs) + unreadable, list(figures.values()), rs.issues, rs.rejected, better)
 
 
 def _deduplicate(gpus: List[Gpu], rs: results.ResultSet) -> List[Gpu]:
@@ -333,7 +341,8 @@ def analyze(inp: FleetInput, criteria: Criteria, reference=None) -> dict:
     stats: Dict[Tuple[str, str], FigureStats] = {}
     models: Dict[str, List[Gpu]] = {}
     for g in inp.gpus:
-        models.setdefault(g.model, []).append(g)
+        if g.context:  # an unreadable file has no model to be compared within
+            models.setdefault(g.model, []).append(g)
     notes: List[str] = []
     for model, gs in sorted(models.items()):
         within = len(gs) >= criteria.min_within
@@ -389,14 +398,17 @@ def analyze(inp: FleetInput, criteria: Criteria, reference=None) -> dict:
                     # Sorting: the robust z where the model is compared within, else how far (in %)
                     # it is worse than the reference.
                     g.worst_z = max(g.worst_z, z if z is not None else _worse_pct(v, ref, b))
+                    bound = (f"below the floor {_fmt(floor)} ({fraction:g} x the reference's {_fmt(ref)}"
+                             if b == "higher" else
+                             f"above the ceiling {_fmt(floor)} (the reference's {_fmt(ref)} / {fraction:g}")
+                    if fraction < criteria.floor_fraction:
+                        bound += f", {fraction:g} = 1 - 2 x its {spec.tolerance_pct:g} % tolerance"
                     g.reasons.append({"kind": "floor", "figure": spec.name, "value": v, "unit": spec.unit,
-                                      "floor": floor, "reference": ref,
+                                      "floor": floor, "reference": ref, "fraction": fraction,
                                       "model_median": st.median if st else None,
                                       "robust_z": None if z is None else round(z, 2),
-                                      "text": f"{spec.name} {_fmt(v)} {spec.unit} "
-                                              f"{'below the floor' if b == 'higher' else 'above the ceiling'} "
-                                              f"{_fmt(floor)} ({fraction:g} x the reference's "
-                                              f"{_fmt(ref)}; model median {_fmt(st.median) if st else 'n/a'}"
+                                      "text": f"{spec.name} {_fmt(v)} {spec.unit} {bound}; model median "
+                                              f"{_fmt(st.median) if st else 'n/a'}"
                                               + (f", robust z {z:.1f})" if z is not None else ")")})
     for g in inp.gpus:
         if not g.complete:

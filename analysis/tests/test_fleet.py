@@ -215,3 +215,59 @@ def test_fleet_l2_read_obeys_the_premise_rule_on_an_old_declaration(tmp_path):
     v, e = fleet.figure_value(rs.entries, spec, "0", doc["context"])
     # The smallest working set that qualifies (8 MiB on a 50 MiB L2: 256 KiB per row of 32), not 2 MiB.
     assert e is not None and e.num("footprint") >= 8 * 2**20, e.name
+
+
+def test_an_empty_rank_file_flags_that_gpu_incomplete_and_judges_the_rest(tmp_path, capsys):
+    """A rank killed before it wrote anything leaves fleet.rank<k>.json.partial of 0 bytes: that GPU is
+    flagged incomplete, the 64 others are judged (exit 3 for the one flagged, not 1 for all)."""
+    make_fleet(str(tmp_path / "r"), gpus=64, faults=[], busy=0)
+    (tmp_path / "r" / "node0007" / "fleet.rank99.json.partial").write_text("")
+    code = cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")])
+    assert code == 3, capsys.readouterr().err
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(doc["gpus"]) == 65 and doc["flagged"] == 1
+    bad = doc["gpus"][0]
+    assert bad["file"].endswith("fleet.rank99.json.partial")
+    assert [(r["kind"], r["figure"]) for r in bad["reasons"]] == [("incomplete", None)]
+    assert "empty" in bad["reasons"][0]["text"]
+    assert not any(g["flagged"] for g in doc["gpus"][1:])
+    # The unreadable file's model is unknown: no model of its own in the statistics or the notes.
+    assert all(fleet.UNAVAILABLE not in f["models"] for f in doc["figures"])
+    assert not any(fleet.UNAVAILABLE in n for n in doc["notes"])
+
+
+def test_two_empty_rank_files_are_two_gpus(tmp_path):
+    make_fleet(str(tmp_path / "r"), gpus=16, faults=[], busy=0)
+    for k in (98, 99):
+        (tmp_path / "r" / f"fleet.rank{k}.json.partial").write_text("")
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")]) == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(doc["gpus"]) == 18 and doc["flagged"] == 2
+
+
+def test_a_lower_is_better_floor_reads_as_the_reference_over_the_fraction(tmp_path):
+    """Launch rate (lower is better, tolerance 20 %): its ceiling is the reference's figure / 0.6, where
+    0.6 = 1 - 2 x its tolerance (below --floor-fraction 0.75); the message says so, with the right operator."""
+    sim = make_fleet(str(tmp_path / "r"), gpus=4, faults=[Fault("slow launches", {"Launch rate": 2.5})],
+                     models=("NVIDIA H100 80GB HBM3",), busy=0)
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o"), "--reference", H100_REFERENCE]) == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    (bad,) = sim.injected
+    (r,) = next(g for g in doc["gpus"] if g["uuid"] == bad)["reasons"]
+    assert r["kind"] == "floor" and r["figure"] == "Launch rate"
+    assert r["floor"] == pytest.approx(r["reference"] / 0.6)
+    assert f"the reference's {fleet._fmt(r['reference'])} / 0.6" in r["text"], r["text"]
+    assert "1 - 2 x its 20 % tolerance" in r["text"], r["text"]
+    assert " x the reference" not in r["text"]
+
+
+@pytest.mark.parametrize("order", ["folder first", "reference first"])
+def test_reference_does_not_swallow_the_folder(tmp_path, order):
+    sim = make_fleet(str(tmp_path / "r"), gpus=4, faults=[Fault("slow HBM", {"DRAM read": 0.6})],
+                     models=("NVIDIA H100 80GB HBM3",), busy=0)
+    ref = ["--reference", H100_REFERENCE]
+    argv = ["fleet", str(tmp_path / "r")] + ref if order == "folder first" else ["fleet"] + ref + [str(tmp_path / "r")]
+    assert cli.main(argv + ["-o", str(tmp_path / "o")]) == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(doc["gpus"]) == 4 and doc["criteria"]["reference"]["model"] == "NVIDIA H100 80GB HBM3"
+    assert [g["uuid"] for g in doc["gpus"] if g["flagged"]] == list(sim.injected)
