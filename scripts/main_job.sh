@@ -50,41 +50,26 @@ done
 
 fail() { echo "main_job: FAILED: $*" >&2; exit 1; }
 
-# Refuses a folder that holds files tracked by git, or lies inside one below the checkout's root:
-# committed reference data is never overwritten, and a report or a run's logs must not dirty the
-# checkout.
-refuse_tracked() {
-  local d=$1 what=$2 top
-  # A folder git ignores (reports/local/...) never holds committed data, even where its nearest
-  # existing folder does (reports/ on a fresh clone). Asked as a folder ("DIR/"): a pattern for
-  # folders (/reports/local/) matches a path that does not exist yet only when it ends in '/'.
-  git check-ignore -q -- "${d%/}/" 2>/dev/null && return 0
-  while :; do
-    if [ -d "$d" ] && top=$(git -C "$d" rev-parse --show-toplevel 2>/dev/null); then
-      if [ "$d" = "$1" ] || [ "$(cd "$d" && pwd -P)" != "$(cd "$top" && pwd -P)" ]; then
-        # ':(glob)*' matches the folder's own files, not its subfolders'. No pipe into grep -q: with
-        # pipefail, git's SIGPIPE when grep stops early would read as "no tracked file".
-        if [ -n "$(git -C "$d" ls-files -- ':(glob)*' 2>/dev/null)" ]; then
-          # The advice names folders this check accepts: under reports/local/ (ignored by git).
-          local instead
-          instead=reports/local/$(basename -- "$(realpath -m -- "$1")")
-          local also=""
-          if [ "$what" = OUTDIR ] && compgen -G "$d/results.json*" >/dev/null; then
-            also="; a report of the results in $d: --report-only $d -o reports/local/$(basename -- "$(realpath -- "$d")")-report"
-          fi
-          usage "$what $1 would write into $d, which holds files tracked by git (committed data); choose" \
-                "another folder, e.g. $instead (ignored by git)$also"
-        fi
-      fi
-      [ "$(cd "$d" && pwd -P)" = "$(cd "$top" && pwd -P)" ] && return 0
-    fi
-    [ "$d" = . ] || [ "$d" = / ] && return 0
-    d=$(dirname "$d")
-  done
-}
-
 # The analysis of this checkout, also where another checkout's package is installed (pip -e).
 export PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
+
+# Refuses a folder that holds files tracked by git, or lies inside one below the checkout's root:
+# committed reference data is never overwritten, and a report or a run's logs must not dirty the
+# checkout. The rule is the analysis' (gpuprobe_analysis/outputs.py), the one gpuprobe-analyze's
+# commands apply too: it prints the reason and the tracked folder, and exits 1.
+refuse_tracked() {
+  local what=$2 verdict rc
+  verdict=$(python3 -m gpuprobe_analysis.outputs "$1")
+  rc=$?
+  ((rc == 0)) && return 0
+  ((rc == 1)) || fail "could not check $1 for files tracked by git (python3 -m gpuprobe_analysis.outputs: exit $rc)"
+  local why=${verdict%%$'\n'*} d=${verdict#*$'\n'} also=""
+  # The advice names folders this check accepts: under reports/local/ (ignored by git).
+  if [ "$what" = OUTDIR ] && compgen -G "$d/results.json*" >/dev/null; then
+    also="; a report of the results in $d: --report-only $d -o reports/local/$(basename -- "$(realpath -- "$d")")-report"
+  fi
+  usage "$what $why$also"
+}
 
 if [ -n "$report_only" ]; then
   [ -d "$report_only" ] || usage "--report-only $report_only: no such folder"

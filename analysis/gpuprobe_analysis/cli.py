@@ -1,7 +1,8 @@
 """gpuprobe-analyze: report, profile, compare, validate and fleet-check gpuprobe result files.
 
 Exit status: 0 done (warnings printed), 1 an input file is unusable (missing, not gpuprobe's, no
-usable entry) or, for validate, any error or incomplete file, 2 usage error; fleet: 3 when a GPU is
+usable entry) or, for validate, any error or incomplete file, 2 usage error (also an output folder
+holding files tracked by git: outputs.py, the rule scripts/main_job.sh applies); fleet: 3 when a GPU is
 flagged (docs/fleet.md).
 """
 from __future__ import annotations
@@ -14,6 +15,16 @@ import sys
 from typing import List
 
 from . import results
+from .outputs import refuse_tracked_output
+
+
+def _refused(option: str, path: str) -> bool:
+    """Whether `path` (a folder to write into) holds files tracked by git: then says so (outputs.py's
+    rule, the one scripts/main_job.sh applies) and the command writes nothing."""
+    why = refuse_tracked_output(path)
+    if why:
+        print(f"gpuprobe-analyze: {option} {why}; nothing written", file=sys.stderr)
+    return bool(why)
 
 
 def _load(paths: List[str], quiet: bool = False) -> results.ResultSet:
@@ -39,6 +50,8 @@ def _usable(rs: results.ResultSet) -> bool:
 
 def cmd_report(args) -> int:
     from .report import build_report
+    if _refused("-o", args.output):
+        return 2
     rs = _load(args.results)
     if not _usable(rs):
         return 1
@@ -51,6 +64,8 @@ def cmd_report(args) -> int:
 
 def cmd_profile(args) -> int:
     from .sections import device_profile
+    if args.output and _refused("-o", args.output):
+        return 2
     rs = _load(args.results)
     if not _usable(rs):
         return 1
@@ -80,6 +95,8 @@ def result_paths(path: str) -> List[str]:
 
 def cmd_compare(args) -> int:
     from .compare import compare, to_markdown
+    if args.output and _refused(f"-o {args.output}: its folder", os.path.dirname(args.output) or "."):
+        return 2
     a, b = _load(result_paths(args.a)), _load(result_paths(args.b))
     if not (_usable(a) and _usable(b)):
         return 1
@@ -108,6 +125,8 @@ def cmd_validate(args) -> int:
 
 def cmd_fleet(args) -> int:
     from .fleet import Criteria, run
+    if _refused("-o", args.output):
+        return 2
     return run(args.results, args.output, Criteria(z=args.z, floor_fraction=args.floor_fraction,
                                                    min_within=args.min_gpus), args.reference)
 

@@ -188,6 +188,26 @@ def test_committed_reference_folders_are_never_written(args):
     assert git_status("reports") == before
 
 
+@pytest.mark.parametrize("folder", ["reports/h100", "reports/h100/report", "reports", "reports/local/x", ".",
+                                    "analysis/tests/new", "/tmp"])
+def test_main_job_and_the_analysis_refuse_the_same_folders(tmp_path, folder):
+    """One rule: main_job.sh's verdict on an output folder is gpuprobe_analysis.outputs' (the CLI's)."""
+    sys.path.insert(0, os.path.join(REPO, "analysis"))
+    from gpuprobe_analysis.outputs import refuse_tracked_output
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        why = refuse_tracked_output(folder)
+    finally:
+        os.chdir(cwd)
+    r = main_job("--report-only", str(tmp_path), "-o", folder)
+    if why:
+        assert r.returncode == 2 and r.stderr == f"main_job.sh: -o {why}\n", r.stderr
+    else:  # accepted, then stopped for want of results
+        assert r.returncode == 1 and "no results.json" in r.stderr, r.stderr
+    assert (why is None) == (folder in ("reports/local/x", "/tmp"))
+
+
 def test_report_only_writes_the_report_elsewhere(tmp_path):
     """The committed H200 reference (.json.gz files) seen without a GPU; the checkout stays as it was."""
     if not os.path.exists(os.path.join(REPO, "reports", "h200", "results.json.gz")):
@@ -251,13 +271,16 @@ exit 2
 @pytest.fixture
 def fresh_clone(tmp_path):
     """A fresh clone of this checkout's commit (no reports/local/ in it), with this working tree's
-    main_job.sh and .gitignore (the code under test), and a stand-in gpuprobe on a machine without a GPU."""
+    main_job.sh, .gitignore and outputs.py (the code under test), and a stand-in gpuprobe on a machine
+    without a GPU."""
     if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=REPO, capture_output=True).returncode:
         pytest.skip("not a git checkout")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", REPO, str(clone)], check=True)
-    for f in ["scripts/main_job.sh", ".gitignore"]:
+    copied = ["scripts/main_job.sh", ".gitignore", "analysis/gpuprobe_analysis/outputs.py"]
+    for f in copied:
         shutil.copyfile(os.path.join(REPO, f), clone / f)
+    subprocess.run(["git", "-C", str(clone), "add", *copied], check=True)
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam",
                     "the working tree's main_job.sh", "--allow-empty"], check=True)
     assert not (clone / "reports" / "local").exists()
