@@ -11,10 +11,9 @@ CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or ""
 DRIVER = next((p for p in ("/usr/bin/chromedriver", shutil.which("chromedriver") or "") if p and os.path.exists(p)), None)
 
 # Skipped only where the browser itself is absent (CI runs scripts/setup.sh --with-optional first, which
-# installs it);
-# a missing Selenium with the browser present is a failure, not a skip.
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                                reason="no chromium / chromedriver on this machine (scripts/setup.sh --with-optional installs them)")
+# installs it); a missing Selenium with the browser present is a failure, not a skip.
+pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="no chromium / chromedriver on this machine "
+                                "(scripts/setup.sh --with-optional installs them)")
 
 WIDTH = 1400
 
