@@ -66,7 +66,8 @@ refuse_tracked() {
   local why=${verdict%%$'\n'*} d=${verdict#*$'\n'} also=""
   # The advice names folders this check accepts: under reports/local/ (ignored by git).
   if [ "$what" = OUTDIR ] && compgen -G "$d/results.json*" >/dev/null; then
-    also="; a report of the results in $d: --report-only $d -o reports/local/$(basename -- "$(realpath -- "$d")")-report"
+    also="; a report of the results in $d: --report-only $d -o"
+    also+=" reports/local/$(basename -- "$(realpath -- "$d")")-report"
   fi
   usage "$what $why$also"
 }
@@ -108,8 +109,15 @@ GPUPROBE=${GPUPROBE:-$BUILD_DIR/gpuprobe}
 
 if ((build)); then
   step "build ($BUILD_DIR; log: $OUT/build.log)"
-  # Progress every 10 % of the steps (Ninja "[n/N]", Make "[ p%]"): a first build takes minutes.
+  # The executable's identity before the build: whether the build made a new one (below).
+  stamp() { stat -c '%.9Y %i %s' -- "$GPUPROBE" 2>/dev/null; }
+  before=$(stamp)
+  # Progress every 10 % of the steps (Ninja "[n/N]", Make "[ p%]"): a first build takes minutes. The
+  # configure step's notes ("-- gpuprobe: ...": the GPU architectures, and which optional parts, NCCL,
+  # MPI, PAPI, were found or left out) are shown as they come.
   BUILD_DIR=$BUILD_DIR BUILD_TARGETS=${BUILD_TARGETS-gpuprobe} bash scripts/build.sh 2>&1 | tee "$OUT/build.log" | awk '
+    /^-- gpuprobe: / { print "  configure: " substr($0, 14); fflush(); next }
+    /^CMake Warning/ { print "  configure: a CMake warning (in the build log)"; fflush(); next }
     match($0, /^\[ *[0-9]+\/[0-9]+\]/) { split(substr($0, 2, RLENGTH - 2), nN, "/"); p = int(100 * nN[1] / nN[2]) }
     match($0, /^\[ *[0-9]+%\]/) { p = substr($0, 2, RLENGTH - 3) + 0 }
     p != "" && int(p / 10) != last { last = int(p / 10); printf "  build %3d %%\n", p; fflush() }'
@@ -118,8 +126,12 @@ if ((build)); then
     tail -20 "$OUT/build.log"; fail "build (exit $build_status; log: $OUT/build.log)"
   fi
   # The build tool counts only the steps it found out of date (a rebuild may stop at "build 33 %"):
-  # the end is said in words.
-  echo "  build done: $GPUPROBE is up to date"
+  # the end is said in words, and truthfully: a new executable, or the one already there.
+  if [ "$(stamp)" != "$before" ]; then
+    echo "  build done: built $GPUPROBE"
+  else
+    echo "  build done: $GPUPROBE is up to date"
+  fi
 fi
 [ -x "$GPUPROBE" ] || fail "no executable $GPUPROBE (build it, or leave out --no-build)"
 

@@ -362,3 +362,46 @@ def test_a_build_with_nothing_to_do_says_it_is_done(tmp_path):
     done = f"  build done: {BUILD_DIR}/gpuprobe is up to date"
     assert done in lines, r.stdout
     assert all(not line.startswith("  build ") for line in lines[lines.index(done) + 1:]), r.stdout
+
+
+FAKE_CMAKE = """#!/usr/bin/env bash
+# Stands in for cmake: the configure step prints its notes; the build makes BUILD_DIR/gpuprobe (a
+# stand-in without a GPU) only where it is missing, as a build with nothing to do leaves it alone.
+if [ "$1" = --build ]; then
+  if [ -e "$2/gpuprobe" ]; then echo "ninja: no work to do."; exit 0; fi
+  echo "[1/2] Building CXX object main.cpp.o"
+  printf '#!/bin/sh\\necho "gpuprobe: no usable GPU: no CUDA-capable device is detected (stand-in)" >&2\\nexit 2\\n' \\
+    > "$2/gpuprobe"
+  chmod +x "$2/gpuprobe"
+  echo "[2/2] Linking CXX executable gpuprobe"
+  exit 0
+fi
+mkdir -p "${@: -3:1}" 2>/dev/null
+echo "-- The CXX compiler identification is GNU 12.2.0"
+echo "-- gpuprobe: NCCL not found: collective probes and the multi-GPU NCCL reduction left out"
+echo "-- gpuprobe: MPI not found: fleet mode reads its ranks from the launcher's environment"
+echo "-- gpuprobe: PAPI backend OFF (pkg-config papi: )"
+echo "-- Configuring done"
+"""
+
+
+def test_the_build_says_built_or_up_to_date_truthfully_and_shows_the_configure_notes(tmp_path):
+    """A fresh build printed "build done: build/gpuprobe is up to date", and the configure notes (NCCL,
+    PAPI, MPI) were only in build.log."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cmake").write_text(FAKE_CMAKE)
+    (bin_dir / "cmake").chmod(0o755)
+    build = tmp_path / "build"
+    build.mkdir()
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "BUILD_DIR": str(build)}
+    first = main_job(str(tmp_path / "out1"), env=dict(env, GPUPROBE=str(build / "gpuprobe")))
+    assert first.returncode == 0, first.stdout + first.stderr
+    lines = first.stdout.splitlines()
+    assert f"  build done: built {build}/gpuprobe" in lines, first.stdout
+    for note in ("NCCL not found: collective probes", "MPI not found: fleet mode", "PAPI backend OFF"):
+        assert any(line.startswith("  configure: ") and note in line for line in lines), (note, first.stdout)
+    assert not any("CXX compiler identification" in line for line in lines)
+    again = main_job(str(tmp_path / "out2"), env=dict(env, GPUPROBE=str(build / "gpuprobe")))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"  build done: {build}/gpuprobe is up to date" in again.stdout.splitlines(), again.stdout
