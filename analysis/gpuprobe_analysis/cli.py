@@ -187,7 +187,15 @@ def _print_profile(d: dict) -> None:
         print(f"TLB level {i + 1}: reach {fmt_bytes(r['reach_bytes'])} ({fmt(r['entries'])} entries)")
     b = d.get("bandwidth") or {}
     if b.get("ceilings"):
-        print("\nbandwidth ceilings: " + ", ".join(f"{k} {fmt(v['gbps'])} GB/s" for k, v in b["ceilings"].items()))
+        print("\nbandwidth ceilings: " + ", ".join(
+            f"{k} {fmt(v['gbps'])} GB/s" + (" (unverified)" if v.get("premise") == "unverified" else "")
+            for k, v in b["ceilings"].items()))
+    prem = d.get("premises") or {}
+    if prem.get("declared"):
+        # ceilings.premise_report's verdict: whether counters checked what each ceiling assumes.
+        failed = prem.get("failed") or 0
+        print(f"premises: {prem['verdict']}" + (f"; {failed} of {prem['declared']} entries whose premise failed are "
+                                                 "no ceiling" if failed else ""))
     p = d.get("pipelines") or {}
     if p.get("compute_ceilings"):
         print("compute ceilings: " + ", ".join(f"{k} {fmt(v['gflops'])} GFLOP/s" for k, v in p["compute_ceilings"].items()))

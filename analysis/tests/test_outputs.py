@@ -81,3 +81,30 @@ def test_every_writing_command_refuses_a_tracked_folder(repo, command, capsys):
 def test_an_ignored_folder_is_written(repo):
     assert cli.main(["profile", SUBSET, "-o", "local/p"]) == 0
     assert json.loads((repo / "local" / "p" / "device-profile.json").read_text())
+
+
+def without_counter_checks(path, out):
+    """The result file as a run without counters writes it: no premise check on any entry."""
+    doc = json.load(open(path))
+    for e in doc["benchmarks"]:
+        for k in ("premise_ok", "premise_ratio"):
+            e.pop(k, None)
+        e["label"] = ";".join(t for t in e.get("label", "").split(";") if not t.startswith("premise="))
+    out.write_text(json.dumps(doc))
+    return str(out)
+
+
+def test_profile_on_the_terminal_says_its_ceilings_are_unverified(tmp_path, capsys):
+    """A run without counters: `profile` printed its ceilings without saying that nothing checked their
+    premises; now the premise verdict stands next to them, and each unverified ceiling is marked."""
+    assert cli.main(["profile", without_counter_checks(SUBSET, tmp_path / "r.json")]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("bandwidth ceilings:"))
+    assert "L2 " in lines[i] and "(unverified)" in lines[i], lines[i]
+    assert lines[i + 1] == "premises: ceilings UNVERIFIED: no counter run checked the probes' premises", lines[i + 1]
+    # Checked by counters (the subset as it is): verified, and the failed entries counted.
+    assert cli.main(["profile", SUBSET]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("bandwidth ceilings:"))
+    assert "(unverified)" not in lines[i]
+    assert lines[i + 1].startswith("premises: ceilings verified by the counters; 23 of 108 entries whose premise failed")
