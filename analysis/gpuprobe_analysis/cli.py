@@ -97,10 +97,14 @@ def cmd_compare(args) -> int:
     from .compare import compare, to_markdown
     if args.output and _refused(f"-o {args.output}: its folder", os.path.dirname(args.output) or "."):
         return 2
+    def progress(message: str) -> None:  # stderr: the table on stdout stays the command's output
+        print(f"gpuprobe-analyze: compare: {message} ...", file=sys.stderr, flush=True)
+    progress(f"reading A ({args.a}) and B ({args.b})")
     a, b = _load(result_paths(args.a)), _load(result_paths(args.b))
     if not (_usable(a) and _usable(b)):
         return 1
-    res = compare(a, b, args.sigmas, args.floor / 100.0, summary=not args.no_summary)
+    progress(f"matching {len(a.entries):,} entries of A with {len(b.entries):,} of B")
+    res = compare(a, b, args.sigmas, args.floor / 100.0, summary=not args.no_summary, progress=progress)
     text = to_markdown(res, args.a, args.b)
     print(text)
     if args.output:

@@ -41,6 +41,14 @@ def test_cli_profile_and_compare(tmp_path, capsys):
     assert (tmp_path / "prof" / "device-profile.json").exists()
     assert main(["compare", p, p, "-o", str(tmp_path / "c.md")]) == 0
     assert "Changes beyond noise: 0 of" in (tmp_path / "c.md").read_text()
+    # compare printed nothing for 77 s on two full runs: each step now says what it does, on stderr
+    # (stdout is the table), the long one (each set's device profile) before it starts.
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"gpuprobe-analyze: compare: reading A ({p}) and B ({p}) ..."
+    n = len(doc["benchmarks"])
+    assert err[1] == f"gpuprobe-analyze: compare: matching {n:,} entries of A with {n:,} of B ..."
+    assert err[2].startswith(f"gpuprobe-analyze: compare: analysing A ({n:,} entries): its device profile")
+    assert err[3].startswith(f"gpuprobe-analyze: compare: analysing B ({n:,} entries)")
 
 
 def test_direction_comes_from_the_record(tmp_path):
