@@ -58,3 +58,20 @@ def h100_subset_profile(_h100_subset_profile):
     """device_profile of tests/data/h100_subset.json, computed once per session (its level fits take
     seconds) and copied for each test, so that no test sees what another changed."""
     return copy.deepcopy(_h100_subset_profile)
+
+
+REPO = os.path.dirname(os.path.dirname(HERE))
+H100_REFERENCE_FILES = [p for p in (os.path.join(REPO, "reports", "h100", f"{n}.json.gz")
+                                    for n in ("premises", "counters", "results")) if os.path.exists(p)]
+
+
+@pytest.fixture(scope="session")
+def h100_reference_report(tmp_path_factory):
+    """The committed H100 reference's report (reports/h100, as main_job.sh --report-only reads it), built
+    once per session for every test that reads it: (its build_report output, the folder)."""
+    if not H100_REFERENCE_FILES:
+        pytest.skip("no committed H100 result files under reports/h100/")
+    from gpuprobe_analysis import results
+    from gpuprobe_analysis.report import build_report
+    out = tmp_path_factory.mktemp("h100-report")
+    return build_report(results.load(H100_REFERENCE_FILES), str(out)), str(out)
