@@ -3,8 +3,9 @@ GPU against GPU of the same model; the slow or faulty ones are named with the fi
 
 Which figures: the preset's own declaration, which the binary writes into each result file's context
 (`gpuprobe_preset`, microbench/harness/fleet.cpp): for each figure its family, the axis values of its
-entry, which entry of a sweep it takes (largest or smallest value of an axis, or the worst one over an
-axis such as the P2P neighbour), the counter it reads (value_median or a rate such as gflops) and its
+entry, which entry of a sweep it takes (largest or smallest value of an axis, the worst one over an
+axis such as the P2P neighbour, or the level ceiling the report's code derives from the sweep:
+ceilings.ceiling_of, premise rules included), the counter it reads (value_median or a rate such as gflops) and its
 tolerance. The direction of "worse" is the family record's `better` for value_median, else the
 declaration's (a rate or a clock: higher; a time: lower).
 
@@ -16,8 +17,10 @@ figure's tolerance; both must hold, so that neither a tight fleet's harmless 1 %
 noise flags a GPU. Models with fewer than MIN_WITHIN GPUs are not compared within (too few for a
 median to mean anything); an optional reference (another run on a GPU of the same model, e.g.
 reports/h100) gives absolute floors at `floor_fraction` x its figures (for a lower-is-better figure:
-its figure / floor_fraction), as DCGM's diagnostics set theirs at about 0.75 x a reference run; a figure
-whose declared tolerance is wide (launches, transfers: the host's share) at most 1 - 2 x that tolerance.
+its figure / floor_fraction: a ceiling), as DCGM's diagnostics set theirs at about 0.75 x a reference run;
+a figure whose declared tolerance is wide (launches, transfers: the host's share) at most 1 - 2 x that
+tolerance (launch rate, 20 %: 0.6). A FILE.partial too short to hold its context is a GPU of unknown
+identity flagged incomplete; the others are judged.
 """
 from __future__ import annotations
 
