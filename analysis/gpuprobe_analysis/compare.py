@@ -111,13 +111,19 @@ def family_summary(rows: List[dict]) -> List[dict]:
     return sorted(out, key=lambda f: -abs(math.log(f["median_ratio"])))
 
 
+# The report sections whose results headline_figures reads (device-profile.json's device, hierarchy,
+# bandwidth, pipelines and tensor keys).
+HEADLINE_SECTIONS = ("device", "hierarchy", "bandwidth", "execution", "tensor")
+
+
 def headline_figures(rs: ResultSet):
     """(ceilings {name: (value, unit)}, kernels {kernel: row}) of a result set: the figures its report
     leads with, computed by the same code (the sections, roofline, sections.optimality.kernel_headlines)."""
     from .roofline import ceilings_from, kernel_points, optimality
     from .sections import device_profile
     from .sections.optimality import kernel_headlines
-    data = device_profile(rs)
+    # Only the sections these figures come from (the TLB's and the transfers' fits are not among them).
+    data = device_profile(rs, only=HEADLINE_SECTIONS)
     ceilings: Dict[str, tuple] = {}
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         ceilings[f"{name} bandwidth"] = (c["gbps"], "GB/s")

@@ -68,3 +68,22 @@ def test_direction_comes_from_the_record(tmp_path):
     assert [r["verdict"] for r in res["significant"]] == ["changed (no family record says which way is better)"]
     # and no summary built on axes nobody declared: it says why
     assert "no family records" in res["summary_skipped"] and "ceilings" not in res
+
+
+def test_summary_figures_come_from_the_sections_they_read_only(tmp_path, monkeypatch):
+    """compare's summary analyses only the sections its figures come from (no TLB or transfer fits): the
+    same figures as from the whole device profile."""
+    from gpuprobe_analysis import compare as C
+    from gpuprobe_analysis import sections
+    rs = results.load([synth.write(str(tmp_path / "r.json"), synth.synth_results(noise=0.01, seed=4))])
+    few = C.headline_figures(rs)
+    asked = []
+    whole = sections.device_profile
+
+    def every_section(rs, only=None):
+        asked.append(only)
+        return whole(rs)
+    monkeypatch.setattr(sections, "device_profile", every_section)
+    assert C.headline_figures(rs) == few
+    assert asked == [C.HEADLINE_SECTIONS]
+    assert not {"tlb", "transfers", "granularity", "access"} & sections._closure(C.HEADLINE_SECTIONS)
