@@ -11,11 +11,12 @@ if [ -d analysis/tests ]; then
   # tests/scripts: main_job.sh's exits and messages (it runs $BUILD_DIR/gpuprobe where one is built).
   # With pytest-xdist (analysis[test]; scripts/setup.sh installs it) the tests run on every core;
   # without it, serially. tests/pytest_progress.py prints a line per finished test file and at least
-  # one a minute instead of rows of dots; --durations names the slowest tests at the end.
+  # one a minute instead of rows of dots; --durations names the slowest tests at the end. --rootdir=.:
+  # every test named by its path from the checkout (tests/scripts' too, outside analysis/).
   parallel=()
   python3 -c "import xdist" 2>/dev/null && parallel=(-n auto)
   BUILD_DIR=$BUILD_DIR PYTHONPATH="tests${PYTHONPATH:+:$PYTHONPATH}" \
-    python3 -m pytest -q -p pytest_progress --durations=15 "${parallel[@]}" analysis/tests tests/scripts ||
+    python3 -m pytest -q --rootdir=. -p pytest_progress --durations=15 "${parallel[@]}" analysis/tests tests/scripts ||
     failed+=("pytest (exit $?)")
 fi
 if ((${#failed[@]})); then

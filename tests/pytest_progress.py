@@ -20,9 +20,14 @@ class Progress:
         self.done: Dict[str, int] = {}
         self.failed: Dict[str, int] = {}
 
+    @staticmethod
+    def _file(nodeid: str) -> str:
+        # A test outside the rootdir has no path in its id (scripts/test.sh passes --rootdir=.).
+        return nodeid.split("::")[0] or "(outside the rootdir)"
+
     def _count(self, nodeids: Iterable[str]) -> None:
         for nodeid in nodeids:
-            f = nodeid.split("::")[0]
+            f = self._file(nodeid)
             self.total[f] = self.total.get(f, 0) + 1
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -45,7 +50,7 @@ class Progress:
         # One count per test: its call, or its setup where the setup failed or skipped it.
         if not (report.when == "call" or (report.when == "setup" and not report.passed)):
             return
-        f = report.nodeid.split("::")[0]
+        f = self._file(report.nodeid)
         self.done[f] = self.done.get(f, 0) + 1
         if report.failed:
             self.failed[f] = self.failed.get(f, 0) + 1

@@ -348,8 +348,8 @@ def test_a_failing_suite_does_not_hide_the_other(tmp_path):
     assert r.returncode == 1
     # (the fake python3 also answers test.sh's probe for pytest-xdist, so the suite runs on every core)
     assert log.read_text().splitlines() == ["ctest", "python3 -c import xdist",
-                                            "python3 -m pytest -q -p pytest_progress --durations=15 -n auto "
-                                            "analysis/tests tests/scripts"]
+                                            "python3 -m pytest -q --rootdir=. -p pytest_progress --durations=15 "
+                                            "-n auto analysis/tests tests/scripts"]
     assert last_line(r.stderr) == "test.sh: FAILED: ctest (exit 8)"
     log.unlink()
     r = subprocess.run(["bash", "scripts/test.sh"], cwd=REPO, env=dict(env, PYTEST_EXIT="1"), capture_output=True,
