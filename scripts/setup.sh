@@ -25,7 +25,7 @@ with_optional=0
 for arg in "$@"; do
   case "$arg" in
     --with-optional) with_optional=1 ;;
-    -h|--help) sed -n '2,24p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
     *) echo "setup: usage error: unknown argument $arg (scripts/setup.sh [--with-optional])" >&2; exit 2 ;;
   esac
 done
