@@ -50,41 +50,27 @@ done
 
 fail() { echo "main_job: FAILED: $*" >&2; exit 1; }
 
-# Refuses a folder that holds files tracked by git, or lies inside one below the checkout's root:
-# committed reference data is never overwritten, and a report or a run's logs must not dirty the
-# checkout.
-refuse_tracked() {
-  local d=$1 what=$2 top
-  # A folder git ignores (reports/local/...) never holds committed data, even where its nearest
-  # existing folder does (reports/ on a fresh clone). Asked as a folder ("DIR/"): a pattern for
-  # folders (/reports/local/) matches a path that does not exist yet only when it ends in '/'.
-  git check-ignore -q -- "${d%/}/" 2>/dev/null && return 0
-  while :; do
-    if [ -d "$d" ] && top=$(git -C "$d" rev-parse --show-toplevel 2>/dev/null); then
-      if [ "$d" = "$1" ] || [ "$(cd "$d" && pwd -P)" != "$(cd "$top" && pwd -P)" ]; then
-        # ':(glob)*' matches the folder's own files, not its subfolders'. No pipe into grep -q: with
-        # pipefail, git's SIGPIPE when grep stops early would read as "no tracked file".
-        if [ -n "$(git -C "$d" ls-files -- ':(glob)*' 2>/dev/null)" ]; then
-          # The advice names folders this check accepts: under reports/local/ (ignored by git).
-          local instead
-          instead=reports/local/$(basename -- "$(realpath -m -- "$1")")
-          local also=""
-          if [ "$what" = OUTDIR ] && compgen -G "$d/results.json*" >/dev/null; then
-            also="; a report of the results in $d: --report-only $d -o reports/local/$(basename -- "$(realpath -- "$d")")-report"
-          fi
-          usage "$what $1 would write into $d, which holds files tracked by git (committed data); choose" \
-                "another folder, e.g. $instead (ignored by git)$also"
-        fi
-      fi
-      [ "$(cd "$d" && pwd -P)" = "$(cd "$top" && pwd -P)" ] && return 0
-    fi
-    [ "$d" = . ] || [ "$d" = / ] && return 0
-    d=$(dirname "$d")
-  done
-}
-
 # The analysis of this checkout, also where another checkout's package is installed (pip -e).
 export PYTHONPATH="$PWD/analysis${PYTHONPATH:+:$PYTHONPATH}"
+
+# Refuses a folder that holds files tracked by git, or lies inside one below the checkout's root:
+# committed reference data is never overwritten, and a report or a run's logs must not dirty the
+# checkout. The rule is the analysis' (gpuprobe_analysis/outputs.py), the one gpuprobe-analyze's
+# commands apply too: it prints the reason and the tracked folder, and exits 1.
+refuse_tracked() {
+  local what=$2 verdict rc
+  verdict=$(python3 -m gpuprobe_analysis.outputs "$1")
+  rc=$?
+  ((rc == 0)) && return 0
+  ((rc == 1)) || fail "could not check $1 for files tracked by git (python3 -m gpuprobe_analysis.outputs: exit $rc)"
+  local why=${verdict%%$'\n'*} d=${verdict#*$'\n'} also=""
+  # The advice names folders this check accepts: under reports/local/ (ignored by git).
+  if [ "$what" = OUTDIR ] && compgen -G "$d/results.json*" >/dev/null; then
+    also="; a report of the results in $d: --report-only $d -o"
+    also+=" reports/local/$(basename -- "$(realpath -- "$d")")-report"
+  fi
+  usage "$what $why$also"
+}
 
 if [ -n "$report_only" ]; then
   [ -d "$report_only" ] || usage "--report-only $report_only: no such folder"
@@ -123,8 +109,15 @@ GPUPROBE=${GPUPROBE:-$BUILD_DIR/gpuprobe}
 
 if ((build)); then
   step "build ($BUILD_DIR; log: $OUT/build.log)"
-  # Progress every 10 % of the steps (Ninja "[n/N]", Make "[ p%]"): a first build takes minutes.
+  # The executable's identity before the build: whether the build made a new one (below).
+  stamp() { stat -c '%.9Y %i %s' -- "$GPUPROBE" 2>/dev/null; }
+  before=$(stamp)
+  # Progress every 10 % of the steps (Ninja "[n/N]", Make "[ p%]"): a first build takes minutes. The
+  # configure step's notes ("-- gpuprobe: ...": the GPU architectures, and which optional parts, NCCL,
+  # MPI, PAPI, were found or left out) are shown as they come.
   BUILD_DIR=$BUILD_DIR BUILD_TARGETS=${BUILD_TARGETS-gpuprobe} bash scripts/build.sh 2>&1 | tee "$OUT/build.log" | awk '
+    /^-- gpuprobe: / { print "  configure: " substr($0, 14); fflush(); next }
+    /^CMake Warning/ { print "  configure: a CMake warning (in the build log)"; fflush(); next }
     match($0, /^\[ *[0-9]+\/[0-9]+\]/) { split(substr($0, 2, RLENGTH - 2), nN, "/"); p = int(100 * nN[1] / nN[2]) }
     match($0, /^\[ *[0-9]+%\]/) { p = substr($0, 2, RLENGTH - 3) + 0 }
     p != "" && int(p / 10) != last { last = int(p / 10); printf "  build %3d %%\n", p; fflush() }'
@@ -133,8 +126,12 @@ if ((build)); then
     tail -20 "$OUT/build.log"; fail "build (exit $build_status; log: $OUT/build.log)"
   fi
   # The build tool counts only the steps it found out of date (a rebuild may stop at "build 33 %"):
-  # the end is said in words.
-  echo "  build done: $GPUPROBE is up to date"
+  # the end is said in words, and truthfully: a new executable, or the one already there.
+  if [ "$(stamp)" != "$before" ]; then
+    echo "  build done: built $GPUPROBE"
+  else
+    echo "  build done: $GPUPROBE is up to date"
+  fi
 fi
 [ -x "$GPUPROBE" ] || fail "no executable $GPUPROBE (build it, or leave out --no-build)"
 

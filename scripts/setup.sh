@@ -9,14 +9,26 @@
 #             the multi-GPU NCCL reduction), Chromium + chromedriver + Selenium (the report's browser
 #             test, skipped without them)
 #
-# Installs: as root where apt-get works (Debian, Ubuntu) the missing libraries and tools, without
-# recommended packages; with pip the missing Python packages (`pip install -e "analysis[test]"`) and
-# NCCL (the nvidia-nccl-cu13 wheel). Elsewhere (no root, no apt, apt reaching nothing, conda) it
-# names each missing part and how to get it.
+#   scripts/setup.sh [--with-optional]
+#
+# Installs: as root where apt-get works (Debian, Ubuntu) the missing required libraries and tools,
+# without recommended packages; with pip the missing Python packages (`pip install -e
+# "analysis[test]"`: pytest, pytest-xdist, selenium). The optional parts (PAPI, Chromium and
+# chromedriver from apt, NCCL's nvidia-nccl-cu13 wheel, about 300 MB) only with --with-optional:
+# without it they are named with how to get them. Elsewhere (no root, no apt, apt reaching nothing,
+# conda) it names each missing part and how to get it.
 # Exit codes: 0 every required part is present (a missing optional part is a warning); 1 a required
-# part is missing (the last line names them).
+# part is missing (the last line names them); 2 a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/.."
+with_optional=0
+for arg in "$@"; do
+  case "$arg" in
+    --with-optional) with_optional=1 ;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
+    *) echo "setup: usage error: unknown argument $arg (scripts/setup.sh [--with-optional])" >&2; exit 2 ;;
+  esac
+done
 
 say() { echo "setup: $*" >&2; }
 
@@ -76,6 +88,7 @@ EOF
     found[python]=1
     python3 -c "import numpy, matplotlib, jinja2" 2>/dev/null && found[pymodules]=1
     python3 -c "import pytest" 2>/dev/null && found[pytest]=1
+    python3 -c "import xdist" 2>/dev/null && found[xdist]=1
     python3 -c "import selenium" 2>/dev/null && found[selenium]=1
   fi
   { command -v chromium || command -v chromium-browser; } >/dev/null 2>&1 && found[chromium]=1
@@ -83,13 +96,14 @@ EOF
 }
 
 # ---- what each part is and how to get it ---------------------------------------------------------
-required=(cmake cxx cuda benchmark gtest python pymodules pytest)
+required=(cmake cxx cuda benchmark gtest python pymodules pytest xdist)
 optional=(papi nccl chromium chromedriver selenium)
 declare -A what=(
   [cmake]="CMake >= 3.25"  [cxx]="a C++17 compiler"  [cuda]="the CUDA toolkit (nvcc)"
   [benchmark]="Google Benchmark (CMake package 'benchmark')"  [gtest]="GoogleTest (CMake package 'GTest')"
   [python]="Python >= 3.9 (python3)"  [pymodules]="the Python packages numpy, matplotlib, jinja2"
   [pytest]="the Python package pytest"
+  [xdist]="the Python package pytest-xdist (the tests on every core)"
   [papi]="PAPI with its SDE library (the PAPI counter backend)"
   [nccl]="NCCL (the collective probes and the multi-GPU NCCL reduction)"
   [chromium]="Chromium (the report's browser test)"  [chromedriver]="chromedriver (the report's browser test)"
@@ -109,6 +123,7 @@ declare -A other=(
   [python]="conda install python"
   [pymodules]="python3 -m pip install -e 'analysis[test]' (where pip says externally-managed-environment: first python3 -m venv .venv && . .venv/bin/activate), or apt-get install --no-install-recommends python3-numpy python3-matplotlib python3-jinja2 (as root), or conda install numpy matplotlib jinja2"
   [pytest]="python3 -m pip install pytest (in the same environment), or apt-get install --no-install-recommends python3-pytest (as root), or conda install pytest"
+  [xdist]="python3 -m pip install pytest-xdist (in the same environment), or apt-get install --no-install-recommends python3-pytest-xdist (as root), or conda install pytest-xdist"
   [papi]="conda install -c conda-forge papi (the build asks pkg-config for 'papi')"
   [nccl]="python3 -m pip install nvidia-nccl-cu13, or -DNCCL_ROOT=<dir> at build time"
   [chromium]="any Chromium or Chrome named chromium on PATH"
@@ -146,7 +161,8 @@ if ((can_apt)); then
   # required one.
   mapfile -t need < <(missing "${required[@]}")
   ((${#need[@]})) && apt_install "${need[@]}"
-  mapfile -t want < <(missing papi chromium chromedriver)
+  want=()
+  ((with_optional)) && mapfile -t want < <(missing papi chromium chromedriver)
   ((${#want[@]})) && apt_install "${want[@]}"
   ((${#need[@]} + ${#want[@]})) && check_all
 fi
@@ -155,13 +171,13 @@ if [ -n "${found[python]:-}" ]; then
   # The analysis package: installed from this checkout (its command, gpuprobe-analyze, with its
   # dependencies) only where no copy is installed. The scripts run it from this checkout anyway
   # (PYTHONPATH), so another checkout's installation is left alone.
-  if [ -z "${found[pymodules]:-}" ] || [ -z "${found[pytest]:-}" ] || [ -z "${found[selenium]:-}" ] ||
-     ! python3 -c "import gpuprobe_analysis" 2>/dev/null; then
+  if [ -z "${found[pymodules]:-}" ] || [ -z "${found[pytest]:-}" ] || [ -z "${found[xdist]:-}" ] ||
+     [ -z "${found[selenium]:-}" ] || ! python3 -c "import gpuprobe_analysis" 2>/dev/null; then
     say "installing the analysis package and its Python dependencies: python3 -m pip install -e 'analysis[test]'"
     python3 -m pip install -q -e "analysis[test]" || say "pip could not install analysis[test] (exit $?)"
     pip_ran=1
   fi
-  if [ -z "${found[nccl]:-}" ]; then
+  if [ -z "${found[nccl]:-}" ] && ((with_optional)); then
     say "installing NCCL: python3 -m pip install nvidia-nccl-cu13 (about 300 MB)"
     python3 -m pip install -q nvidia-nccl-cu13 || say "pip could not install nvidia-nccl-cu13 (exit $?)"
     pip_ran=1
@@ -173,6 +189,9 @@ fi
 mapfile -t need < <(missing "${required[@]}")
 mapfile -t want < <(missing "${optional[@]}")
 for p in "${want[@]}"; do say "optional, missing: ${what[$p]}: $(advice "$p")"; done
+if ((${#want[@]})) && ((!with_optional)) && { ((can_apt)) || [ -n "${found[python]:-}" ]; }; then
+  say "the optional parts are installed only when asked: bash scripts/setup.sh --with-optional"
+fi
 for p in "${need[@]}"; do say "REQUIRED, missing: ${what[$p]}: $(advice "$p")"; done
 if ((${#need[@]})); then
   names=()

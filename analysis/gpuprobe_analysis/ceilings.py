@@ -25,7 +25,7 @@ from typing import Dict, List, Optional
 import numpy as np
 
 from . import families as F
-from .results import Entry, ResultSet, finite
+from .results import Entry, ResultSet, finite, to_number
 
 # What a stream kernel's bytes are, for naming ceilings: read-only kernels are "read".
 KERNEL_KIND = {"read": "read", "read_cg": "read", "read_nc": "read", "write": "write", "copy": "copy",
@@ -228,6 +228,36 @@ def shared_ceilings(rs: ResultSet) -> List[LevelCeiling]:
 def level_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> List[LevelCeiling]:
     return (single_entry_ceilings(rs, "memory.l1_peak", "L1", "read") + l2_ceilings(rs, near_bytes, l2_bytes)
             + dram_ceilings(rs) + shared_ceilings(rs))
+
+
+class _EntrySet:
+    """The part of a ResultSet the ceiling functions read, over a given list of entries."""
+
+    def __init__(self, entries: List[Entry], context: Dict[str, str]):
+        self._entries, self._context = list(entries), context
+
+    def by_family(self, family: str) -> List[Entry]:
+        return [e for e in self._entries if e.family == family]
+
+    def context_number(self, key: str) -> float:
+        return to_number(self._context.get(key))
+
+
+def ceiling_of(entries: List[Entry], context: Dict[str, str]) -> Optional[LevelCeiling]:
+    """The ceiling the report's rules derive from these entries of one probe and one kind (e.g. one L2
+    walk's working sets), without a latency sweep (so no near partition: the L2 plateau is taken up to
+    L2_PLATEAU_SHARE of the L2 size in the context), or None when none of them qualifies. Fleet mode's
+    figures go through here, so that a fleet's figures and the report's ceilings never disagree."""
+    l2 = finite(to_number(context.get("gpu_l2_bytes")))
+    found = level_ceilings(_EntrySet(entries, context), None, l2)  # type: ignore[arg-type]
+    return max(found, key=lambda c: c.gbps) if found else None
+
+
+def l2_serves_bytes(context: Dict[str, str]) -> Optional[float]:
+    """The working set an L2 entry may use with margin when no latency sweep measured the partitions:
+    L2_PLATEAU_SHARE of the context's L2 size."""
+    l2 = finite(to_number(context.get("gpu_l2_bytes")))
+    return L2_PLATEAU_SHARE * l2 if l2 else None
 
 
 def premise_report(rs: ResultSet) -> dict:

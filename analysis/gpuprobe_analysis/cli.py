@@ -2,7 +2,8 @@
 application's Nsight Compute profile against them (app, app-compare).
 
 Exit status: 0 done (warnings printed), 1 an input file is unusable (missing, not gpuprobe's, no
-usable entry) or, for validate, any error or incomplete file, 2 usage error; fleet: 3 when a GPU is
+usable entry) or, for validate, any error or incomplete file, 2 usage error (also an output folder
+holding files tracked by git: outputs.py, the rule scripts/main_job.sh applies); fleet: 3 when a GPU is
 flagged (docs/fleet.md).
 """
 from __future__ import annotations
@@ -16,6 +17,16 @@ import sys
 from typing import List, Optional
 
 from . import results
+from .outputs import refuse_tracked_output
+
+
+def _refused(option: str, path: str) -> bool:
+    """Whether `path` (a folder to write into) holds files tracked by git: then says so (outputs.py's
+    rule, the one scripts/main_job.sh applies) and the command writes nothing."""
+    why = refuse_tracked_output(path)
+    if why:
+        print(f"gpuprobe-analyze: {option} {why}; nothing written", file=sys.stderr)
+    return bool(why)
 
 
 def _load(paths: List[str], quiet: bool = False) -> results.ResultSet:
@@ -41,6 +52,8 @@ def _usable(rs: results.ResultSet) -> bool:
 
 def cmd_report(args) -> int:
     from .report import build_report
+    if _refused("-o", args.output):
+        return 2
     rs = _load(args.results)
     if not _usable(rs):
         return 1
@@ -53,6 +66,8 @@ def cmd_report(args) -> int:
 
 def cmd_profile(args) -> int:
     from .sections import device_profile
+    if args.output and _refused("-o", args.output):
+        return 2
     rs = _load(args.results)
     if not _usable(rs):
         return 1
@@ -67,24 +82,14 @@ def cmd_profile(args) -> int:
     return 0
 
 
-# A folder of results (a main job's OUTDIR, reports/h100): its files in the order main_job.sh
-# --report-only reads them (the counter runs first; the last file's entry is used).
-FOLDER_FILES = ("premises", "counters", "results")
-
-
 def result_paths(path: str) -> List[str]:
     """A result file as given, or a folder's result files (FOLDER_FILES, .json or .json.gz, or the
     .partial of an interrupted run); [path] when the folder has none (the reader then says so)."""
     if not os.path.isdir(path):
         return [path]
-    found = []
-    for base in FOLDER_FILES:
-        for name in (f"{base}.json", f"{base}.json.gz", f"{base}.json.partial"):
-            if os.path.isfile(os.path.join(path, name)):
-                found.append(os.path.join(path, name[: -len(".partial")] if name.endswith(".partial") else name))
-                break
+    found = results.folder_result_files(path)
     if not found:
-        print(f"gpuprobe-analyze: {path}: a folder without {', '.join(b + '.json[.gz]' for b in FOLDER_FILES)}",
+        print(f"gpuprobe-analyze: {path}: a folder without {', '.join(b + '.json[.gz]' for b in results.FOLDER_FILES)}",
               file=sys.stderr)
         return [os.path.join(path, "results.json")]
     return found
@@ -92,10 +97,16 @@ def result_paths(path: str) -> List[str]:
 
 def cmd_compare(args) -> int:
     from .compare import compare, to_markdown
+    if args.output and _refused(f"-o {args.output}: its folder", os.path.dirname(args.output) or "."):
+        return 2
+    def progress(message: str) -> None:  # stderr: the table on stdout stays the command's output
+        print(f"gpuprobe-analyze: compare: {message} ...", file=sys.stderr, flush=True)
+    progress(f"reading A ({args.a}) and B ({args.b})")
     a, b = _load(result_paths(args.a)), _load(result_paths(args.b))
     if not (_usable(a) and _usable(b)):
         return 1
-    res = compare(a, b, args.sigmas, args.floor / 100.0, summary=not args.no_summary)
+    progress(f"matching {len(a.entries):,} entries of A with {len(b.entries):,} of B")
+    res = compare(a, b, args.sigmas, args.floor / 100.0, summary=not args.no_summary, progress=progress)
     text = to_markdown(res, args.a, args.b)
     print(text)
     if args.output:
@@ -120,6 +131,8 @@ def cmd_validate(args) -> int:
 
 def cmd_fleet(args) -> int:
     from .fleet import Criteria, run
+    if _refused("-o", args.output):
+        return 2
     return run(args.results, args.output, Criteria(z=args.z, floor_fraction=args.floor_fraction,
                                                    min_within=args.min_gpus), args.reference)
 
@@ -301,7 +314,15 @@ def _print_profile(d: dict) -> None:
         print(f"TLB level {i + 1}: reach {fmt_bytes(r['reach_bytes'])} ({fmt(r['entries'])} entries)")
     b = d.get("bandwidth") or {}
     if b.get("ceilings"):
-        print("\nbandwidth ceilings: " + ", ".join(f"{k} {fmt(v['gbps'])} GB/s" for k, v in b["ceilings"].items()))
+        print("\nbandwidth ceilings: " + ", ".join(
+            f"{k} {fmt(v['gbps'])} GB/s" + (" (unverified)" if v.get("premise") == "unverified" else "")
+            for k, v in b["ceilings"].items()))
+    prem = d.get("premises") or {}
+    if prem.get("declared"):
+        # ceilings.premise_report's verdict: whether counters checked what each ceiling assumes.
+        failed = prem.get("failed") or 0
+        print(f"premises: {prem['verdict']}" + (f"; {failed} of {prem['declared']} entries whose premise failed are "
+                                                 "no ceiling" if failed else ""))
     p = d.get("pipelines") or {}
     if p.get("compute_ceilings"):
         print("compute ceilings: " + ", ".join(f"{k} {fmt(v['gflops'])} GFLOP/s" for k, v in p["compute_ceilings"].items()))
@@ -352,9 +373,13 @@ def main(argv=None) -> int:
                         "GPUs of each model; exit 3 when any is flagged (docs/fleet.md)")
     fl.add_argument("results", nargs="+", help="result files or folders holding them (one file per GPU)")
     fl.add_argument("-o", "--output", required=True, help="output directory: fleet.json, fleet.md, fleet.png")
-    fl.add_argument("--reference", nargs="+", default=None, metavar="FILE_OR_DIR",
-                    help="a run on one GPU of a model (e.g. reports/h100): absolute floors for that model at "
-                         "--floor-fraction x its figures (for a lower-is-better figure: its figure / fraction)")
+    # One path per --reference (repeat it for several files of one run): a list would take the
+    # positional folder after it as a reference file.
+    fl.add_argument("--reference", action="append", default=None, metavar="FILE_OR_DIR",
+                    help="a run on one GPU of a model (e.g. reports/h100; repeat for several files of one run): "
+                         "absolute floors for that model at --floor-fraction x its figures (for a lower-is-better "
+                         "figure a ceiling: its figure / fraction; a figure of wide tolerance t: fraction at most "
+                         "1 - 2 t)")
     fl.add_argument("--floor-fraction", type=_fraction, default=0.75,
                     help="floors as this fraction of the reference's figures (default 0.75, as DCGM's)")
     fl.add_argument("--z", type=_threshold(True), default=3.5,

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Dict, List, Optional
+from typing import Callable, Dict, List, Optional
 
 import numpy as np
 
@@ -37,10 +37,12 @@ def _entries(rs: ResultSet) -> Dict[str, object]:
     return {entry_key(e.name): e for e in rs.entries}
 
 
-def compare(a: ResultSet, b: ResultSet, sigmas: float = 2.0, floor: float = 0.0, summary: bool = True) -> dict:
+def compare(a: ResultSet, b: ResultSet, sigmas: float = 2.0, floor: float = 0.0, summary: bool = True,
+            progress: Optional[Callable[[str], None]] = None) -> dict:
     """A change is significant when |B/A - 1| > max(sigmas * sqrt(cv_A^2 + cv_B^2), floor).
     Entries without a recorded CV use `floor` alone (and are flagged). With `summary`, the ceilings
-    and kernel headlines of both sets (their device profiles: the report's own figures) lead."""
+    and kernel headlines of both sets (their device profiles: the report's own figures) lead.
+    `progress` is told of each long step (each set's device profile takes a minute on a full run)."""
     ea, eb = _entries(a), _entries(b)
     rows: List[dict] = []
     for key in sorted(set(ea) & set(eb)):
@@ -79,7 +81,13 @@ def compare(a: ResultSet, b: ResultSet, sigmas: float = 2.0, floor: float = 0.0,
             out["summary_skipped"] = (f"no ceilings or kernels summary: {', '.join(unrecorded)} "
                                       "hold(s) no family records (scripts/dev/migrate_results.py adds them)")
         else:
-            (ca, ka), (cb, kb) = headline_figures(a), headline_figures(b)
+            figures = []
+            for name, rs in (("A", a), ("B", b)):
+                if progress:
+                    progress(f"analysing {name} ({len(rs.entries):,} entries): its device profile for the ceilings "
+                             "and kernels summary (--no-summary leaves it out)")
+                figures.append(headline_figures(rs))
+            (ca, ka), (cb, kb) = figures
             out["ceilings"], out["kernels"] = (ca, cb), (ka, kb)  # (A's, B's) each
     return out
 
@@ -103,13 +111,19 @@ def family_summary(rows: List[dict]) -> List[dict]:
     return sorted(out, key=lambda f: -abs(math.log(f["median_ratio"])))
 
 
+# The report sections whose results headline_figures reads (device-profile.json's device, hierarchy,
+# bandwidth, pipelines and tensor keys).
+HEADLINE_SECTIONS = ("device", "hierarchy", "bandwidth", "execution", "tensor")
+
+
 def headline_figures(rs: ResultSet):
     """(ceilings {name: (value, unit)}, kernels {kernel: row}) of a result set: the figures its report
     leads with, computed by the same code (the sections, roofline, sections.optimality.kernel_headlines)."""
     from .roofline import ceilings_from, kernel_points, optimality
     from .sections import device_profile
     from .sections.optimality import kernel_headlines
-    data = device_profile(rs)
+    # Only the sections these figures come from (the TLB's and the transfers' fits are not among them).
+    data = device_profile(rs, only=HEADLINE_SECTIONS)
     ceilings: Dict[str, tuple] = {}
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         ceilings[f"{name} bandwidth"] = (c["gbps"], "GB/s")

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -84,6 +84,31 @@ def alpha_beta_holds(ab: AlphaBeta) -> bool:
     """The model predicts the times within ALPHA_BETA_RMS_MAX rms, with a fixed cost no less than 0 (a
     negative alpha fits a bend in the curve, not a cost per call)."""
     return ab.rms_rel_error <= ALPHA_BETA_RMS_MAX and ab.alpha_s >= 0
+
+
+# β is a bandwidth only where bytes take a measurable part of the time. It is quoted only where the
+# fitted range's largest transfer spends at least BETA_MIN_TERM_RATIO x α moving its bytes (size / β
+# >= α, i.e. the range reaches n½ = α·β, where half the bandwidth is reached): below that the slope is
+# a few per cent of times that are all α, and noise on them gives any β (2 B–32 KiB gave 118 GB/s on
+# the H100, 0.12 GB/s on another curve). Nor is a β quoted that exceeds the highest rate any size of
+# the curve reached by more than the model's own error (ALPHA_BETA_RMS_MAX): the larger sizes show the
+# link never carries it.
+BETA_MIN_TERM_RATIO = 1.0
+
+
+def beta_not_quoted(fit: AlphaBeta, hi_bytes: float, curve_peak_bps: float) -> Optional[str]:
+    """Why the fit's β is no bandwidth the transfers show (BETA_MIN_TERM_RATIO, the curve's peak), or None
+    when it may be quoted. A fit with no time per byte (β infinite) has none to quote either."""
+    if not (math.isfinite(fit.beta_bps) and fit.beta_bps > 0):
+        return "size-independent: no time per byte"
+    term = hi_bytes / fit.beta_bps
+    if fit.alpha_s > 0 and term < BETA_MIN_TERM_RATIO * fit.alpha_s:
+        return (f"the bytes take {term / fit.alpha_s:.2g} x α at its largest size, {hi_bytes:.4g} B; β needs sizes "
+                f"up to n½ = α·β = {fit.half_bandwidth_bytes:.3g} B")
+    if math.isfinite(curve_peak_bps) and fit.beta_bps > curve_peak_bps * (1 + ALPHA_BETA_RMS_MAX):
+        return (f"{fit.beta_bps / 1e9:.4g} GB/s is above the {curve_peak_bps / 1e9:.4g} GB/s any size reached, "
+                f"by more than the model's {100 * ALPHA_BETA_RMS_MAX:.0f} %")
+    return None
 
 
 @dataclass

@@ -3,8 +3,9 @@ GPU against GPU of the same model; the slow or faulty ones are named with the fi
 
 Which figures: the preset's own declaration, which the binary writes into each result file's context
 (`gpuprobe_preset`, microbench/harness/fleet.cpp): for each figure its family, the axis values of its
-entry, which entry of a sweep it takes (largest or smallest value of an axis, or the worst one over an
-axis such as the P2P neighbour), the counter it reads (value_median or a rate such as gflops) and its
+entry, which entry of a sweep it takes (largest or smallest value of an axis, the worst one over an
+axis such as the P2P neighbour, or the level ceiling the report's code derives from the sweep:
+ceilings.ceiling_of, premise rules included), the counter it reads (value_median or a rate such as gflops) and its
 tolerance. The direction of "worse" is the family record's `better` for value_median, else the
 declaration's (a rate or a clock: higher; a time: lower).
 
@@ -16,8 +17,10 @@ figure's tolerance; both must hold, so that neither a tight fleet's harmless 1 %
 noise flags a GPU. Models with fewer than MIN_WITHIN GPUs are not compared within (too few for a
 median to mean anything); an optional reference (another run on a GPU of the same model, e.g.
 reports/h100) gives absolute floors at `floor_fraction` x its figures (for a lower-is-better figure:
-its figure / floor_fraction), as DCGM's diagnostics set theirs at about 0.75 x a reference run; a figure
-whose declared tolerance is wide (launches, transfers: the host's share) at most 1 - 2 x that tolerance.
+its figure / floor_fraction: a ceiling), as DCGM's diagnostics set theirs at about 0.75 x a reference run;
+a figure whose declared tolerance is wide (launches, transfers: the host's share) at most 1 - 2 x that
+tolerance (launch rate, 20 %: 0.6). A FILE.partial too short to hold its context is a GPU of unknown
+identity flagged incomplete; the others are judged.
 """
 from __future__ import annotations
 
@@ -30,6 +33,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
+from . import ceilings as C
 from . import records as R
 from . import results
 
@@ -139,13 +143,25 @@ def better_of(spec: FigureSpec, entry: Optional[results.Entry]) -> str:
     return spec.better
 
 
-def figure_value(entries: Sequence[results.Entry], spec: FigureSpec, device: str):
-    """(value, entry) of the figure among one GPU's entries, or (nan, None) when it has none."""
+def figure(entries: Sequence[results.Entry], spec: FigureSpec, device: str,
+           context: Optional[Dict[str, str]] = None) -> Tuple[float, Optional[results.Entry], str]:
+    """(value, entry, where it came from) of the figure among one GPU's entries, or (nan, None, "") when
+    it has none. The report's premise rules hold here too (ceilings.qualifies): an entry that declares
+    a premise counts only where its premise held, or, unchecked (a fleet run has no counters), holds by
+    how its probe works; take "ceiling" is the report's ceiling over the sweep (ceilings.ceiling_of)."""
+    context = context or {}
     cands = [e for e in entries if e.family == spec.family
              and all(_axis_matches(e.tag(k), v, device) for k, v in spec.axes)]
     cands = [e for e in cands if math.isfinite(_entry_value(e, spec))]
+    serves = C.l2_serves_bytes(context)
+    cands = [e for e in cands if not e.premise_level or C.qualifies(e, serves)]
     if not cands:
-        return math.nan, None
+        return math.nan, None, ""
+    if spec.take == "ceiling":
+        ceiling = C.ceiling_of(cands, context)
+        if ceiling is None:
+            return math.nan, None, ""
+        return ceiling.gbps, ceiling.entries[0], f"{ceiling.level} {ceiling.kind} ceiling: {ceiling.how}"
     if spec.pick_axis and spec.take in ("max", "min"):
         def axis_value(e):
             v = e.num(spec.pick_axis)
@@ -156,7 +172,14 @@ def figure_value(entries: Sequence[results.Entry], spec: FigureSpec, device: str
         e = (min if higher else max)(cands, key=lambda c: _entry_value(c, spec))
     else:
         e = cands[-1]
-    return _entry_value(e, spec), e
+    return _entry_value(e, spec), e, e.name
+
+
+def figure_value(entries: Sequence[results.Entry], spec: FigureSpec, device: str,
+                 context: Optional[Dict[str, str]] = None):
+    """(value, entry) of figure()."""
+    v, e, _ = figure(entries, spec, device, context)
+    return v, e
 
 
 def expand(paths: Sequence[str]) -> List[str]:
@@ -194,8 +217,16 @@ def load(paths: Sequence[str]) -> FleetInput:
     device); the figures are the union of the files' preset declarations, in declaration order."""
     rs = results.ResultSet()
     files = expand(paths)
+    unreadable: List[Gpu] = []
     for p in files:
-        results.read_one(p, rs)
+        if results.read_one(p, rs) is None and p.endswith(".partial") and p in rs.rejected:
+            # A rank stopped before it wrote its context (an empty FILE.partial): a GPU whose run did not
+            # finish, not an unusable input; its identity is unknown, so it is its file.
+            rs.rejected.remove(p)
+            unreadable.append(Gpu(file=p, host=UNAVAILABLE, uuid=UNAVAILABLE, serial=UNAVAILABLE, pci_bus_id="",
+                                  model=UNAVAILABLE, context={}, complete=False,
+                                  incomplete_reason="empty or unreadable FILE.partial: the rank stopped before it "
+                                                    "wrote its context and entries"))
     figures: Dict[str, FigureSpec] = {}
     for f in rs.files:
         specs, why = parse_preset(f.context.get(PRESET_CONTEXT_KEY))
@@ -220,7 +251,7 @@ def load(paths: Sequence[str]) -> FleetInput:
                 incomplete_reason=f.incomplete_reason)
         device = c.get("gpu_index", "0")
         for spec in figures.values():
-            v, e = figure_value(f.entries, spec, device)
+            v, e = figure_value(f.entries, spec, device, c)
             if e is not None:
                 g.values[spec.name] = v
                 g.entries[spec.name] = e.name
@@ -231,7 +262,7 @@ def load(paths: Sequence[str]) -> FleetInput:
         gpus.append(g)
     for spec in figures.values():
         better.setdefault(spec.name, spec.better)
-    return FleetInput(_deduplicate(gpus, rs), list(figures.values()), rs.issues, rs.rejected, better)
+    return FleetInput(_deduplicate(gpus, rs) + unreadable, list(figures.values()), rs.issues, rs.rejected, better)
 
 
 def _deduplicate(gpus: List[Gpu], rs: results.ResultSet) -> List[Gpu]:
@@ -277,14 +308,16 @@ def _fmt(v: float) -> str:
 
 
 def reference_figures(paths: Sequence[str], figures: Sequence[FigureSpec]):
-    """(model, {figure: (value, entry name)}, issues) of a reference run: a folder holding results.json
-    (or .json.gz) gives that file (the main job's other files are counter runs of the same entries),
-    else every result file in it, merged as one device."""
+    """(model, models, {figure: (value, where it came from, better)}, result set) of a reference run: a
+    main job's folder (results.json and the premise and counter runs beside it, as the report reads
+    them: results.result_paths, so that the premises the counters checked count here as there), else
+    every result file in it, merged as one device."""
     chosen: List[str] = []
     for p in paths:
-        if os.path.isdir(p):
-            main = [os.path.join(p, n) for n in ("results.json", "results.json.gz") if os.path.exists(os.path.join(p, n))]
-            chosen += main[:1] or expand([p])
+        if os.path.isdir(p) and results.folder_result_files(p):
+            chosen += results.folder_result_files(p)
+        elif os.path.isdir(p):
+            chosen += expand([p])
         else:
             chosen.append(p)
     rs = results.load(chosen)
@@ -293,9 +326,9 @@ def reference_figures(paths: Sequence[str], figures: Sequence[FigureSpec]):
     device = ctx.get("gpu_index", "0")
     out = {}
     for spec in figures:
-        v, e = figure_value(rs.entries, spec, device)
+        v, e, source = figure(rs.entries, spec, device, ctx)
         if e is not None:
-            out[spec.name] = (v, e.name, better_of(spec, e))
+            out[spec.name] = (v, source, better_of(spec, e))
     return (models[0] if len(models) == 1 else None), models, out, rs
 
 
@@ -311,7 +344,8 @@ def analyze(inp: FleetInput, criteria: Criteria, reference=None) -> dict:
     stats: Dict[Tuple[str, str], FigureStats] = {}
     models: Dict[str, List[Gpu]] = {}
     for g in inp.gpus:
-        models.setdefault(g.model, []).append(g)
+        if g.context:  # an unreadable file has no model to be compared within
+            models.setdefault(g.model, []).append(g)
     notes: List[str] = []
     for model, gs in sorted(models.items()):
         within = len(gs) >= criteria.min_within
@@ -367,14 +401,17 @@ def analyze(inp: FleetInput, criteria: Criteria, reference=None) -> dict:
                     # Sorting: the robust z where the model is compared within, else how far (in %)
                     # it is worse than the reference.
                     g.worst_z = max(g.worst_z, z if z is not None else _worse_pct(v, ref, b))
+                    bound = (f"below the floor {_fmt(floor)} ({fraction:g} x the reference's {_fmt(ref)}"
+                             if b == "higher" else
+                             f"above the ceiling {_fmt(floor)} (the reference's {_fmt(ref)} / {fraction:g}")
+                    if fraction < criteria.floor_fraction:
+                        bound += f", {fraction:g} = 1 - 2 x its {spec.tolerance_pct:g} % tolerance"
                     g.reasons.append({"kind": "floor", "figure": spec.name, "value": v, "unit": spec.unit,
-                                      "floor": floor, "reference": ref,
+                                      "floor": floor, "reference": ref, "fraction": fraction,
                                       "model_median": st.median if st else None,
                                       "robust_z": None if z is None else round(z, 2),
-                                      "text": f"{spec.name} {_fmt(v)} {spec.unit} "
-                                              f"{'below the floor' if b == 'higher' else 'above the ceiling'} "
-                                              f"{_fmt(floor)} ({fraction:g} x the reference's "
-                                              f"{_fmt(ref)}; model median {_fmt(st.median) if st else 'n/a'}"
+                                      "text": f"{spec.name} {_fmt(v)} {spec.unit} {bound}; model median "
+                                              f"{_fmt(st.median) if st else 'n/a'}"
                                               + (f", robust z {z:.1f})" if z is not None else ")")})
     for g in inp.gpus:
         if not g.complete:

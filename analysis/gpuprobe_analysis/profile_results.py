@@ -449,8 +449,8 @@ class AlphaBetaFigures:
     """fits.AlphaBeta in the report's units, with the verdict on its residuals."""
     alpha_us: float
     alpha_stderr_us: float
-    beta_gbps: float
-    beta_stderr_gbps: float
+    beta_gbps: Optional[float]  # None where it is no bandwidth (beta_note: fits.beta_not_quoted)
+    beta_stderr_gbps: Optional[float]
     half_bandwidth_bytes: float
     rms_rel_error: float
     max_rel_error: float
@@ -467,6 +467,7 @@ class AlphaBetaFigures:
     measured_peak_gbps: Optional[float] = optional()
     measured_peak_at_bytes: Optional[float] = optional()
     summary: str = ""
+    beta_note: str = ""
 
 
 @dataclass
@@ -475,9 +476,10 @@ class TransferRegime:
     lo_bytes: float
     hi_bytes: float
     alpha_us: float
-    beta_gbps: float
+    beta_gbps: Optional[float]  # None where it is no bandwidth (beta_note says why: fits.beta_not_quoted)
     rms_rel_error: float
     fits: bool
+    beta_note: str = ""
 
 
 @dataclass

@@ -299,6 +299,23 @@ def merge_key(name: str) -> str:
     return re.sub(r"/iterations:\d+", "", name)
 
 
+# A folder of results (a main job's OUTDIR, reports/h100): its files in the order main_job.sh
+# --report-only reads them (the counter runs first; the last file's entry is used).
+FOLDER_FILES = ("premises", "counters", "results")
+
+
+def folder_result_files(path: str) -> List[str]:
+    """A folder's result files (FOLDER_FILES, .json or .json.gz, or the .partial of an interrupted run,
+    named without .partial: the reader falls back to it with a warning); [] when it has none."""
+    found = []
+    for base in FOLDER_FILES:
+        for name in (f"{base}.json", f"{base}.json.gz", f"{base}.json.partial"):
+            if os.path.isfile(os.path.join(path, name)):
+                found.append(os.path.join(path, name[: -len(".partial")] if name.endswith(".partial") else name))
+                break
+    return found
+
+
 def load(paths: Iterable[str]) -> ResultSet:
     rs = ResultSet()
     for path in paths:

@@ -1,5 +1,5 @@
 """The report in a real browser: headless Chromium (Debian's chromium + chromium-driver, driven by
-Selenium; scripts/setup.sh installs them) opens the synthetic report's HTML and checks what a reader
+Selenium; scripts/setup.sh --with-optional installs them) opens the synthetic report's HTML and checks what a reader
 would hit first: console errors, images that do not load, internal links that lead nowhere."""
 import os
 import shutil
@@ -10,10 +10,10 @@ CHROMIUM = next((p for p in ("/usr/bin/chromium", shutil.which("chromium") or ""
                  if p and os.path.exists(p)), None)
 DRIVER = next((p for p in ("/usr/bin/chromedriver", shutil.which("chromedriver") or "") if p and os.path.exists(p)), None)
 
-# Skipped only where the browser itself is absent (CI runs scripts/setup.sh first, which installs it);
-# a missing Selenium with the browser present is a failure, not a skip.
-pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER),
-                                reason="no chromium / chromedriver on this machine (scripts/setup.sh installs them)")
+# Skipped only where the browser itself is absent (CI runs scripts/setup.sh --with-optional first, which
+# installs it); a missing Selenium with the browser present is a failure, not a skip.
+pytestmark = pytest.mark.skipif(not (CHROMIUM and DRIVER), reason="no chromium / chromedriver on this machine "
+                                "(scripts/setup.sh --with-optional installs them)")
 
 WIDTH = 1400
 

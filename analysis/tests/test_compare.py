@@ -41,6 +41,14 @@ def test_cli_profile_and_compare(tmp_path, capsys):
     assert (tmp_path / "prof" / "device-profile.json").exists()
     assert main(["compare", p, p, "-o", str(tmp_path / "c.md")]) == 0
     assert "Changes beyond noise: 0 of" in (tmp_path / "c.md").read_text()
+    # compare printed nothing for 77 s on two full runs: each step now says what it does, on stderr
+    # (stdout is the table), the long one (each set's device profile) before it starts.
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == f"gpuprobe-analyze: compare: reading A ({p}) and B ({p}) ..."
+    n = len(doc["benchmarks"])
+    assert err[1] == f"gpuprobe-analyze: compare: matching {n:,} entries of A with {n:,} of B ..."
+    assert err[2].startswith(f"gpuprobe-analyze: compare: analysing A ({n:,} entries): its device profile")
+    assert err[3].startswith(f"gpuprobe-analyze: compare: analysing B ({n:,} entries)")
 
 
 def test_direction_comes_from_the_record(tmp_path):
@@ -60,3 +68,26 @@ def test_direction_comes_from_the_record(tmp_path):
     assert [r["verdict"] for r in res["significant"]] == ["changed (no family record says which way is better)"]
     # and no summary built on axes nobody declared: it says why
     assert "no family records" in res["summary_skipped"] and "ceilings" not in res
+
+
+def test_summary_figures_come_from_the_sections_they_read_only(tmp_path, monkeypatch):
+    """compare's summary analyses only the sections its figures come from (no TLB or transfer fits): the
+    same figures as from the whole device profile."""
+    from gpuprobe_analysis import compare as C
+    from gpuprobe_analysis import sections
+    # Ceilings and kernels without the level fits (their cost is not the point here).
+    doc = synth.synth_results(noise=0.01, seed=4, families=["exec.throughput", "memory.shared_bandwidth", "kernels",
+                                                            "exec.latency"])
+    rs = results.load([synth.write(str(tmp_path / "r.json"), doc)])
+    few = C.headline_figures(rs)
+    assert few[0] and few[1]  # ceilings and kernels
+    asked = []
+    whole = sections.device_profile
+
+    def every_section(rs, only=None):
+        asked.append(only)
+        return whole(rs)
+    monkeypatch.setattr(sections, "device_profile", every_section)
+    assert C.headline_figures(rs) == few
+    assert asked == [C.HEADLINE_SECTIONS]
+    assert not {"tlb", "transfers", "granularity", "access"} & sections._closure(C.HEADLINE_SECTIONS)

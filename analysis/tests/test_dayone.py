@@ -168,9 +168,9 @@ def test_quantised_shared_event_time_gives_way_to_the_clock_figure(tmp_path):
     assert c.gbps == pytest.approx(8858370048 / 270336) and "quantised" not in c.how
 
 
-@pytest.fixture(scope="module")
-def h100_subset():
-    return device_profile(results.load([H100_SUBSET]))
+@pytest.fixture
+def h100_subset(h100_subset_profile):
+    return h100_subset_profile
 
 
 def _plateaus_are_honest(bw):

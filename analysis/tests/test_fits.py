@@ -74,3 +74,60 @@ def test_transfer_verdict_is_one_and_the_summary_quotes_no_alpha_beta_that_does_
     assert bad.summary.startswith("α-β model does not fit")
     assert f"β {bad.beta_gbps:.4g} GB/s" not in bad.summary  # the rejected fit's β is quoted nowhere
     assert "β 10 GB/s" in bad.summary and "β 50 GB/s" in bad.summary and "measured up to" in bad.summary
+
+
+def test_beta_is_not_quoted_for_sizes_too_small_to_carry_bandwidth():
+    """A regime of small transfers (the H100's bidir/write_combined/ce: 2 B–32 KiB, α 7 µs): the bytes take
+    4 % of the largest one's time, so its β (118 GB/s, above the 100 GB/s any size reached) is noise on α."""
+    from gpuprobe_analysis.fits import beta_not_quoted
+    sizes = np.array([2.0 * 2**i for i in range(15)])  # 2 B .. 32 KiB
+    fit = fit_alpha_beta(sizes, 6.95e-6 + sizes / 118e9)
+    why = beta_not_quoted(fit, float(sizes[-1]), 100.4e9)
+    assert why and "n½" in why, why
+    # The same range at a bandwidth it can carry (a 32 KiB transfer at 1 GB/s: its bytes 5 x α): quoted.
+    slow = fit_alpha_beta(sizes, 6.95e-6 + sizes / 1e9)
+    assert beta_not_quoted(slow, float(sizes[-1]), 2e9) is None
+    # A β above what any size of the curve reached, beyond the model's error, is no bandwidth either.
+    big = np.array([4096.0 * 2**i for i in range(15)])
+    fast = fit_alpha_beta(big, 3e-6 + big / 60e9)
+    assert beta_not_quoted(fast, float(big[-1]), 59e9) is None
+    assert "above the" in beta_not_quoted(fast, float(big[-1]), 40e9)
+
+
+def test_summary_quotes_alpha_only_where_the_regime_cannot_carry_bandwidth():
+    """Two regimes, the small one over sizes whose time is all α: the summary gives it α only, and its
+    regime's β is None; the large one keeps α and β."""
+    from gpuprobe_analysis.sections.transfers import transfer_model
+    sizes = np.array([2.0 * 2**i for i in range(28)])  # 2 B .. 256 MiB
+    t = np.where(sizes <= 32768, 6.95e-6 + sizes / 118e9, 13.4e-6 + sizes / 100.5e9)
+    t = t * (1 + 0.004 * np.sin(np.arange(len(t))))  # the points' own spread
+    m = transfer_model(fit_alpha_beta(sizes, t), sizes, t, 0.01)
+    assert not m.fits and m.regimes
+    small, large = m.regimes
+    assert small.beta_gbps is None and small.beta_note
+    assert "118" not in m.summary and "α 6.9" in m.summary, m.summary
+    assert large.beta_gbps == pytest.approx(100.5, rel=0.02) and "β 100" in m.summary, m.summary
+
+
+def test_h100_reference_transfers_quote_no_beta_the_sizes_cannot_carry():
+    """The issue's two regimes on the committed H100 reference: bidir/write_combined/ce 2 B–32 KiB (β 118.2
+    GB/s, above the 100.4 any size reached) and bidir/pinned/sm 2 B–512 B (β 0.1195 GB/s) give α only;
+    h2d/pageable/ce 1 B–64 KiB, whose largest transfer spends 3.9 x α on its bytes, keeps its β."""
+    import os
+    from gpuprobe_analysis import results
+    from gpuprobe_analysis.cli import result_paths
+    from gpuprobe_analysis.sections.transfers import _transfers
+    ref = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "reports", "h100")
+    if not os.path.isdir(ref):
+        pytest.skip("no committed H100 reference")
+    tr = _transfers(results.load(result_paths(ref)), [])
+    by = {tuple(r.key.values()): r.model for r in tr.fits}
+    wc, sm, pageable = by[("bidir", "write_combined", "ce")], by[("bidir", "pinned", "sm")], by[("h2d", "pageable", "ce")]
+    assert wc.regimes[0].beta_gbps is None and "118" not in wc.summary and "2 B–32 KiB: α 6.95" in wc.summary
+    assert sm.regimes[0].beta_gbps is None and "0.1195" not in sm.summary and "2 B–512 B: α 10.97" in sm.summary
+    assert wc.regimes[1].beta_gbps == pytest.approx(100.5, abs=0.1)  # the large sizes keep theirs
+    assert pageable.regimes[0].beta_gbps == pytest.approx(7.26, abs=0.01) and "β 7.26 GB/s" in pageable.summary
+    for m in by.values():  # no quoted β anywhere above the curve's measured maximum beyond the model's error
+        for b in [m.beta_gbps] + [g.beta_gbps for g in (m.regimes or [])]:
+            if b is not None and m.measured_peak_gbps:
+                assert b <= 1.1 * m.measured_peak_gbps

@@ -144,6 +144,10 @@ def test_a_rerun_of_one_gpu_counts_once(tmp_path):
     assert next(g for g in out["gpus"] if g["uuid"] == doc["context"]["gpu_uuid"])["file"].endswith("rerun.json")
 
 
+def by_value(entries, family, footprint):
+    return next(e.value for e in entries if e.family == family and e.num("footprint") == footprint)
+
+
 def test_figure_selection_takes_the_declared_entry():
     """The pick rules on one file: the largest footprint's DRAM read (not the larger value at a small
     working set), the smallest L2 working set, the slowest P2P neighbour."""
@@ -164,9 +168,106 @@ def test_figure_selection_takes_the_declared_entry():
     by = {s.name: s for s in specs}
     v, e = fleet.figure_value(rs.entries, by["DRAM read"], "2")
     assert "footprint:4294967296" in e.name
-    v, e = fleet.figure_value(rs.entries, by["L2 read"], "2")
-    assert "footprint:2097152" in e.name
+    # L2 read: the report's ceiling rule over the walk's working sets (ceilings.py), never the small
+    # working set whose loads the L2's request coalescer merged (no premise by construction there).
+    v, e = fleet.figure_value(rs.entries, by["L2 read"], "2", doc["context"])
+    assert "footprint:2097152" not in e.name
+    assert v == pytest.approx(by_value(rs.entries, "memory.l2_bandwidth", 16777216))
     v, e = fleet.figure_value(rs.entries, by["P2P write, slowest neighbour"], "2")
     assert "src:2/" in e.name and v < 0.6 * 370
     v, e = fleet.figure_value(rs.entries, by["DRAM latency"], "2")
     assert 300 < v < 400 and "footprint:4294967296" in e.name
+
+
+def test_reference_l2_read_is_the_reports_l2_ceiling():
+    """The reference's L2 read comes from the report's ceiling code (premise rules included): on the H100
+    reference the report's L2 read ceiling (8,186 GB/s), not walk:blocks/loads:32/footprint:2097152
+    (9,301.8 GB/s), whose premise failed (0.854x)."""
+    from gpuprobe_analysis import ceilings, results
+    specs, _ = fleet.parse_preset(json.dumps(fleet_preset()))
+    model, _, values, ref_rs = fleet.reference_figures([H100_REFERENCE], specs)
+    report_rs = results.load(cli.result_paths(H100_REFERENCE))
+    (l2,) = [c for c in ceilings.level_ceilings(report_rs, None, report_rs.context_number("gpu_l2_bytes"))
+             if c.level == "L2" and c.kind == "read"]
+    value, source, better = values["L2 read"]
+    assert value == pytest.approx(l2.gbps) and 8100 < value < 8300
+    assert "footprint:2097152" not in source and better == "higher"
+    failed = {f["entry"] for f in ceilings.premise_report(report_rs)["failed_entries"]}
+    for name, (v, src, _) in values.items():
+        assert src not in failed, (name, src)
+
+
+def test_fleet_l2_read_obeys_the_premise_rule_on_an_old_declaration(tmp_path):
+    """A result file of the older declaration (L2 read = the smallest working set) has no L2 read that
+    qualifies: the figure is left out rather than read from a working set the coalescer inflated."""
+    from gpuprobe_analysis import results
+    spec = fleet.FigureSpec("L2 read", "memory.l2_bandwidth", (("kernel", "read_cg"), ("walk", "blocks"),
+                            ("loads", "32")), "footprint", "min", "value_median", "GB/s", "higher", 5, "together")
+    fams, records = __import__("fleet_sim")._families()
+    import numpy as np
+    from fleet_sim import Gpu, gpu_document
+    doc, _ = gpu_document(Gpu("h", 0, "NVIDIA H100 80GB HBM3", "GPU-y"), np.random.default_rng(2), fams, records,
+                          fleet_preset(), 1)
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps(doc))
+    rs = results.ResultSet()
+    results.read_one(str(path), rs)
+    v, e = fleet.figure_value(rs.entries, spec, "0", doc["context"])
+    # The smallest working set that qualifies (8 MiB on a 50 MiB L2: 256 KiB per row of 32), not 2 MiB.
+    assert e is not None and e.num("footprint") >= 8 * 2**20, e.name
+
+
+def test_an_empty_rank_file_flags_that_gpu_incomplete_and_judges_the_rest(tmp_path, capsys):
+    """A rank killed before it wrote anything leaves fleet.rank<k>.json.partial of 0 bytes: that GPU is
+    flagged incomplete, the 64 others are judged (exit 3 for the one flagged, not 1 for all)."""
+    make_fleet(str(tmp_path / "r"), gpus=64, faults=[], busy=0)
+    (tmp_path / "r" / "node0007" / "fleet.rank99.json.partial").write_text("")
+    code = cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")])
+    assert code == 3, capsys.readouterr().err
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(doc["gpus"]) == 65 and doc["flagged"] == 1
+    bad = doc["gpus"][0]
+    assert bad["file"].endswith("fleet.rank99.json.partial")
+    assert [(r["kind"], r["figure"]) for r in bad["reasons"]] == [("incomplete", None)]
+    assert "empty" in bad["reasons"][0]["text"]
+    assert not any(g["flagged"] for g in doc["gpus"][1:])
+    # The unreadable file's model is unknown: no model of its own in the statistics or the notes.
+    assert all(fleet.UNAVAILABLE not in f["models"] for f in doc["figures"])
+    assert not any(fleet.UNAVAILABLE in n for n in doc["notes"])
+
+
+def test_two_empty_rank_files_are_two_gpus(tmp_path):
+    make_fleet(str(tmp_path / "r"), gpus=16, faults=[], busy=0)
+    for k in (98, 99):
+        (tmp_path / "r" / f"fleet.rank{k}.json.partial").write_text("")
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o")]) == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(doc["gpus"]) == 18 and doc["flagged"] == 2
+
+
+def test_a_lower_is_better_floor_reads_as_the_reference_over_the_fraction(tmp_path):
+    """Launch rate (lower is better, tolerance 20 %): its ceiling is the reference's figure / 0.6, where
+    0.6 = 1 - 2 x its tolerance (below --floor-fraction 0.75); the message says so, with the right operator."""
+    sim = make_fleet(str(tmp_path / "r"), gpus=4, faults=[Fault("slow launches", {"Launch rate": 2.5})],
+                     models=("NVIDIA H100 80GB HBM3",), busy=0)
+    assert cli.main(["fleet", str(tmp_path / "r"), "-o", str(tmp_path / "o"), "--reference", H100_REFERENCE]) == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    (bad,) = sim.injected
+    (r,) = next(g for g in doc["gpus"] if g["uuid"] == bad)["reasons"]
+    assert r["kind"] == "floor" and r["figure"] == "Launch rate"
+    assert r["floor"] == pytest.approx(r["reference"] / 0.6)
+    assert f"the reference's {fleet._fmt(r['reference'])} / 0.6" in r["text"], r["text"]
+    assert "1 - 2 x its 20 % tolerance" in r["text"], r["text"]
+    assert " x the reference" not in r["text"]
+
+
+@pytest.mark.parametrize("order", ["folder first", "reference first"])
+def test_reference_does_not_swallow_the_folder(tmp_path, order):
+    sim = make_fleet(str(tmp_path / "r"), gpus=4, faults=[Fault("slow HBM", {"DRAM read": 0.6})],
+                     models=("NVIDIA H100 80GB HBM3",), busy=0)
+    ref = ["--reference", H100_REFERENCE]
+    argv = ["fleet", str(tmp_path / "r")] + ref if order == "folder first" else ["fleet"] + ref + [str(tmp_path / "r")]
+    assert cli.main(argv + ["-o", str(tmp_path / "o")]) == 3
+    doc = json.loads((tmp_path / "o" / "fleet.json").read_text())
+    assert len(doc["gpus"]) == 4 and doc["criteria"]["reference"]["model"] == "NVIDIA H100 80GB HBM3"
+    assert [g["uuid"] for g in doc["gpus"] if g["flagged"]] == list(sim.injected)

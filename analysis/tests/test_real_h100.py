@@ -7,17 +7,12 @@ cg chain without an L1 level), not constants tuned to the H100."""
 import os
 
 from gpuprobe_analysis import results
-from gpuprobe_analysis.sections import device_profile
 
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "h100_subset.json")
 
 
-def profile():
-    return device_profile(results.load([DATA]))
-
-
-def test_real_hierarchy_is_ordered_and_from_the_primary_curve():
-    d = profile()
+def test_real_hierarchy_is_ordered_and_from_the_primary_curve(h100_subset_profile):
+    d = h100_subset_profile
     h = d["hierarchy"]
     assert h["primary_curve"] == {"pattern": "random", "load": "ca", "stride": 128.0}
     levels = {lv["name"]: lv for lv in h["levels"]}
@@ -45,8 +40,8 @@ def test_real_hierarchy_is_ordered_and_from_the_primary_curve():
     assert abs(x["levels_cycles"][-1] / levels["DRAM"]["latency_cycles"] - 1) < 0.15
 
 
-def test_real_bandwidth_ceilings_are_physical():
-    d = profile()
+def test_real_bandwidth_ceilings_are_physical(h100_subset_profile):
+    d = h100_subset_profile
     c = d["bandwidth"]["ceilings"]
     theo = float(d["device"]["gpu_theoretical_dram_gbps"])
     assert 0.5 * theo < c["DRAM"]["gbps"] <= theo
@@ -57,11 +52,11 @@ def test_real_bandwidth_ceilings_are_physical():
         assert c[name]["premise"] == "ok" and abs(c[name]["premise_ratio"] - 1) < 0.03, name
 
 
-def test_real_l2_ceiling_is_below_the_counters_peak_and_from_unmerged_reads():
+def test_real_l2_ceiling_is_below_the_counters_peak_and_from_unmerged_reads(h100_subset_profile):
     """The L2 read ceiling counts only bytes the L2 served: at or below its own peak (bytes per cycle x
     L2 clock, from the same run's counters), and from the walk whose reads no SM shares."""
     rs = results.load([DATA])
-    d = device_profile(rs)
+    d = h100_subset_profile
     l2 = d["bandwidth"]["ceilings"]["L2"]
     peaks = [e.counters["lts__t_bytes.sum.peak_sustained"] * e.counters["lts__cycles_elapsed.avg.per_second"] / 1e9
              for e in rs.entries if "lts__t_bytes.sum.peak_sustained" in e.counters]

@@ -122,17 +122,16 @@ H100 = [p for p in (os.path.join(REPO, "reports", "h100", f"{n}.json.gz") for n 
         if os.path.exists(p)]
 
 
-@pytest.mark.skipif(not H100, reason="no committed H100 result files under reports/h100/")
-def test_report_from_committed_h100_results(tmp_path):
+def test_report_from_committed_h100_results(h100_reference_report):
     """The committed H100 results: the report builds, has every section, loads nothing external."""
-    out = build_report(results.load(H100), str(tmp_path / "h100"))
+    out, folder = h100_reference_report
     html = open(out["html"], encoding="utf-8").read()
     for sid, _ in SECTIONS:
         assert f'<h2 id="{sid}">' in html, sid
     assert not re.search(r"https?://", html)
     assert all(s.startswith("data:image/png;base64,") for s in re.findall(r'<img[^>]*src="([^"]*)"', html))
     # every kernel family in the inputs gets its comparison table, with ratios to cuBLAS filled in
-    cmp = json.load(open(os.path.join(str(tmp_path / "h100"), "device-profile.json")))["kernels_vs_cublas"]
+    cmp = json.load(open(os.path.join(folder, "device-profile.json")))["kernels_vs_cublas"]
     families = {e.family[len("kernels."):] for e in results.load(H100).entries if e.family.startswith("kernels.")}
     assert set(cmp["kernels"]) == families
     for kernel, table in cmp["kernels"].items():

@@ -27,8 +27,9 @@ struct PresetFigure {
   // Axis values of the entry; "<device>" stands for the measured GPU's index (peer copies from it).
   std::vector<std::pair<std::string, std::string>> axes;
   // Which entry of those matching: the largest ("max") or smallest ("min") value of pick_axis, or all
-  // of them with the figure the worst over pick_axis ("worst", e.g. the slowest neighbour). Empty
-  // pick_axis: the axes name one entry.
+  // of them with the figure the worst over pick_axis ("worst", e.g. the slowest neighbour), or all of
+  // them with the figure the level ceiling the report derives from them ("ceiling": its premise rules
+  // and plateau, analysis ceilings.py, spelled there only). Empty pick_axis: the axes name one entry.
   std::string pick_axis;
   std::string take;
   std::string field = "value_median";  // value_median or a Measurement counter (measured_fields())
@@ -54,7 +55,7 @@ const Preset* find_preset(const std::string& name);  // nullptr if none
 std::string preset_names();                         // "fleet" (for messages)
 
 // What is wrong with the declarations, one line each (none: every family declared, every axis and
-// pick axis one of its record's, every field value_median or a known counter, take max/min/worst).
+// pick axis one of its record's, every field value_median or a known counter, take max/min/worst/ceiling).
 std::vector<std::string> preset_problems();
 
 // The registered instance names (Context::entry_instances) the preset selects on GPU `device`, in

@@ -2,8 +2,8 @@
 //   transfer.host     H2D, D2H and bidirectional (both at once, two streams); pinned, pageable,
 //                     write-combined and cudaHostRegister'ed host memory through the copy engines
 //                     (cudaMemcpyAsync), and pinned memory mapped into the GPU read/written by a
-//                     kernel (SM-driven, zero-copy); sizes 1 B .. 1 GiB. The largest size of each
-//                     mode carries the alpha-beta fit over the mode's sizes (transfer_fit.hpp).
+//                     kernel (SM-driven, zero-copy); sizes 1 B .. 1 GiB. The alpha-beta model is the
+//                     analysis' (sections/transfers.py), fitted from these entries.
 //   transfer.memcpy_baseline  plain blocking cudaMemcpy from/to pinned memory, host-timed: the
 //                     reference rate a user gets without any care.
 // Context keys: PCIe link generation/width (current and max, NVML) and the host thread's NUMA
@@ -26,7 +26,6 @@
 #include "probes/registry.hpp"
 #include "probes/transfer_collective_plan.hpp"
 #include "probes/transfer_copy.hpp"
-#include "probes/transfer_fit.hpp"
 #include "probes/transfer_plan.hpp"
 
 namespace gpuprobe {
@@ -235,9 +234,7 @@ const ProbeDescriptor& kHost = declare_family(
         .titled("Host-device transfers")
         .with_axes({text_axis("memory", AxisRole::kGroup), text_axis("engine", AxisRole::kGroup),
                     text_axis("direction", AxisRole::kGroup), numeric_axis("size", "bytes", AxisRole::kX)})
-        .with_fields({kLinkGen, kLinkWidth, numeric_field("fit_alpha_us", "us"), numeric_field("fit_beta_gbps", "GB/s"),
-                      numeric_field("fit_rms_rel_error", "fraction"), numeric_field("fit_max_rel_error", "fraction"),
-                      numeric_field("fit_points", "entries")}));
+        .with_fields({kLinkGen, kLinkWidth}));
 
 const ProbeDescriptor& kBaseline = declare_family(
     ProbeDescriptor{"transfer.memcpy_baseline", Figure::kBandwidth,
@@ -248,12 +245,6 @@ const ProbeDescriptor& kBaseline = declare_family(
         .with_axes({text_axis("direction", AxisRole::kGroup), numeric_axis("size", "bytes", AxisRole::kX)})
         .with_fields({text_field("memory"), kLinkGen, kLinkWidth}));
 
-// Medians of the sizes measured so far in each mode, for the fit on the mode's last size.
-std::map<std::string, std::pair<std::vector<double>, std::vector<double>>>& fit_points() {
-  static std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> points;
-  return points;
-}
-
 void record_link(Measurement& m) {
   const Nvml* nvml = context().nvml;
   if (!nvml) return;
@@ -262,7 +253,7 @@ void record_link(Measurement& m) {
   if (auto width = nvml->pcie_link_width()) m.param("pcie_link_width_after", *width);
 }
 
-void host_entry(benchmark::State& state, Mode mode, std::size_t bytes, bool last_size) {
+void host_entry(benchmark::State& state, Mode mode, std::size_t bytes) {
   TransferBuffers& b = buffers_for(mode.memory, transfer_sweep_max(context()));
   TransferOp op(mode, b);
   const double moved = mode.direction == Direction::kBidirectional ? 2.0 * bytes : double(bytes);
@@ -270,19 +261,6 @@ void host_entry(benchmark::State& state, Mode mode, std::size_t bytes, bool last
   // memory, engine, direction and size come from the entry's name.
   m.time_events([&](cudaStream_t s) { op.enqueue(bytes, s); });
   record_link(m);
-
-  const std::string key = std::string(memory_name(mode.memory)) + engine_name(mode.engine) + direction_name(mode.direction);
-  auto& [sizes, times] = fit_points()[key];
-  sizes.push_back(static_cast<double>(bytes));
-  times.push_back(state.counters["time_median_s"]);
-  if (last_size && sizes.size() >= 3) {
-    const AlphaBetaFit fit = fit_alpha_beta(sizes, times);
-    m.extra("fit_alpha_us", fit.alpha_s * 1e6);
-    m.extra("fit_beta_gbps", fit.beta_bytes_per_s / 1e9 * (moved / bytes));
-    m.extra("fit_rms_rel_error", fit.rms_rel_error);
-    m.extra("fit_max_rel_error", fit.max_rel_error);
-    m.extra("fit_points", static_cast<double>(fit.points));
-  }
 }
 
 void baseline_entry(benchmark::State& state, Direction direction, std::size_t bytes, std::size_t buffer_bytes) {
@@ -338,14 +316,12 @@ void register_transfer_probes() {
   if (ctx.options.quick) modes.resize(3);  // pinned copy-engine modes only
 
   for (const Mode& mode : modes)
-    for (std::size_t i = 0; i < sizes.size(); ++i) {
-      const std::size_t bytes = sizes[i];
-      const bool last = i + 1 == sizes.size();
+    for (const std::size_t bytes : sizes) {
       register_entry(entry_name(kHost, {{"memory", memory_name(mode.memory)},
                                                {"engine", engine_name(mode.engine)},
                                                {"direction", direction_name(mode.direction)},
                                                {"size", std::to_string(bytes)}}),
-                     kHost, [mode, bytes, last](benchmark::State& st) { host_entry(st, mode, bytes, last); });
+                     kHost, [mode, bytes](benchmark::State& st) { host_entry(st, mode, bytes); });
     }
   register_p2p_probes();
 #ifdef GPUPROBE_HAVE_NCCL

@@ -188,19 +188,45 @@ def test_committed_reference_folders_are_never_written(args):
     assert git_status("reports") == before
 
 
+@pytest.mark.parametrize("folder", ["reports/h100", "reports/h100/report", "reports", "reports/local/x", ".",
+                                    "analysis/tests/new", "/tmp"])
+def test_main_job_and_the_analysis_refuse_the_same_folders(tmp_path, folder):
+    """One rule: main_job.sh's verdict on an output folder is gpuprobe_analysis.outputs' (the CLI's)."""
+    sys.path.insert(0, os.path.join(REPO, "analysis"))
+    from gpuprobe_analysis.outputs import refuse_tracked_output
+    cwd = os.getcwd()
+    os.chdir(REPO)
+    try:
+        why = refuse_tracked_output(folder)
+    finally:
+        os.chdir(cwd)
+    r = main_job("--report-only", str(tmp_path), "-o", folder)
+    if why:
+        assert r.returncode == 2 and r.stderr == f"main_job.sh: -o {why}\n", r.stderr
+    else:  # accepted, then stopped for want of results
+        assert r.returncode == 1 and "no results.json" in r.stderr, r.stderr
+    assert (why is None) == (folder in ("reports/local/x", "/tmp"))
+
+
 def test_report_only_writes_the_report_elsewhere(tmp_path):
-    """The committed H200 reference (.json.gz files) seen without a GPU; the checkout stays as it was."""
-    if not os.path.exists(os.path.join(REPO, "reports", "h200", "results.json.gz")):
-        pytest.skip("no committed H200 reference in this checkout")
-    before = git_status("reports")
-    r = main_job("--report-only", "reports/h200", "-o", str(tmp_path / "h200"))
+    """A reference folder as reports/h200 holds it (premises, counters and results as .json.gz) seen without
+    a GPU: the files read in that order, the report written elsewhere, the folder left as it was. Small
+    synthetic files: the script's handling is the point here; the committed references' own reports are
+    built by test_report.py (H100) and the report audit."""
+    import gzip
+    ref = tmp_path / "h200"
+    ref.mkdir()
+    for name in ("premises", "counters", "results"):
+        with gzip.open(ref / f"{name}.json.gz", "wt") as fh:
+            json.dump(small_results("NVIDIA H200"), fh)
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in ref.iterdir())
+    r = main_job("--report-only", str(ref), "-o", str(tmp_path / "report"))
     assert r.returncode == 0, r.stdout + r.stderr
-    assert (tmp_path / "h200" / "report.html").exists()
-    # The counter runs first, then the timed results, each file the reference holds.
-    inputs = [f"reports/h200/{f}.json.gz" for f in ("premises", "counters", "results")
-              if os.path.exists(os.path.join(REPO, "reports", "h200", f"{f}.json.gz"))]
-    assert last_line(r.stdout) == f"main_job: report of {' '.join(inputs)}: open {tmp_path}/h200/report.html"
-    assert git_status("reports") == before
+    assert (tmp_path / "report" / "report.html").exists()
+    # The counter runs first, then the timed results.
+    inputs = [f"{ref}/{f}.json.gz" for f in ("premises", "counters", "results")]
+    assert last_line(r.stdout) == f"main_job: report of {' '.join(inputs)}: open {tmp_path}/report/report.html"
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in ref.iterdir()) == before
 
 
 def test_report_only_into_a_new_ignored_folder_under_reports(tmp_path):
@@ -251,13 +277,16 @@ exit 2
 @pytest.fixture
 def fresh_clone(tmp_path):
     """A fresh clone of this checkout's commit (no reports/local/ in it), with this working tree's
-    main_job.sh and .gitignore (the code under test), and a stand-in gpuprobe on a machine without a GPU."""
+    main_job.sh, .gitignore and outputs.py (the code under test), and a stand-in gpuprobe on a machine
+    without a GPU."""
     if subprocess.run(["git", "rev-parse", "--git-dir"], cwd=REPO, capture_output=True).returncode:
         pytest.skip("not a git checkout")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", REPO, str(clone)], check=True)
-    for f in ["scripts/main_job.sh", ".gitignore"]:
+    copied = ["scripts/main_job.sh", ".gitignore", "analysis/gpuprobe_analysis/outputs.py"]
+    for f in copied:
         shutil.copyfile(os.path.join(REPO, f), clone / f)
+    subprocess.run(["git", "-C", str(clone), "add", *copied], check=True)
     subprocess.run(["git", "-C", str(clone), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam",
                     "the working tree's main_job.sh", "--allow-empty"], check=True)
     assert not (clone / "reports" / "local").exists()
@@ -319,7 +348,8 @@ def test_a_failing_suite_does_not_hide_the_other(tmp_path):
     assert r.returncode == 1
     # (the fake python3 also answers test.sh's probe for pytest-xdist, so the suite runs on every core)
     assert log.read_text().splitlines() == ["ctest", "python3 -c import xdist",
-                                            "python3 -m pytest -q -n auto analysis/tests tests/scripts"]
+                                            "python3 -m pytest -q --rootdir=. -p pytest_progress --durations=15 "
+                                            "-n auto analysis/tests tests/scripts"]
     assert last_line(r.stderr) == "test.sh: FAILED: ctest (exit 8)"
     log.unlink()
     r = subprocess.run(["bash", "scripts/test.sh"], cwd=REPO, env=dict(env, PYTEST_EXIT="1"), capture_output=True,
@@ -339,3 +369,46 @@ def test_a_build_with_nothing_to_do_says_it_is_done(tmp_path):
     done = f"  build done: {BUILD_DIR}/gpuprobe is up to date"
     assert done in lines, r.stdout
     assert all(not line.startswith("  build ") for line in lines[lines.index(done) + 1:]), r.stdout
+
+
+FAKE_CMAKE = """#!/usr/bin/env bash
+# Stands in for cmake: the configure step prints its notes; the build makes BUILD_DIR/gpuprobe (a
+# stand-in without a GPU) only where it is missing, as a build with nothing to do leaves it alone.
+if [ "$1" = --build ]; then
+  if [ -e "$2/gpuprobe" ]; then echo "ninja: no work to do."; exit 0; fi
+  echo "[1/2] Building CXX object main.cpp.o"
+  printf '#!/bin/sh\\necho "gpuprobe: no usable GPU: no CUDA-capable device is detected (stand-in)" >&2\\nexit 2\\n' \\
+    > "$2/gpuprobe"
+  chmod +x "$2/gpuprobe"
+  echo "[2/2] Linking CXX executable gpuprobe"
+  exit 0
+fi
+mkdir -p "${@: -3:1}" 2>/dev/null
+echo "-- The CXX compiler identification is GNU 12.2.0"
+echo "-- gpuprobe: NCCL not found: collective probes and the multi-GPU NCCL reduction left out"
+echo "-- gpuprobe: MPI not found: fleet mode reads its ranks from the launcher's environment"
+echo "-- gpuprobe: PAPI backend OFF (pkg-config papi: )"
+echo "-- Configuring done"
+"""
+
+
+def test_the_build_says_built_or_up_to_date_truthfully_and_shows_the_configure_notes(tmp_path):
+    """A fresh build printed "build done: build/gpuprobe is up to date", and the configure notes (NCCL,
+    PAPI, MPI) were only in build.log."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "cmake").write_text(FAKE_CMAKE)
+    (bin_dir / "cmake").chmod(0o755)
+    build = tmp_path / "build"
+    build.mkdir()
+    env = {"PATH": f"{bin_dir}:{os.environ['PATH']}", "BUILD_DIR": str(build)}
+    first = main_job(str(tmp_path / "out1"), env=dict(env, GPUPROBE=str(build / "gpuprobe")))
+    assert first.returncode == 0, first.stdout + first.stderr
+    lines = first.stdout.splitlines()
+    assert f"  build done: built {build}/gpuprobe" in lines, first.stdout
+    for note in ("NCCL not found: collective probes", "MPI not found: fleet mode", "PAPI backend OFF"):
+        assert any(line.startswith("  configure: ") and note in line for line in lines), (note, first.stdout)
+    assert not any("CXX compiler identification" in line for line in lines)
+    again = main_job(str(tmp_path / "out2"), env=dict(env, GPUPROBE=str(build / "gpuprobe")))
+    assert again.returncode == 0, again.stdout + again.stderr
+    assert f"  build done: {build}/gpuprobe is up to date" in again.stdout.splitlines(), again.stdout

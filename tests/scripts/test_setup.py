@@ -12,7 +12,7 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOOLS = ["bash", "sh", "env", "cmake", "c++", "g++", "gcc", "cc", "as", "ld", "make", "ninja", "pkg-config", "sed",
          "sort", "head", "mktemp", "cat", "rm", "dirname", "uname", "grep", "tr", "ls", "nvcc", "chromium",
          "chromedriver"]
-MODULES = ["numpy", "matplotlib", "jinja2", "pytest", "selenium", "gpuprobe_analysis"]
+MODULES = ["numpy", "matplotlib", "jinja2", "pytest", "xdist", "selenium", "gpuprobe_analysis"]
 
 
 def importable(name):
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.skipif(not all(map(importable, MODULES)),
                                 reason="a Python package setup.sh checks for is missing here")
 
 
-def setup_run(tmp_path, hide=(), uid=None, apt_exit=None):
+def setup_run(tmp_path, hide=(), uid=None, apt_exit=None, args=()):
     """setup.sh on a PATH of this machine's tools less `hide`; `uid` fakes `id -u`; `apt_exit`
     (None: no apt-get) fakes an apt-get that records its arguments and exits so."""
     bin_dir = tmp_path / "bin"
@@ -46,7 +46,7 @@ def setup_run(tmp_path, hide=(), uid=None, apt_exit=None):
             f.chmod(0o755)
     env = {"PATH": str(bin_dir), "HOME": os.environ.get("HOME", "/tmp"), "PIP_NO_INDEX": "1",
            "CUDACXX": os.path.join(bin_dir, "nvcc") if "nvcc" not in hide else ""}
-    r = subprocess.run(["bash", "scripts/setup.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    r = subprocess.run(["bash", "scripts/setup.sh", *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
     return r, (apt_log.read_text() if apt_log.exists() else "")
 
 
@@ -77,7 +77,7 @@ def test_a_missing_required_tool_is_named_with_how_to_get_it(tmp_path):
 
 @needs("cmake", "nvcc")
 def test_as_root_apt_reaching_nothing_costs_only_the_optional_part(tmp_path):
-    r, apt = setup_run(tmp_path, hide={"chromium", "chromedriver"}, uid=0, apt_exit=100)
+    r, apt = setup_run(tmp_path, hide={"chromium", "chromedriver"}, uid=0, apt_exit=100, args=["--with-optional"])
     assert r.returncode == 0, r.stderr
     assert apt.splitlines() == ["update -qq", "install -y -qq --no-install-recommends chromium chromium-driver"], apt
     assert "setup: apt-get could not install chromium chromium-driver (exit 100)" in r.stderr.splitlines()
@@ -90,3 +90,24 @@ def test_without_root_apt_is_never_called(tmp_path):
     assert r.returncode == 1, r.stderr
     assert apt == ""
     assert "REQUIRED, missing: CMake >= 3.25: apt-get install --no-install-recommends cmake (as root)" in r.stderr
+
+
+@needs("cmake", "nvcc")
+def test_as_root_the_optional_parts_are_installed_only_when_asked(tmp_path):
+    """As root, setup.sh installed Chromium (and PAPI, NCCL) without asking: now only with --with-optional."""
+    r, apt = setup_run(tmp_path, hide={"chromium", "chromedriver"}, uid=0, apt_exit=0)
+    assert r.returncode == 0, r.stderr
+    assert apt == "", apt
+    assert "setup: optional, missing: Chromium (the report's browser test)" in r.stderr
+    assert ("setup: the optional parts are installed only when asked: bash scripts/setup.sh --with-optional"
+            in r.stderr.splitlines())
+    (tmp_path / "again").mkdir()
+    r, apt = setup_run(tmp_path / "again", hide={"chromium", "chromedriver"}, uid=0, apt_exit=0,
+                       args=["--with-optional"])
+    assert apt.splitlines() == ["update -qq", "install -y -qq --no-install-recommends chromium chromium-driver"], apt
+
+
+def test_an_unknown_argument_is_a_usage_error(tmp_path):
+    r = subprocess.run(["bash", "scripts/setup.sh", "--with-optinal"], cwd=REPO, capture_output=True, text=True)
+    assert r.returncode == 2
+    assert r.stderr == "setup: usage error: unknown argument --with-optinal (scripts/setup.sh [--with-optional])\n"

@@ -195,11 +195,31 @@ class Placed:
     result: Any
 
 
-def analyze_all(rs: ResultSet) -> List[Placed]:
-    """Every registered section the inputs have (every core section), analysed in load() order."""
+def _closure(ids: Sequence[str]) -> set:
+    """The sections `ids` name and every section they depend on (uses, reads_all_ceilings), transitively."""
+    registered = {s.id: s for s in load()}
+    todo, out = list(ids), set()
+    while todo:
+        sid = todo.pop()
+        if sid in out:
+            continue
+        out.add(sid)
+        s = registered[sid]
+        todo += list(s.uses)
+        if s.reads_all_ceilings:
+            todo += [o for o, t in registered.items() if t.ceilings is not _nothing and o != sid]
+    return out
+
+
+def analyze_all(rs: ResultSet, only: Optional[Sequence[str]] = None) -> List[Placed]:
+    """Every registered section the inputs have (every core section), analysed in load() order; with
+    `only`, just those sections and what they depend on (a caller that reads a few figures: compare)."""
     inputs = AnalysisInputs(rs)
+    wanted = _closure(only) if only is not None else None
     out = []
     for s in load():
+        if wanted is not None and s.id not in wanted:
+            continue
         result = s.analyze(inputs)
         if s.core and result is None:
             raise ValueError(f"core section {s.id!r}: analyze returned None")
@@ -235,9 +255,10 @@ def results_of(rs: ResultSet) -> Dict[str, Any]:
     return {s.id: analyzed.get(s.id) for s in load()}
 
 
-def device_profile(rs: ResultSet) -> dict:
-    """device-profile.json of a result set (what the report writes): every section's results."""
-    return profile_json(analyze_all(rs))
+def device_profile(rs: ResultSet, only: Optional[Sequence[str]] = None) -> dict:
+    """device-profile.json of a result set (what the report writes): every section's results (with
+    `only`: those sections' and their dependencies' keys alone)."""
+    return profile_json(analyze_all(rs, only))
 
 
 def place(order: Sequence[Tuple[str, str]], present: Sequence[Placed]) -> List[Tuple[str, str]]:

@@ -11,7 +11,7 @@ import numpy as np
 from .. import families as F
 from .. import profile_results as R
 from ..curves import Curve
-from ..fits import ALPHA_BETA_RMS_MAX, alpha_beta_holds, fit_alpha_beta, fit_two_regimes
+from ..fits import ALPHA_BETA_RMS_MAX, BETA_MIN_TERM_RATIO, alpha_beta_holds, beta_not_quoted, fit_alpha_beta, fit_two_regimes
 from ..formatting import Link, fmt
 from ..results import Entry, ResultSet, finite
 from . import AnalysisInputs, FamilySection, register
@@ -58,7 +58,11 @@ def _transfers(rs: ResultSet, curves: List[Curve]) -> Optional[R.Transfers]:
         "robust sigmas (listed: a slow path or a bimodal per-call cost, not fitted); the model holds when its rms "
         "error is at most %.0f %%; where it does not, alpha and beta are not quoted as the transfer's figures: "
         "a small-size and a large-size regime are fitted apart (the split with the least rms error) and the "
-        "summary quotes the regimes that hold, else the measured curve's best rate" % (100 * ALPHA_BETA_RMS_MAX)))
+        "summary quotes the regimes that hold, else the measured curve's best rate. A fit's beta is quoted only "
+        "where its sizes carry bandwidth: its largest transfer spends at least %g x alpha moving bytes (the range "
+        "reaches n½ = alpha x beta, the size at half the bandwidth), and beta is at most the curve's highest "
+        "measured rate plus the model's error; otherwise alpha alone (the regime's beta column is empty and its "
+        "note says why)" % (100 * ALPHA_BETA_RMS_MAX, BETA_MIN_TERM_RATIO)))
 
 
 def _baseline(rs: ResultSet) -> Optional[List[R.D2dBaseline]]:
@@ -97,25 +101,38 @@ def transfer_model(ab, sizes, secs, med_cv) -> R.AlphaBetaFigures:
         max_rel_error=ab.max_rel_error, robust_rel_scale=ab.robust_rel_scale,
         outliers=ab.outliers, outlier_sizes_bytes=list(ab.outlier_sizes), median_point_cv=med_cv,
         verdict=verdict, fits=fits, rms_threshold=ALPHA_BETA_RMS_MAX)
-    def ab_text(a_us: float, b_gbps: float) -> str:
-        # No time per byte left (slope <= 0): the regime's calls cost alpha whatever their size.
-        return f"β {b_gbps:.4g} GB/s, α {a_us:.4g} µs" if math.isfinite(b_gbps) else f"α {a_us:.4g} µs, size-independent"
-    if fits:
-        out.summary = ab_text(out.alpha_us, out.beta_gbps)
-        return out
+    def ab_text(a_us: float, b_gbps: Optional[float], note: str) -> str:
+        # β only where the sizes carry bandwidth (fits.beta_not_quoted); with no time per byte left
+        # (slope <= 0) the calls cost alpha whatever their size.
+        if b_gbps is not None:
+            return f"β {b_gbps:.4g} GB/s, α {a_us:.4g} µs"
+        if note.startswith("size-independent"):
+            return f"α {a_us:.4g} µs, size-independent"
+        return f"α {a_us:.4g} µs, no β (" + ("sizes below n½" if "n½" in note else "above the measured peak") + ")"
     s, t = np.asarray(sizes, float), np.asarray(secs, float)
-    rates = s / t / 1e9
+    rates = s / t
     i = int(np.argmax(rates))
-    out.measured_peak_gbps, out.measured_peak_at_bytes = float(rates[i]), float(s[i])
+    peak_bps = float(rates[i])
+    if fits:
+        out.beta_note = beta_not_quoted(ab, float(np.max(s)), peak_bps) or ""
+        if out.beta_note:
+            out.beta_gbps = out.beta_stderr_gbps = None
+        out.summary = ab_text(out.alpha_us, out.beta_gbps, out.beta_note)
+        return out
+    out.measured_peak_gbps, out.measured_peak_at_bytes = peak_bps / 1e9, float(s[i])
     pair = fit_two_regimes(s, t)
     parts = []
     if pair is not None:
-        out.regimes = [R.TransferRegime(lo_bytes=r.lo_bytes, hi_bytes=r.hi_bytes, alpha_us=r.fit.alpha_s * 1e6,
-                                        beta_gbps=r.fit.beta_bps / 1e9, rms_rel_error=r.fit.rms_rel_error,
-                                        fits=alpha_beta_holds(r.fit)) for r in pair]
+        out.regimes = []
+        for r in pair:
+            note = beta_not_quoted(r.fit, r.hi_bytes, peak_bps) or ""
+            out.regimes.append(R.TransferRegime(
+                lo_bytes=r.lo_bytes, hi_bytes=r.hi_bytes, alpha_us=r.fit.alpha_s * 1e6,
+                beta_gbps=None if note else r.fit.beta_bps / 1e9, rms_rel_error=r.fit.rms_rel_error,
+                fits=alpha_beta_holds(r.fit), beta_note=note))
         for r in out.regimes:
             where = f"{fmt_size(r.lo_bytes)}–{fmt_size(r.hi_bytes)}"
-            parts.append(f"{where}: {ab_text(r.alpha_us, r.beta_gbps)}" if r.fits else
+            parts.append(f"{where}: {ab_text(r.alpha_us, r.beta_gbps, r.beta_note)}" if r.fits else
                          f"{where}: no α-β model (" + (f"rms error {100 * r.rms_rel_error:.0f} %)" if
                                                        r.rms_rel_error > ALPHA_BETA_RMS_MAX else "negative α)"))
     out.summary = (f"α-β model does not fit (rms error {100 * ab.rms_rel_error:.0f} %); "
