@@ -12,9 +12,8 @@ import argparse
 import json
 import math
 import os
-import subprocess
 import sys
-from typing import List, Optional
+from typing import List
 
 from . import results
 from .outputs import refuse_tracked_output
@@ -137,51 +136,6 @@ def cmd_fleet(args) -> int:
                                                    min_within=args.min_gpus), args.reference)
 
 
-def tracked_folder(path: str) -> Optional[str]:
-    """The folder holding files tracked by git that writing into `path` (a folder) would touch: `path`
-    itself, or a folder above it below the checkout's root; None when there is none (or no git). Committed
-    reference data (reports/h100 ...) is never overwritten and an output never dirties the checkout; a
-    folder git ignores (reports/local/...) never holds committed data. The same rule as main_job.sh's
-    refuse_tracked."""
-    target = os.path.abspath(path)
-    existing = target
-    while not os.path.isdir(existing) and os.path.dirname(existing) != existing:
-        existing = os.path.dirname(existing)
-
-    def git(*args) -> Optional[subprocess.CompletedProcess]:
-        try:
-            return subprocess.run(["git", *args], capture_output=True, text=True, check=False)
-        except OSError:  # no git here: nothing is tracked as far as this command can tell
-            return None
-    top = git("-C", existing, "rev-parse", "--show-toplevel")
-    if top is None or top.returncode != 0:
-        return None
-    root = os.path.realpath(top.stdout.strip())
-    ignored = git("-C", root, "check-ignore", "-q", "--", os.path.relpath(target, root).rstrip("/") + "/")
-    if ignored is not None and ignored.returncode == 0:
-        return None
-    d = target
-    while True:
-        if os.path.isdir(d) and (d == target or os.path.realpath(d) != root):
-            listed = git("-C", d, "ls-files", "--", ":(glob)*")
-            if listed is not None and listed.returncode == 0 and listed.stdout.strip():
-                return d
-        if os.path.realpath(d) == root or os.path.dirname(d) == d:
-            return None
-        d = os.path.dirname(d)
-
-
-def _refuse_tracked(path: str, what: str) -> bool:
-    """Says (one line) and returns True when `path` is a folder tracked_folder refuses."""
-    d = tracked_folder(path)
-    if d is None:
-        return False
-    print(f"gpuprobe-analyze: {what} {path} would write into {d}, which holds files tracked by git (committed "
-          f"data); choose another folder, e.g. reports/local/{os.path.basename(os.path.abspath(path))} "
-          "(ignored by git)", file=sys.stderr)
-    return True
-
-
 def _device_ceilings(paths: List[str], profiles):
     """The device results' measured ceilings (sections/app_kernels.py), or None (said) when unusable.
     AppVerdictError for a profile of another GPU model, before the ceilings' analysis (seconds)."""
@@ -202,8 +156,8 @@ def cmd_app(args) -> int:
     from . import app_verdict as V
     from . import ncu
     from .report import build_app_report
-    if _refuse_tracked(args.output, "-o"):
-        return 1
+    if _refused("-o", args.output):
+        return 2
     try:
         profile = ncu.read_profile(args.profile)
         device = _device_ceilings(args.device, [profile])
@@ -222,8 +176,8 @@ def cmd_app(args) -> int:
 def cmd_app_compare(args) -> int:
     from . import app_verdict as V
     from . import ncu
-    if args.output and _refuse_tracked(os.path.dirname(os.path.abspath(args.output)), f"-o {args.output}: folder"):
-        return 1
+    if args.output and _refused(f"-o {args.output}: its folder", os.path.dirname(args.output) or "."):
+        return 2
     try:
         before, after = ncu.read_profile(args.before), ncu.read_profile(args.after)
         device = _device_ceilings(args.device, [before, after])

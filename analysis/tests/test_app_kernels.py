@@ -8,11 +8,9 @@ bandwidth sections (about 40 s of CPU per reference); their level fits are kept 
 ($GPUPROBE_FIT_CACHE), so a second run takes seconds."""
 from __future__ import annotations
 
-import gzip
 import json
 import math
 import os
-import subprocess
 
 import pytest
 
@@ -426,26 +424,15 @@ def test_a_malformed_profile_exits_1_with_one_line(tmp_path, capsys):
 
 
 def test_refuses_to_write_into_a_folder_of_tracked_files(tmp_path, capsys):
-    assert main(["app", _csv(tmp_path / "app.csv"), "--device", H200_DIR, "-o", os.path.join(H200_DIR, "report")]) == 1
-    assert "holds files tracked by git" in capsys.readouterr().err
-    assert cli.tracked_folder(os.path.join(H200_DIR, "report", "new")) == os.path.join(H200_DIR, "report")
-    assert cli.tracked_folder(os.path.join(REPO, "reports", "local", "x")) is None   # ignored by git
-    assert cli.tracked_folder(str(tmp_path / "x")) is None                           # outside the checkout
-
-
-def test_tracked_folder_in_a_fresh_repository(tmp_path):
-    repo = tmp_path / "repo"
-    (repo / "data" / "sub").mkdir(parents=True)
-    (repo / "data" / "f.txt").write_text("x")
-    (repo / ".gitignore").write_text("/local/\n")
-    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull}
-    subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
-    subprocess.run(["git", "-C", str(repo), "add", "."], check=True, env=env)
-    assert cli.tracked_folder(str(repo / "data")) == str(repo / "data")
-    assert cli.tracked_folder(str(repo / "data" / "sub" / "new")) == str(repo / "data")   # a folder above it
-    assert cli.tracked_folder(str(repo / "local" / "out")) is None
-    assert cli.tracked_folder(str(repo / "fresh")) is None       # the root holds .gitignore but is not checked
-    assert cli.tracked_folder(str(repo)) == str(repo)           # ... unless it is the folder itself
+    """The one rule of outputs.py (test_outputs.py tests the rule itself): exit 2, one line, nothing written."""
+    target = os.path.join(H200_DIR, "report")
+    before = sorted(os.listdir(target))
+    assert main(["app", _csv(tmp_path / "app.csv"), "--device", H200_DIR, "-o", target]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "holds files tracked by git" in err[0]
+    assert sorted(os.listdir(target)) == before
+    assert main(["app-compare", _csv(tmp_path / "a.csv"), _csv(tmp_path / "b.csv"), "--device", H200_DIR,
+                 "-o", os.path.join(target, "cmp.md")]) == 2
 
 
 def test_the_figure_draws_every_measured_roof_and_flags_a_point_above(h200, tmp_path):
