@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from .. import profile_results as R
-from ..formatting import Link, fmt
+from ..formatting import Link, fmt, fmt_pct, fmt_ratio
 from ..roofline import READ_DOMINATED, SERVED_SHARE, is_default, is_reference, optimality
 from . import AnalysisInputs, FamilySection, register
 
@@ -43,7 +43,15 @@ def kernel_verdict(row: dict, theo: Dict[str, dict]) -> str:
             return f"{row['limiter']}-bound ({row['bound_note']}), no % of bound: no {what} ceiling measured{rate}"
         return f"no bound: no {what} ceiling measured{rate}"
     note = f" ({row['bound_note']})" if row.get("bound_note") else ""
-    return f"{row['limiter']}-bound, {fmt(row['pct_of_bound'], 3)} % of its bound{note}"
+    return f"{row['limiter']}-bound, {fmt_pct(row['pct_of_bound'])} % of its bound{note}"
+
+
+def versus_cublas(row: dict) -> str:
+    """Our row against the fastest cuBLAS mode of the same problem, named (cublas, cublas_atomics ...): "1x
+    cuBLAS" hid which mode it was, and 0.9998 read as 1."""
+    if not row.get("vs_cublas"):
+        return ""
+    return f"{fmt_ratio(row['vs_cublas'])}x {row.get('cublas_impl') or 'cuBLAS'}"
 
 
 def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> list:
@@ -52,15 +60,15 @@ def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> li
     rows = []
     for k in kernel_headlines(opt):
         kernel, ours, fastest = k["kernel"], k["ours"], k["fastest"]
-        vs = f", {fmt(ours['vs_cublas'], 3)}x cuBLAS" if ours.get("vs_cublas") else ""
-        excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
+        vs = f", {versus_cublas(ours)}" if ours.get("vs_cublas") else ""
+        excess = f"; excess traffic {fmt_ratio(ours['excess_traffic'])}x" if ours.get("excess_traffic") else ""
         if ours.get("missing_ceilings"):
             value = f"{kernel_verdict(ours, theo or {})} ({ours['impl']}{vs}{excess})"
         elif ours.get("bound_note"):
-            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
+            value = (f"{fmt_pct(ours['pct_of_bound'])} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
                      f"{ours['bound_note']}{vs}{excess})")
         else:
-            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
+            value = (f"{fmt_pct(ours['pct_of_bound'])} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
                      f"{excess})")
         rows.append([f"{kernel} at {ours['size']}", value, f"fastest here: {fastest['impl']}", "–",
                      "bound from minimal bytes", Link("optimality", "optimality")])
@@ -101,7 +109,7 @@ def opening(opt: List[dict], data: dict) -> List[str]:
     lines, theo = [], _theoretical(data)
     for k in kernel_headlines(opt):
         o = k["ours"]
-        vs = f", {fmt(o['vs_cublas'], 3)}x cuBLAS" if o.get("vs_cublas") else ", no cuBLAS figure"
+        vs = f", {versus_cublas(o)}" if o.get("vs_cublas") else ", no cuBLAS figure"
         lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {kernel_verdict(o, theo)}{vs}; "
                      f"fastest there: {k['fastest']['impl']}.")
     return lines

@@ -1,0 +1,49 @@
+"""Report lines that must not contradict themselves or their tables (issue 46): ratios that name their
+baseline, each bandwidth kind judged against its own ceiling, one definition per tensor line, kernels above
+their bound with the reason, capacities reconciled with the driver, every name defined, figures whose
+reference lines are the tables' ceilings.
+
+The checks on the committed references read only the families each needs (the whole H200 reference takes
+minutes to analyse)."""
+import os
+
+import pytest
+
+from gpuprobe_analysis import results
+from gpuprobe_analysis.sections import results_of
+from gpuprobe_analysis.sections.optimality import kernel_summary_rows
+from gpuprobe_analysis.sections.optimality import opening as kernels_opening
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def reference(name: str, families) -> results.ResultSet:
+    """A committed reference (reports/<name>), only the entries of `families` (prefixes)."""
+    folder = os.path.join(ROOT, "reports", name)
+    rs = results.load([os.path.join(folder, f"{base}.json.gz") for base in ("premises", "counters", "results")])
+    for f in rs.files:
+        f.entries = [e for e in f.entries if e.family.startswith(tuple(families))]
+    return rs
+
+
+def _row(**kw):
+    row = {"kernel": "gemv", "impl": "ours", "size": "m=8 n=8 precision=d", "flops": 128.0, "l2": "flushed",
+           "gflops": 1176.0, "gbps": 4706.0, "limiter": "DRAM", "pct_of_bound": 100.2, "missing_ceilings": [],
+           "vs_cublas": 0.9998, "cublas_impl": "cublas", "excess_traffic": 1.0, "bound_note": ""}
+    row.update(kw)
+    return row
+
+
+# ------------------------------------------------------------------ item 5: ratios name their baseline
+def test_summary_ratio_names_the_cublas_impl_with_three_significant_digits():
+    """"1x cuBLAS; fastest there: cublas" was shown for 0.9998; for SYMV "1x cuBLAS" meant cublas_atomics."""
+    opt = [_row(), _row(impl="cublas", vs_cublas=None, gflops=1176.3)]
+    (summary,) = kernel_summary_rows(opt)
+    (line,) = kernels_opening(opt, {})
+    for text in (summary[1], line):
+        assert "1.00x cublas" in text and "1x cuBLAS" not in text, text
+        assert "100.2 %" in text, text  # never rounded to "100 %"
+    symv = [_row(kernel="symv", vs_cublas=1.0004, cublas_impl="cublas_atomics"),
+            _row(kernel="symv", impl="cublas_atomics", vs_cublas=None, gflops=1175.0)]
+    (line,) = kernels_opening(symv, {})
+    assert "1.00x cublas_atomics" in line, line
