@@ -47,3 +47,25 @@ def test_summary_ratio_names_the_cublas_impl_with_three_significant_digits():
             _row(kernel="symv", impl="cublas_atomics", vs_cublas=None, gflops=1175.0)]
     (line,) = kernels_opening(symv, {})
     assert "1.00x cublas_atomics" in line, line
+
+
+# ------------------------------------------------------------------ item 3: each kind against its own ceiling
+@pytest.fixture(scope="module")
+def h100_bandwidth():
+    return results_of(reference("h100", ["memory.bandwidth"]))["bandwidth"].bandwidth
+
+
+def test_each_bandwidth_kind_is_judged_against_its_own_ceiling(h100_bandwidth):
+    """The Summary gave DRAM write 3,280 GB/s ("ok"), the bandwidth section judged the same curve against the
+    read ceiling: "above the DRAM ceiling (3,194) but no ceiling"."""
+    bw = h100_bandwidth
+    assert bw.ceilings["DRAM write"].gbps > bw.ceilings["DRAM"].gbps  # the case: write faster than read
+    for row in bw.curves:
+        kind = {"read": "", "read_cg": "", "read_nc": ""}.get(row.key["kernel"], " " + row.key["kernel"])
+        for lv in row.levels:
+            if (lv.note or "").startswith("above the"):
+                own = f"{lv.name}{kind}"
+                assert lv.note.startswith(f"above the {own} ceiling ({bw.ceilings[own].gbps:,.0f})"), (row.key, lv.note)
+    write = [lv for row in bw.curves if row.key["kernel"] == "write" for lv in row.levels if lv.name == "DRAM"]
+    assert write and all(lv.gbps_plateau <= bw.ceilings["DRAM write"].gbps * 1.001 for lv in write)
+    assert not [lv.note for lv in write if "DRAM ceiling (3,194)" in (lv.note or "")]

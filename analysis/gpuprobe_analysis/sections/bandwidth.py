@@ -68,7 +68,7 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
     ceilings: Dict[str, R.BandwidthCeiling] = {}
     theo = ctxnum(rs, "gpu_theoretical_dram_gbps")
     for c in found:
-        name = c.level if c.kind == "read" else f"{c.level} {c.kind}"
+        name = ceiling_name(c.level, c.kind)
         if theo and c.level == "DRAM" and c.gbps > theo:
             errors.append(f"{name} ceiling {c.gbps:.0f} GB/s exceeds the theoretical {theo:.0f} GB/s: not used")
             ceilings.pop(name, None)
@@ -77,13 +77,16 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
         if c.level == "DRAM" and theo:
             ceilings[name].theoretical_gbps = theo
             ceilings[name].theoretical_how = "context gpu_theoretical_dram_gbps (2 x memory clock x bus width)"
-    for row in rows:  # a curve's plateau above its level's ceiling: say why it is no ceiling
+    for row in rows:  # a curve's plateau above its own kind's ceiling of the level: say why it is no ceiling
+        kind = C.KERNEL_KIND.get(str(row.key.get("kernel") or ""), str(row.key.get("kernel") or "?"))
         for lv in row.levels:
-            ceiling = ceilings.get(lv.name)
+            name = ceiling_name(lv.name, kind)
+            ceiling = ceilings.get(name)
             if lv.name in ("L2", "DRAM") and ceiling is not None and lv.gbps_plateau > ceiling.gbps and not lv.note:
-                lv.note = (f"above the {lv.name} ceiling ({ceiling.gbps:,.0f}) but no ceiling: these working sets "
+                lv.note = (f"above the {name} ceiling ({ceiling.gbps:,.0f}) but no ceiling: these working sets "
                            f"declare no premise, so nothing checked that {lv.name} alone served them"
-                           + (" (a read kernel still hits L1 for part of them)" if lv.name == "L2" else ""))
+                           + (" (a read kernel still hits L1 for part of them)" if lv.name == "L2" and kind == "read"
+                              else ""))
     premises = R.PremiseReport.of(C.premise_report(rs))
     bandwidth = R.Bandwidth(curves=rows, ceilings=ceilings, errors=errors, method=(
         "curves: each point is assigned to the level that serves it by its footprint relative to the capacities "
@@ -97,6 +100,13 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
         "copy, triad); shared = memory.shared_bandwidth"
         % (L1_CLEAR_FACTOR, DRAM_FOOTPRINT_FACTOR, 100 * C.L2_PLATEAU_SHARE)))
     return BandwidthResult(bandwidth, bandwidth_l2, premises, curves, curves_all, notes, rs, caps)
+
+
+def ceiling_name(level: str, kind: str) -> str:
+    """A ceiling's report name: the level for reads ("DRAM"), else level and kind ("DRAM write"). A curve is
+    judged only against its own kind's ceiling: a write curve against the read ceiling read "above the DRAM
+    ceiling" where it matched the DRAM write ceiling."""
+    return level if kind == "read" else f"{level} {kind}"
 
 
 def _plateaus(rs: ResultSet, caps: R.Capacities, curves: List[Curve], notes: List[str]):
