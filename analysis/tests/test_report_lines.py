@@ -69,3 +69,41 @@ def test_each_bandwidth_kind_is_judged_against_its_own_ceiling(h100_bandwidth):
     write = [lv for row in bw.curves if row.key["kernel"] == "write" for lv in row.levels if lv.name == "DRAM"]
     assert write and all(lv.gbps_plateau <= bw.ceilings["DRAM write"].gbps * 1.001 for lv in write)
     assert not [lv.note for lv in write if "DRAM ceiling (3,194)" in (lv.note or "")]
+
+
+# ------------------------------------------------------------------ item 2: one clock definition per line
+def _tensor_results(tmp_path):
+    import synth
+    from gpuprobe_analysis.sections import tensor
+    dev = synth.Device()
+    doc = synth.synth_results(dev, noise=0.0, families=["exec.launch"])
+    b = synth.Builder(dev, noise=0.0, seed=0)
+    clock, sms, peak = 1693.0, 132, 4096.0
+    # The H200's FP16 line: every SM at the dense peak per clock while busy (fraction_of_theoretical 1.0),
+    # the whole chip over wall time 896.1 TFLOP/s, below 132 x 4,096 x 1.693 GHz = 915.4 TFLOP/s.
+    counters = {"m": 64.0, "n": 64.0, "k": 16.0, "sm_clock_kernel_mhz": clock, "power_w": 389.0,
+                "flops_per_clk_per_sm": peak, "theoretical_flops_per_clk_per_sm": peak,
+                "fraction_of_theoretical": 1.0, "theoretical_gflops_at_kernel_clock": peak * sms * clock * 1e-3,
+                "warps_per_sm": 8.0, "min_warps_per_sm": 8.0, "premise_ok": 1.0}
+    tags = {"instr": "wgmma", "precision": "f16", "acc": "f32", "a": "smem", "data": "random",
+            "premise_level": "compute", "premise": "ok"}
+    params = {"instr": "wgmma", "precision": "f16", "acc": "f32", "a": "smem", "m": "64", "n": "64", "k": "16",
+              "data": "random"}
+    b.add(tensor.THROUGHPUT, params, "GFLOP/s", "synthetic", 896.1e3, counters=counters, tags=tags)
+    doc["benchmarks"] += b.entries
+    return results.load([synth.write(str(tmp_path / "r.json"), doc)])
+
+
+def test_tensor_line_uses_one_definition_and_names_it(tmp_path):
+    """"FP16 tensor 896.1 TFLOP/s at 1,693 MHz ... = 100.0 % of the dense peak at that clock": the 100 % was
+    per SM while busy, the TFLOP/s the whole chip over wall time (97.9 % of 915.4)."""
+    from gpuprobe_analysis.sections import AnalysisInputs, tensor
+    an = tensor.analyze(AnalysisInputs(_tensor_results(tmp_path)))
+    (row,) = tensor.summary(an)
+    assert "896.1 TFLOP/s at 1,693 MHz" in row["value"] and "100.0 %" not in row["value"], row["value"]
+    assert "= 97.9 % of the dense peak at that clock" in row["value"], row["value"]
+    assert "915.4 TFLOP/s" in row["value"] and "whole chip over wall time" in row["value"], row["value"]
+    prof = tensor.to_json(an)["ceilings"]["FP16 tensor"]["random"]
+    assert prof["fraction_of_dense_peak_chip_wall_time"] == pytest.approx(896.1e3 / (4096 * 132 * 1693e-3), abs=1e-4)
+    assert prof["fraction_of_dense_peak_per_sm_busy"] == 1.0
+    assert "fraction_of_dense_peak" not in prof  # the ambiguous key is gone
