@@ -42,8 +42,22 @@ class Ceiling:
 
     @property
     def variant(self) -> bool:
-        """A second ceiling of a level (e.g. DRAM copy): used for bounds, not drawn."""
-        return " " in self.name
+        """A second ceiling of a memory level (e.g. DRAM copy): used for bounds, not drawn. A compute ceiling
+        of two words ("BF16 tensor") is a roof of its own."""
+        return self.is_memory and " " in self.name
+
+    @property
+    def unit(self) -> str:
+        """GB/s for a memory level; GOP/s for an integer type's compute ceiling ("INT8 tensor": operations,
+        not floating-point ones); GFLOP/s otherwise."""
+        if self.is_memory:
+            return "GB/s"
+        return "GOP/s" if is_integer_ceiling(self.name) else "GFLOP/s"
+
+
+def is_integer_ceiling(name: str) -> bool:
+    """Whether a compute ceiling counts integer operations (the records name them INT8 tensor, ...)."""
+    return name.startswith("INT")
 
 
 @dataclass

@@ -107,3 +107,50 @@ def test_tensor_line_uses_one_definition_and_names_it(tmp_path):
     assert prof["fraction_of_dense_peak_chip_wall_time"] == pytest.approx(896.1e3 / (4096 * 132 * 1693e-3), abs=1e-4)
     assert prof["fraction_of_dense_peak_per_sm_busy"] == 1.0
     assert "fraction_of_dense_peak" not in prof  # the ambiguous key is gone
+
+
+# ------------------------------------------------------------------ figures: their reference lines are the tables' ceilings
+def _gemm_lt_points(tmp_path):
+    from test_gemm_lt import FLOPS, N, gemm, load
+    from gpuprobe_analysis.roofline import kernel_points
+    rs = load(tmp_path, lambda b: [gemm(b, "bf16", N, FLOPS / 750e12), gemm(b, "e4m3", N, FLOPS / 1300e12),
+                                   gemm(b, "s8", N, FLOPS / 1400e12)])
+    return kernel_points(rs)[0]
+
+
+def _figure_ceilings():
+    from gpuprobe_analysis.roofline import Ceiling
+    return [Ceiling("DRAM", 4638.0, True, "t"), Ceiling("L2", 9527.0, True, "t"), Ceiling("FP32", 65535.0, True, "t"),
+            Ceiling("FP64", 33400.0, True, "t"), Ceiling("BF16 tensor", 952900.0, True, "t"),
+            Ceiling("BF16 tensor", 989000.0, False, "t"), Ceiling("FP8 tensor", 1810100.0, True, "t"),
+            Ceiling("INT8 tensor", 1940500.0, True, "t"), Ceiling("DRAM copy", 4300.0, True, "t")]
+
+
+def test_roofline_draws_each_tensor_roof_and_caps_diagonals_at_the_highest_measured_roof(tmp_path):
+    """The H200 roofline drew L1, L2, DRAM, FP32 and FP64 only, and capped every diagonal at the highest
+    point's rate (~1.3 PFLOP/s): a roof that does not exist."""
+    from gpuprobe_analysis.sections.roofline import roof_top, roofline_figure
+    ceilings = _figure_ceilings()
+    fig = roofline_figure(_gemm_lt_points(tmp_path), ceilings, str(tmp_path))
+    assert {panel for panel, *_ in fig.reference_lines} == {""}  # every panel draws every roof
+    lines = {(name, unit): value for _, name, value, unit in fig.reference_lines}
+    assert lines[("BF16 tensor", "GFLOP/s")] == 952900.0 and lines[("FP8 tensor", "GFLOP/s")] == 1810100.0
+    assert lines[("INT8 tensor", "GOP/s")] == 1940500.0  # an integer type's roof counts operations
+    assert lines[("DRAM", "GB/s")] == 4638.0 and ("DRAM copy", "GB/s") not in lines  # variants bound, not drawn
+    assert roof_top(ceilings) == 1940500.0  # the highest measured roof, not the highest point
+
+
+def test_gemm_lt_panels_hold_their_own_tensor_ceiling_and_an_honest_title(tmp_path):
+    """The gemm_lt figure drew "FP32 peak 65,535 GFLOP/s" in every panel (BF16 and FP8 included), promised
+    "ours (black: default)" with no ours, and gave INT8 in GFLOP/s."""
+    from gpuprobe_analysis.sections.kernels import figure_heading, kernel_figures
+    points = _gemm_lt_points(tmp_path)
+    (fig,) = kernel_figures(points, str(tmp_path), None, _figure_ceilings())
+    lines = {panel: (name, value, unit) for panel, name, value, unit in fig.reference_lines}
+    assert lines == {"precision=bf16": ("BF16 tensor", 952900.0, "GFLOP/s"),
+                     "precision=e4m3": ("FP8 tensor", 1810100.0, "GFLOP/s"),
+                     "precision=s8": ("INT8 tensor", 1940500.0, "GOP/s")}
+    heading = figure_heading("gemm_lt", {p.impl for p in points})
+    assert "ours" not in heading and "cuBLAS" in heading, heading
+    assert "ours (black: default)" in figure_heading("gemv", {"ours", "ours_v3", "cublas"})
+    assert "GOP/s" in fig.caption and "tensor ceiling" in fig.caption, fig.caption
