@@ -268,6 +268,7 @@ class BandwidthCeiling:
     how: str
     source: Source
     name: str
+    cv: Optional[float] = optional()  # median CV of its entries' samples: its noise (roofline.ceilings_beaten)
     theoretical_gbps: Optional[float] = optional()
     theoretical_how: Optional[str] = optional()
 
@@ -388,6 +389,7 @@ class ComputeCeiling:
     premise: Optional[str]
     premise_ratio: Optional[float]
     source: Source
+    cv: Optional[float] = optional()  # its entry's CV: its noise (roofline.ceilings_beaten)
 
 
 @dataclass

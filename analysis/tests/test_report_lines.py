@@ -154,3 +154,33 @@ def test_gemm_lt_panels_hold_their_own_tensor_ceiling_and_an_honest_title(tmp_pa
     assert "ours" not in heading and "cuBLAS" in heading, heading
     assert "ours (black: default)" in figure_heading("gemv", {"ours", "ours_v3", "cublas"})
     assert "GOP/s" in fig.caption and "tensor ceiling" in fig.caption, fig.caption
+
+
+# ------------------------------------------------------------------ item 1: a kernel above its bound says why
+@pytest.fixture(scope="module")
+def h200_gemv():
+    from gpuprobe_analysis.sections import analyze_all, profile_json
+    present = analyze_all(reference("h200", ["memory.bandwidth", "kernels.gemv", "exec.throughput"]))
+    return {p.section.id: p.result for p in present}, profile_json(present)
+
+
+def test_a_kernel_above_its_bound_carries_the_reason_and_the_summary_names_the_gap(h200_gemv):
+    """The H200 optimality table showed gemv trans=t at 101.5 % of its bound and seven more rows at
+    100.2-101.5 % with no word why, and the Summary rounded it to "100 %"."""
+    from gpuprobe_analysis.roofline import ceilings_beaten
+    from gpuprobe_analysis.sections import bandwidth, optimality
+    res, data = h200_gemv
+    opt = res["optimality"]
+    above = [r for r in opt if r["pct_of_bound"] and r["pct_of_bound"] > 100]
+    assert len(above) >= 8
+    for r in above:  # every row above 100 % carries its reason
+        assert r["above_bound"] and ("within the noise" in r["above_bound"] or "beyond the noise" in r["above_bound"]), r
+    t = next(r for r in opt if r["impl"] == "ours" and r["size"] == "m=32768 n=32768 precision=d trans=t")
+    assert t["pct_of_bound"] == pytest.approx(101.5, abs=0.05) and "beyond the noise" in t["above_bound"]
+    (gap,) = [g for g in ceilings_beaten(opt) if g["ceiling"] == "DRAM"]
+    assert gap["ceiling_value"] == pytest.approx(4638, abs=1) and gap["value"] == pytest.approx(4706, abs=1)
+    assert gap["excess"] > gap["noise"] > 0
+    text = " ".join(optimality.opening(opt, data))
+    assert "DRAM ceiling (4,638 GB/s" in text and "4,706 GB/s" in text and "higher by 1.5 %" in text, text
+    row = next(r for r in bandwidth.summary_rows(res["bandwidth"], data) if r[0] == "DRAM bandwidth")
+    assert "4,706" in row[1] and "1.5 %" in row[1], row

@@ -15,6 +15,7 @@ from ..curves import MIN_CURVE_POINTS, Curve, ctxnum, curve_xy, name_levels
 from ..formatting import Link, fmt, pct_of, premise_cell
 from ..levels import detect_levels_many
 from ..results import Entry, ResultSet
+from ..roofline import ceilings_beaten
 from . import AnalysisInputs, FamilySection, register
 
 # DRAM-served bandwidth: footprints well beyond the L2 (a few x its capacity) so hits are negligible.
@@ -276,10 +277,15 @@ def _probe(c: dict) -> str:
 def summary_rows(an: BandwidthResult, data: dict) -> List[list]:
     rows = []
     theo = {c["name"]: c for c in (data.get("roofline") or {}).get("ceilings", []) if not c["measured"]}
+    beaten = {g["ceiling"]: g for g in ceilings_beaten(data.get("optimality") or [])}
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         level = c.get("level", name.split()[0])
         t = theo.get(level)
-        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", f"{c.get('kind', '?')} ({_probe(c)})",
+        g = beaten.get(name)
+        # A kernel above this ceiling beyond noise: the Summary says which figure is higher and by how much.
+        gap = (f"; below {g['kernel']} {g['impl']} {g['size']}: {fmt(g['value'])} GB/s on its minimal bytes, "
+               f"{100 * g['excess']:.1f} % higher, beyond the noise ({100 * g['noise']:.2f} %)" if g else "")
+        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s{gap}", f"{c.get('kind', '?')} ({_probe(c)})",
                      pct_of(c["gbps"], t["value"] if t else None),
                      premise_cell(c.get("premise"), c.get("premise_ratio")), Link("bandwidth per level", "bandwidth")])
     return rows

@@ -6,7 +6,8 @@ from typing import Dict, List, Optional
 
 from .. import profile_results as R
 from ..formatting import Link, fmt, fmt_pct, fmt_ratio
-from ..roofline import READ_DOMINATED, SERVED_SHARE, is_default, is_reference, optimality
+from ..roofline import (NOISE_SIGMAS, READ_DOMINATED, SERVED_SHARE, beaten_sentence, ceilings_beaten, is_default,
+                        is_reference, optimality)
 from . import AnalysisInputs, FamilySection, register
 
 
@@ -43,7 +44,16 @@ def kernel_verdict(row: dict, theo: Dict[str, dict]) -> str:
             return f"{row['limiter']}-bound ({row['bound_note']}), no % of bound: no {what} ceiling measured{rate}"
         return f"no bound: no {what} ceiling measured{rate}"
     note = f" ({row['bound_note']})" if row.get("bound_note") else ""
-    return f"{row['limiter']}-bound, {fmt_pct(row['pct_of_bound'])} % of its bound{note}"
+    above = f" ({above_words(row)})" if row.get("above") else ""
+    return f"{row['limiter']}-bound, {fmt_pct(row['pct_of_bound'])} % of its bound{above}{note}"
+
+
+def above_words(row: dict) -> str:
+    """Why a row is above 100 % of its bound, briefly (roofline._above_bound has the full reason)."""
+    a = row["above"]
+    where = (f"beyond the noise of {100 * a['noise']:.2f} %: the {a['ceiling']} ceiling is below this kernel"
+             if a["beyond_noise"] else f"within the noise of {100 * a['noise']:.2f} %")
+    return f"above it by {100 * a['excess']:.1f} %, {where}"
 
 
 def versus_cublas(row: dict) -> str:
@@ -65,14 +75,19 @@ def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> li
         if ours.get("missing_ceilings"):
             value = f"{kernel_verdict(ours, theo or {})} ({ours['impl']}{vs}{excess})"
         elif ours.get("bound_note"):
-            value = (f"{fmt_pct(ours['pct_of_bound'])} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
+            value = (f"{pct_cell(ours)} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
                      f"{ours['bound_note']}{vs}{excess})")
         else:
-            value = (f"{fmt_pct(ours['pct_of_bound'])} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
+            value = (f"{pct_cell(ours)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
                      f"{excess})")
         rows.append([f"{kernel} at {ours['size']}", value, f"fastest here: {fastest['impl']}", "–",
                      "bound from minimal bytes", Link("optimality", "optimality")])
     return rows
+
+
+def pct_cell(row: dict) -> str:
+    """% of bound, and above 100 % the reason with it."""
+    return fmt_pct(row["pct_of_bound"]) + (f" ({above_words(row)})" if row.get("above") else "")
 
 
 def kernel_headlines(opt: list) -> List[dict]:
@@ -112,7 +127,7 @@ def opening(opt: List[dict], data: dict) -> List[str]:
         vs = f", {versus_cublas(o)}" if o.get("vs_cublas") else ", no cuBLAS figure"
         lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {kernel_verdict(o, theo)}{vs}; "
                      f"fastest there: {k['fastest']['impl']}.")
-    return lines
+    return lines + [beaten_sentence(g) for g in ceilings_beaten(opt)]
 
 
 SECTION = register(FamilySection(
@@ -120,4 +135,6 @@ SECTION = register(FamilySection(
     analyze=analyze, profile_keys=lambda opt: {"optimality": R.to_json(opt)}, summary_rows=summary_rows,
     opening=opening, link_text="optimality",
     content=lambda opt, figdir: {"opt": opt, "opt_main": headline_rows(opt), "read_dominated": READ_DOMINATED,
-                                 "served_share": SERVED_SHARE}))
+                                 "served_share": SERVED_SHARE, "noise_sigmas": NOISE_SIGMAS,
+                                 "beaten": [beaten_sentence(g) for g in ceilings_beaten(opt)],
+                                 "above_words": above_words}))

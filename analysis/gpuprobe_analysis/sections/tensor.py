@@ -163,7 +163,7 @@ def ceilings(an: Tensor) -> List[dict]:
         how = (f"{THROUGHPUT} {c.row.form}, random operands, {c.row.clock_mhz or float('nan'):.0f} MHz"
                + (f", {c.row.power_w:.0f} W" if c.row.power_w else "") + f" (premise {c.row.premise or 'not checked'})")
         out.append({"name": c.name, "gflops": c.gflops, "measured": True, "how": how,
-                    "source": F.provenance([c.row.entry])})
+                    "source": F.provenance([c.row.entry]), "cv": _finite(c.row.entry.cv)})
         if c.datasheet_gflops:
             out.append({"name": c.name, "gflops": c.datasheet_gflops, "measured": False,
                         "how": "dense per-clock peak (datasheet / SMs / boost clock) x SMs x the entry's clock"})
