@@ -184,3 +184,26 @@ def test_a_kernel_above_its_bound_carries_the_reason_and_the_summary_names_the_g
     assert "DRAM ceiling (4,638 GB/s" in text and "4,706 GB/s" in text and "higher by 1.5 %" in text, text
     row = next(r for r in bandwidth.summary_rows(res["bandwidth"], data) if r[0] == "DRAM bandwidth")
     assert "4,706" in row[1] and "1.5 %" in row[1], row
+
+
+# ------------------------------------------------------------------ item 7: a capacity against the driver's
+H100_SUBSET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "h100_subset.json")
+
+
+def test_l2_capacity_is_reconciled_with_the_driver_figure():
+    """The H100 L2 read 51.9 MiB (bracket 45.25-53.82 MiB), above the driver's 50 MiB, unexplained."""
+    from gpuprobe_analysis.sections import hierarchy
+    rs = results.load([H100_SUBSET])
+    for f in rs.files:
+        f.entries = [e for e in f.entries if e.family == "memory.latency"]
+    an = results_of(rs)["hierarchy"]
+    l2 = next(lv for lv in an.hierarchy.levels if lv.name == "L2")
+    lo, hi = l2.capacity_bracket_bytes
+    assert lo <= 50 * 2**20 <= hi  # the case: the driver's figure inside the sweep's bracket
+    assert l2.capacity_bytes == 50 * 2**20 and an.hierarchy.capacities.l2_bytes == 50 * 2**20
+    assert "driver" in l2.capacity_how and "agrees" in l2.capacity_how and "MiB" in l2.capacity_how
+    # outside the bracket: the sweep's figure, and the disagreement said
+    cap, how = hierarchy.reconcile_with_driver(60 * 2**20, [58 * 2**20, 62 * 2**20], 50 * 2**20)
+    assert cap == 60 * 2**20 and "outside" in how and "50 MiB" in how
+    cap, how = hierarchy.reconcile_with_driver(60 * 2**20, [58 * 2**20, 62 * 2**20], None)
+    assert cap == 60 * 2**20 and "no driver figure" in how
