@@ -158,18 +158,20 @@ def test_gemm_lt_panels_hold_their_own_tensor_ceiling_and_an_honest_title(tmp_pa
 
 # ------------------------------------------------------------------ item 1: a kernel above its bound says why
 @pytest.fixture(scope="module")
-def h200_gemv():
+def h200_kernels():
+    """The H200 reference's GEMV and SYMV entries with the ceilings their bounds need (DRAM, FP32, FP64)."""
     from gpuprobe_analysis.sections import analyze_all, profile_json
-    present = analyze_all(reference("h200", ["memory.bandwidth", "kernels.gemv", "exec.throughput"]))
-    return {p.section.id: p.result for p in present}, profile_json(present)
+    rs = reference("h200", ["memory.bandwidth", "kernels.gemv", "kernels.symv", "exec.throughput"])
+    present = analyze_all(rs)
+    return {p.section.id: p.result for p in present}, profile_json(present), present, rs
 
 
-def test_a_kernel_above_its_bound_carries_the_reason_and_the_summary_names_the_gap(h200_gemv):
+def test_a_kernel_above_its_bound_carries_the_reason_and_the_summary_names_the_gap(h200_kernels):
     """The H200 optimality table showed gemv trans=t at 101.5 % of its bound and seven more rows at
     100.2-101.5 % with no word why, and the Summary rounded it to "100 %"."""
     from gpuprobe_analysis.roofline import ceilings_beaten
     from gpuprobe_analysis.sections import bandwidth, optimality
-    res, data = h200_gemv
+    res, data, _, _ = h200_kernels
     opt = res["optimality"]
     above = [r for r in opt if r["pct_of_bound"] and r["pct_of_bound"] > 100]
     assert len(above) >= 8
@@ -207,3 +209,43 @@ def test_l2_capacity_is_reconciled_with_the_driver_figure():
     assert cap == 60 * 2**20 and "outside" in how and "50 MiB" in how
     cap, how = hierarchy.reconcile_with_driver(60 * 2**20, [58 * 2**20, 62 * 2**20], None)
     assert cap == 60 * 2**20 and "no driver figure" in how
+
+
+# ------------------------------------------------------------------ item 12: every name defined where used
+def test_summary_names_are_defined(h200_kernels):
+    """`ours_aware_v5` and `ours_v3` appeared in the Summary, never defined."""
+    from gpuprobe_analysis.report import opening, summary_glossary, summary_rows
+    _, data, present, rs = h200_kernels
+    headline, rows = opening(present, data), summary_rows(present, data)
+    text = "\n".join(headline)
+    assert "ours_v3" in text and "ours_aware_v5" in text  # the case: both in the Summary's sentences
+    terms = summary_glossary(rs, headline, rows)
+    assert "single_pass" in terms["ours_v3"] and "aware_v5" in terms["ours_aware_v5"], terms
+    assert "atomics allowed" in terms["cublas_atomics"] and "ours" in terms
+    assert "ours_oblivious" not in terms  # only the names the Summary uses
+
+
+def test_hot_set_and_n_half_are_in_the_glossary():
+    from gpuprobe_analysis.glossary import GLOSSARY
+    assert "read_cg" in GLOSSARY["L2 hot set"] and "α·β" in GLOSSARY["n½"]
+
+
+def test_tensor_latency_is_labelled_by_the_full_shape(tmp_path):
+    """`mma f64->f64 | N=8: 26.3, N=8: 34.3, N=8: 50.3, N=8: 82.4`: four shapes all labelled N=8 (and one
+    key of device-profile.json kept only the last)."""
+    import synth
+    from gpuprobe_analysis.sections import AnalysisInputs, tensor
+    rs = _tensor_results(tmp_path)
+    doc = {"context": rs.files[0].context, "benchmarks": []}
+    b = synth.Builder(synth.Device(), noise=0.0, seed=0)
+    for (m, k), cycles in zip(((8, 4), (16, 4), (16, 8), (16, 16)), (26.3, 34.3, 50.3, 82.4)):
+        b.add(tensor.LATENCY, {"instr": "mma", "precision": "f64", "acc": "f64", "a": "reg", "m": str(m), "n": "8",
+                               "k": str(k)}, "cycles", "synthetic", cycles,
+              counters={"m": float(m), "n": 8.0, "k": float(k)},
+              tags={"instr": "mma", "precision": "f64", "acc": "f64", "a": "reg"})
+    doc["benchmarks"] = b.entries
+    rs2 = results.load([str(tmp_path / "r.json"), synth.write(str(tmp_path / "lat.json"), doc)])
+    an = tensor.analyze(AnalysisInputs(rs2))
+    (row,) = [r for r in tensor.latency_rows(an) if r[0] == "mma f64->f64"]
+    assert row[1] == "m8n8k4: 26.3, m16n8k4: 34.3, m16n8k8: 50.3, m16n8k16: 82.4", row
+    assert len(tensor.to_json(an)["latency_cycles"]["mma f64->f64"]) == 4

@@ -28,6 +28,11 @@ def _form(e: Entry) -> str:
     return f"{instr}.{shape} {F.text(e, 'precision')}->{F.text(e, 'acc')}{where}"
 
 
+def _shape(e: Entry) -> str:
+    """An instruction's full tile shape, "m16n8k4": the f64 mma.sync forms share N = 8 and differ in M and K."""
+    return f"m{int(F.num(e, 'm'))}n{int(F.num(e, 'n'))}k{int(F.num(e, 'k'))}"
+
+
 def _rate_unit(e: Entry) -> str:
     """Integer types' rates are operations, not floating-point ones: INT8's tera-rate is TOPS."""
     return "TOPS" if (F.text(e, "precision") or "").startswith(("s", "u")) else "TFLOP/s"
@@ -197,14 +202,21 @@ def content(an: Tensor, figdir: str) -> dict:
                              for k, v in an.n_curves.items()], "tensor_n", "wgmma throughput against N (random operands)",
                             "N (columns of the instruction's tile)", "TFLOP/s (INT8: TOPS)", figdir,
                             "Median of each entry's samples at the sweep's best warpgroups per SM.", logx=True)
+    # Against N only the forms whose shapes differ in N (the wgmma ones); the f64 mma.sync shapes all have N = 8.
     lat_fig = plots.simple_xy([(k, [F.num(e, "n") for e in v], [e.value for e in v], v)
-                               for k, v in an.latency.items() if len(v) > 1], "tensor_latency",
+                               for k, v in an.latency.items() if len({F.num(e, "n") for e in v}) == len(v) > 1],
+                              "tensor_latency",
                               "wgmma latency against N", "N (columns of the instruction's tile)", "cycles", figdir,
                               "One warpgroup, each instruction waiting for the one before.", logx=True)
-    lat_rows = [[k, ", ".join(f"N={int(F.num(e, 'n'))}: {e.value:.1f}" for e in v)] for k, v in an.latency.items()]
+    lat_rows = latency_rows(an)
     return {"method": an.method, "latency_method": an.latency_method, "ceiling_rows": ceiling_rows,
             "form_rows": form_rows, "failed_rows": failed_rows, "n_figure": n_fig, "latency_figure": lat_fig,
             "latency_rows": lat_rows, "notes": an.notes}
+
+
+def latency_rows(an: Tensor) -> List[list]:
+    """Per form, its latency at each tile shape, labelled by the full shape (not N alone)."""
+    return [[k, ", ".join(f"{_shape(e)}: {e.value:.1f}" for e in v)] for k, v in an.latency.items()]
 
 
 def to_json(an: Tensor) -> dict:
@@ -222,7 +234,7 @@ def to_json(an: Tensor) -> dict:
                               "random": row(c.row), "zero": row(c.zero) if c.zero else None}
                      for c in an.ceilings.values()},
         "forms": [row(r) for r in an.rows], "failed_premise": [row(r) for r in an.failed],
-        "latency_cycles": {k: {str(int(F.num(e, "n"))): e.value for e in v} for k, v in an.latency.items()}})
+        "latency_cycles": {k: {_shape(e): e.value for e in v} for k, v in an.latency.items()}})
 
 
 def summary(an: Tensor) -> List[dict]:
@@ -264,7 +276,7 @@ per-clock peak is the datasheet's dense rate over SMs and boost clock.{% endcall
 {%- for n in section.notes %}{% call d.p() %}{{ n }}{% endcall %}{% endfor %}
 {{- d.figure(figs.place(section.n_figure)) }}
 {%- call d.p() %}Latency: {{ section.latency_method }}.{% endcall %}
-{%- call d.table(["form", "cycles per instruction"]) %}{{ d.rows(section.latency_rows) }}{% endcall %}
+{%- call d.table(["form", "cycles per instruction, by tile shape (mMnNkK)"]) %}{{ d.rows(section.latency_rows) }}{% endcall %}
 {{- d.figure(figs.place(section.latency_figure)) }}
 {%- if section.failed_rows %}{% call d.p() %}Entries whose premise failed (not ceilings):{% endcall %}
 {%- call d.table(["form", "data", "TFLOP/s (INT8: TOPS)", "why"]) %}{{ d.rows(section.failed_rows) }}{% endcall %}{% endif %}
