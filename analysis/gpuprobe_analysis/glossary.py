@@ -12,7 +12,7 @@ from .results import Entry
 
 GLOSSARY: Dict[str, str] = {
     "L2 hot set": "a read_cg curve's plateau at working sets up to the L1 capacity: ld.global.cg bypasses L1, so "
-                  "so small a set is reread from L2 with every line hot; a figure of that curve, never the L2 "
+                  "a set that small is reread from L2 with every line hot; a figure of that curve, never the L2 "
                   "ceiling (a ceiling needs a premise the counters checked)",
     "n½": "the transfer size that reaches half the asymptotic bandwidth β of the α-β model: n½ = α·β (Hockney)",
     "% of bound": "a kernel's achieved rate over its bound: the minimum over the measured ceilings of its minimal "

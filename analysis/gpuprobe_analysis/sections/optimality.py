@@ -75,10 +75,10 @@ def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> li
         if ours.get("missing_ceilings"):
             value = f"{kernel_verdict(ours, theo or {})} ({ours['impl']}{vs}{excess})"
         elif ours.get("bound_note"):
-            value = (f"{pct_cell(ours)} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
+            value = (f"{pct_cell(ours)} ({ours['impl']}, {ours['limiter']}-bound: "
                      f"{ours['bound_note']}{vs}{excess})")
         else:
-            value = (f"{pct_cell(ours)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
+            value = (f"{pct_cell(ours)} ({ours['impl']}, {ours['limiter']}-bound{vs}"
                      f"{excess})")
         rows.append([f"{kernel} at {ours['size']}", value, f"fastest here: {fastest['impl']}", "–",
                      "bound from minimal bytes", Link("optimality", "optimality")])
@@ -86,8 +86,8 @@ def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> li
 
 
 def pct_cell(row: dict) -> str:
-    """% of bound, and above 100 % the reason with it."""
-    return fmt_pct(row["pct_of_bound"]) + (f" ({above_words(row)})" if row.get("above") else "")
+    """"N % of bound", and above 100 % the reason with it."""
+    return f"{fmt_pct(row['pct_of_bound'])} % of bound" + (f" ({above_words(row)})" if row.get("above") else "")
 
 
 def kernel_headlines(opt: list) -> List[dict]:
