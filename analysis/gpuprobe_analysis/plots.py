@@ -28,8 +28,9 @@ LEVEL_MARKERS = {"L1": "^", "L2": "s", "DRAM": "o"}
 KERNEL_COLORS = ("black", "tab:pink", "tab:cyan", "tab:brown", "gold")  # none of the ceilings' colours
 LEVEL_COLORS = {"L1": "tab:green", "L2": "tab:orange", "DRAM": "tab:blue", "FP32": "tab:red", "FP64": "tab:purple",
                 "FP16 half2": "tab:brown", "shared": "tab:olive"}
-# The tensor roofs (one per measured type, in the order of the ceilings): colours none of the above uses.
-TENSOR_COLORS = ("#1b9e77", "#d95f02", "#7570b3", "#e7298a", "#66a61e", "#a6761d", "#666666", "#e6ab02")
+# The tensor roofs (one per measured type, in the order of the ceilings): colours far from the levels' and
+# FP32/FP64's above (a green INT8 roof read as L1's).
+TENSOR_COLORS = ("#e377c2", "#17becf", "#8c564b", "#bcbd22", "#7f7f7f", "#000000", "#9edae5", "#f7b6d2")
 
 
 def ceiling_color(name: str, tensor_names=()) -> str:
