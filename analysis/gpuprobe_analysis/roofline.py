@@ -439,7 +439,7 @@ def beaten_sentence(gap: dict) -> str:
             f"GPU's best: {gap['kernel']} {gap['impl']} {gap['size']} reached {gap['value']:,.0f} {gap['unit']}"
             f"{' on its minimal bytes' if gap['unit'] == 'GB/s' else ''}, higher by {100 * gap['excess']:.1f} %, "
             f"beyond the noise ({100 * gap['noise']:.2f} %){more}. The ceiling stands as the bound: it is the "
-            "premise-checked probe figure that fleet and compare use too, and a kernel's best row is the maximum "
+            "premise-checked probe figure the Summary and compare report, and a kernel's best row is the maximum "
             "over many implementations and sizes; the rows above it say so.")
 
 
