@@ -75,8 +75,8 @@ def reconcile_with_driver(fit_bytes: float, bracket: Optional[List[float]], driv
     lo, hi = bracket
     span = f"{fmt_bytes(lo)} – {fmt_bytes(hi)}"
     if lo <= driver_bytes <= hi:
-        return driver_bytes, (f"the driver's {drv}: the sweep's bracket {span} agrees (its fit's estimate "
-                              f"{fmt_bytes(fit_bytes)} lies in the same bracket, which is all a sweep can tell)")
+        return driver_bytes, (f"the driver's {drv}; the sweep's bracket {span} agrees, its fit's estimate "
+                              f"{fmt_bytes(fit_bytes)} lying in the same bracket, all a sweep can tell")
     side = "above" if lo > driver_bytes else "below"
     return fit_bytes, (f"the sweep's estimate; the driver's {drv} lies outside the sweep's bracket {span} ({side} "
                        "it): the chain's edge is not where the driver puts the L2's size")
