@@ -161,8 +161,7 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
     axes[0].plot([], [], "o", color="0.3", label="our default (filled)")
     axes[0].plot([], [], "o", color="0.3", mfc="none", label="cuBLAS (hollow)")
     src = {p.ai_source for p in points}
-    plots.finish_panels(fig, axes, "Hierarchical roofline, one panel per kernel (solid: measured ceilings, dashed: "
-                        "theoretical; diagonals end at the highest measured roof)"
+    plots.finish_panels(fig, axes, "Hierarchical roofline, one panel per kernel (solid: measured ceilings, dashed: theoretical)"
                   + ("" if src <= {"counters"} else "; AI from minimal bytes where counters are absent"),
                   "arithmetic intensity (FLOP/byte, log scale)", "performance (GFLOP/s; INT8: GOP/s; log scale)")
     prov = [F.provenance([p.entry for p in points])] + [c.source for c in ceilings if c.source]
