@@ -57,8 +57,10 @@ class LevelCeiling:
     entries: List[Entry] = field(default_factory=list)
 
     def to_json(self) -> dict:
+        cvs = [e.cv for e in self.entries if math.isfinite(e.cv)]
         return {"level": self.level, "kind": self.kind, "gbps": self.gbps, "premise": self.premise,
-                "premise_ratio": self.premise_ratio, "how": self.how, "source": F.provenance(self.entries)}
+                "premise_ratio": self.premise_ratio, "how": self.how, "source": F.provenance(self.entries),
+                "cv": float(np.median(cvs)) if cvs else None}
 
 
 def usable(e: Entry) -> bool:

@@ -50,3 +50,17 @@ def premise_cell(status, ratio) -> str:
     if not status:
         return "none declared"
     return status + (f", {ratio:.3f}x counted" if isinstance(ratio, (int, float)) else "")
+
+
+def fmt_ratio(v, digits: int = 3) -> str:
+    """A ratio to `digits` significant digits, trailing zeros kept: 0.9998 is "1.00", never "1"."""
+    if v is None or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return "–"
+    return f"{v:#.{digits}g}".rstrip(".")
+
+
+def fmt_pct(v) -> str:
+    """A share in per cent with one decimal: 100.2 % of a bound must not read "100 %"."""
+    if v is None or not isinstance(v, (int, float)) or not math.isfinite(v):
+        return "–"
+    return f"{v:.1f}"

@@ -10,7 +10,7 @@ import pickle
 import re
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Tuple
 
 import matplotlib
 
@@ -28,6 +28,18 @@ LEVEL_MARKERS = {"L1": "^", "L2": "s", "DRAM": "o"}
 KERNEL_COLORS = ("black", "tab:pink", "tab:cyan", "tab:brown", "gold")  # none of the ceilings' colours
 LEVEL_COLORS = {"L1": "tab:green", "L2": "tab:orange", "DRAM": "tab:blue", "FP32": "tab:red", "FP64": "tab:purple",
                 "FP16 half2": "tab:brown", "shared": "tab:olive"}
+# The tensor roofs (one per measured type, in the order of the ceilings): colours far from the levels' and
+# FP32/FP64's above (a green INT8 roof read as L1's).
+TENSOR_COLORS = ("#e377c2", "#17becf", "#8c564b", "#bcbd22", "#7f7f7f", "#000000", "#9edae5", "#f7b6d2")
+
+
+def ceiling_color(name: str, tensor_names=()) -> str:
+    """A ceiling's colour: its level's or compute unit's, a tensor type's by its place among `tensor_names`."""
+    if name in LEVEL_COLORS:
+        return LEVEL_COLORS[name]
+    if name in tensor_names:
+        return TENSOR_COLORS[list(tensor_names).index(name) % len(TENSOR_COLORS)]
+    return LEVEL_COLORS.get(name.split()[0], "k")
 
 
 @dataclass
@@ -37,6 +49,9 @@ class Figure:
     caption: str
     provenance: List[dict]
     files: Dict[str, str] = field(default_factory=dict)  # ext -> path
+    # The reference lines drawn (ceilings): (panel title, "" for every panel; name; value; unit), so that a
+    # check can hold them to the ceilings the tables use.
+    reference_lines: List[Tuple[str, str, float, str]] = field(default_factory=list)
 
 
 # Rules every figure follows, so that each one reads at a glance:

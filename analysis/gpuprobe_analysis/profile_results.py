@@ -101,6 +101,10 @@ class DeviceLevel:
     model: str  # the edge that ends the level, in words (profile.edge_words)
     curve: Key
     source: Source
+    # Where capacity_bytes comes from when a figure of the driver's is there to hold it to (the L2):
+    # the driver's figure inside the sweep's bracket, or the sweep's and the disagreement (hierarchy.py).
+    capacity_how: Optional[str] = optional()
+    capacity_fit_bytes: Optional[float] = optional()  # the fit's own estimate, where capacity_bytes is the driver's
 
 
 @dataclass
@@ -119,6 +123,9 @@ class Capacities:
     l1_bytes: Optional[float] = optional()
     l2_near_partition_bytes: Optional[float] = optional()
     l2_bytes: Optional[float] = optional()
+    # The sweep's own L2 estimate where l2_bytes is the driver's figure inside its bracket (hierarchy.py):
+    # what the fit found, for those who judge the fit.
+    l2_bytes_fit: Optional[float] = optional()
     l1_carveout: str = ""
     shared_per_sm_bytes_reported_by_driver: Optional[float] = optional()
     l2_bytes_reported_by_driver: Optional[float] = optional()
@@ -268,6 +275,7 @@ class BandwidthCeiling:
     how: str
     source: Source
     name: str
+    cv: Optional[float] = optional()  # median CV of its entries' samples: its noise (roofline.ceilings_beaten)
     theoretical_gbps: Optional[float] = optional()
     theoretical_how: Optional[str] = optional()
 
@@ -388,6 +396,7 @@ class ComputeCeiling:
     premise: Optional[str]
     premise_ratio: Optional[float]
     source: Source
+    cv: Optional[float] = optional()  # its entry's CV: its noise (roofline.ceilings_beaten)
 
 
 @dataclass

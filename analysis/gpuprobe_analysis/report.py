@@ -22,6 +22,7 @@ from markupsafe import Markup
 
 from . import plots
 from . import sections as S
+from .glossary import GLOSSARY, implementation_terms, terms_used
 from .formatting import Link, fmt, fmt_bytes
 from .results import ResultSet
 from .sections.inputs import problems as found_problems
@@ -158,6 +159,13 @@ def opening(present: List[S.Placed], data: dict) -> List[str]:
     return lines + by_id["inputs"].section.opening(by_id["inputs"].result, data)
 
 
+def summary_glossary(rs: ResultSet, headline: List[str], rows: list) -> dict:
+    """The names the Summary uses, defined (glossary.py): every term, code and implementation name that
+    occurs in its sentences or its table."""
+    words = list(headline) + [str(c) for r in rows for c in r]
+    return terms_used(words, {**GLOSSARY, **implementation_terms(rs.entries)})
+
+
 def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
     """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
     os.makedirs(outdir, exist_ok=True)
@@ -168,11 +176,14 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
         json.dump(data, fh, indent=1, sort_keys=False)
 
     gpu = rs.context.get("gpu_name", "unknown GPU")
+    headline, rows = opening(present, data), summary_rows(present, data)
     context = {
         "outdir": outdir, "title": title or f"gpuprobe report: {gpu}", "sections": section_order(present),
         "data": data, "premises": data.get("premises") or {}, "problems": found_problems(data),
-        "input_notes": [i for i in data["issues"] if i.startswith("note: ")], "headline": opening(present, data),
-        "summary_rows": summary_rows(present, data), "theoretical_sources": theoretical_sources(data),
+        "input_notes": [i for i in data["issues"] if i.startswith("note: ")], "headline": headline,
+        "summary_rows": rows, "theoretical_sources": theoretical_sources(data),
+        "glossary": {**GLOSSARY, **implementation_terms(rs.entries)},
+        "summary_glossary": summary_glossary(rs, headline, rows),
         "pf": {}, "family_sections": {},
     }
     # The figures, drawn here (and written by worker processes meanwhile); the templates place (and so

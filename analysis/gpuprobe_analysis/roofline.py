@@ -35,6 +35,7 @@ class Ceiling:
     measured: bool  # False: theoretical (drawn dashed)
     how: str
     source: dict = field(default_factory=dict)
+    cv: Optional[float] = None  # the CV of the samples behind it (median over its entries): its noise
 
     @property
     def is_memory(self) -> bool:
@@ -42,8 +43,22 @@ class Ceiling:
 
     @property
     def variant(self) -> bool:
-        """A second ceiling of a level (e.g. DRAM copy): used for bounds, not drawn."""
-        return " " in self.name
+        """A second ceiling of a memory level (e.g. DRAM copy): used for bounds, not drawn. A compute ceiling
+        of two words ("BF16 tensor") is a roof of its own."""
+        return self.is_memory and " " in self.name
+
+    @property
+    def unit(self) -> str:
+        """GB/s for a memory level; GOP/s for an integer type's compute ceiling ("INT8 tensor": operations,
+        not floating-point ones); GFLOP/s otherwise."""
+        if self.is_memory:
+            return "GB/s"
+        return "GOP/s" if is_integer_ceiling(self.name) else "GFLOP/s"
+
+
+def is_integer_ceiling(name: str) -> bool:
+    """Whether a compute ceiling counts integer operations (the records name them INT8 tensor, ...)."""
+    return name.startswith("INT")
 
 
 @dataclass
@@ -117,11 +132,11 @@ def ceilings_from(profile_data: dict, rs: ResultSet, section_ceilings: Sequence[
     for name, c in (profile_data.get("bandwidth", {}).get("ceilings") or {}).items():
         if name in levels:
             how = f"{c.get('how', '')} (premise {c.get('premise', 'not declared')})"
-            out.append(Ceiling(name, c["gbps"], True, how, c.get("source", {})))
+            out.append(Ceiling(name, c["gbps"], True, how, c.get("source", {}), c.get("cv")))
     for name, c in (profile_data.get("pipelines", {}).get("compute_ceilings") or {}).items():
         if name in compute:
-            out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {})))
-    out += [Ceiling(c["name"], c["gflops"], True, c.get("how", ""), c.get("source", {}))
+            out.append(Ceiling(name, c["gflops"], True, c.get("how", ""), c.get("source", {}), c.get("cv")))
+    out += [Ceiling(c["name"], c["gflops"], True, c.get("how", ""), c.get("source", {}), c.get("cv"))
             for c in section_ceilings if c["measured"]]
     for name, c in (profile_data.get("pipelines", {}).get("compute_theoretical") or {}).items():
         if name in compute:
@@ -375,6 +390,65 @@ def unmeasured_ceiling_notes(points: List[KernelPoint], ceilings: List[Ceiling])
             f"bound in the optimality table" for (family, ceiling), count in sorted(counts.items())]
 
 
+# A kernel above its bound by more than this many combined standard deviations (the kernel entry's CV and
+# the ceiling's, in quadrature) beats the ceiling beyond noise; within it, the excess is the noise of two
+# medians. Two: a chance excess that large happens about once in 40 rows of one sign.
+NOISE_SIGMAS = 2.0
+
+
+def _above_bound(p: KernelPoint, b: Optional[Bound], ceilings: List[Ceiling]) -> Optional[dict]:
+    """Why a row is above 100 % of its bound: within the noise of the two medians, or beyond it (the
+    ceiling is below what this kernel reached: the ceiling's probe is not the GPU's best there). None at or
+    below the bound."""
+    if not b or not b.bound_gflops or not b.limiter or p.gflops <= b.bound_gflops:
+        return None
+    ceiling = next((c for c in ceilings if c.measured and c.name == b.limiter), None)
+    if ceiling is None:
+        return None
+    cv_kernel = p.entry.cv if math.isfinite(p.entry.cv) else 0.0
+    noise = NOISE_SIGMAS * math.hypot(cv_kernel, ceiling.cv or 0.0)
+    excess = p.gflops / b.bound_gflops - 1
+    # The kernel's own figure in the ceiling's unit: GB/s on its minimal bytes for a memory ceiling.
+    value = ceiling.value * (1 + excess)
+    beyond = excess > noise
+    text = (f"{100 * excess:.1f} % above its bound, " + (
+        f"beyond the noise ({100 * noise:.2f} %: {NOISE_SIGMAS:g} x the entries' CVs in quadrature): this kernel "
+        f"reached {value:,.0f} {ceiling.unit}, the {b.limiter} ceiling is {ceiling.value:,.0f}, so that ceiling is "
+        "below what the GPU delivers; it stands as its probe's figure (optimality: ceilings a kernel beats)"
+        if beyond else
+        f"within the noise ({100 * noise:.2f} %: {NOISE_SIGMAS:g} x the entries' CVs in quadrature)"))
+    return {"excess": excess, "noise": noise, "beyond_noise": beyond, "ceiling": b.limiter,
+            "ceiling_value": ceiling.value, "ceiling_cv": ceiling.cv, "ceiling_how": ceiling.how, "value": value,
+            "unit": ceiling.unit, "why": text}
+
+
+def ceilings_beaten(opt: List[dict]) -> List[dict]:
+    """Per measured ceiling that some kernel row beats beyond noise: the row that beats it most, with both
+    figures (the ceiling's and the kernel's, in the ceiling's unit), the excess and the noise."""
+    best: Dict[str, dict] = {}
+    for r in opt:
+        a = r.get("above")
+        if a and a["beyond_noise"] and (a["ceiling"] not in best or a["excess"] > best[a["ceiling"]]["excess"]):
+            best[a["ceiling"]] = {**a, "kernel": r["kernel"], "impl": r["impl"], "size": r["size"], "entry": r["entry"],
+                                  "rows": 0}
+    for r in opt:
+        a = r.get("above")
+        if a and a["beyond_noise"]:
+            best[a["ceiling"]]["rows"] += 1
+    return [best[k] for k in sorted(best)]
+
+
+def beaten_sentence(gap: dict) -> str:
+    """Which figure is higher and by how much, and why the ceiling stands."""
+    more = f" ({gap['rows']} rows in all beyond the noise)" if gap["rows"] > 1 else ""
+    return (f"The {gap['ceiling']} ceiling ({gap['ceiling_value']:,.0f} {gap['unit']}, its probe's figure) is not the "
+            f"GPU's best: {gap['kernel']} {gap['impl']} {gap['size']} reached {gap['value']:,.0f} {gap['unit']}"
+            f"{' on its minimal bytes' if gap['unit'] == 'GB/s' else ''}, higher by {100 * gap['excess']:.1f} %, "
+            f"beyond the noise ({100 * gap['noise']:.2f} %){more}. The ceiling stands as the bound: it is the "
+            "premise-checked probe figure the Summary and compare report, and a kernel's best row is the maximum "
+            "over many implementations and sizes; the rows above it say so.")
+
+
 def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]:
     refs: Dict[tuple, KernelPoint] = {}
     for p in points:
@@ -385,6 +459,7 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
     rows = []
     for p in sorted(points, key=lambda p: (p.kernel, p.size_key, p.impl)):
         b = bound_of(p, ceilings)
+        above = _above_bound(p, b, ceilings)
         ref = refs.get((p.kernel, p.size_key))
         rows.append({
             "kernel": p.kernel, "impl": p.impl, "size": p.size, "precision": p.precision,
@@ -394,6 +469,7 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             else {},
             "bound_gflops": b.bound_gflops if b else None, "limiter": b.limiter if b else None,
             "pct_of_bound": 100.0 * p.gflops / b.bound_gflops if b and b.bound_gflops else None,
+            "above": above, "above_bound": above["why"] if above else None, "cv": p.entry.cv,
             "missing_ceilings": b.missing if b else [], "bound_note": b.note if b else "",
             "bound_bytes": "minimal (descriptor)" if p.minimal_bytes > 0 else "counters",
             "minimal_level": p.minimal_level, "excess_traffic": p.excess_traffic, "l2": p.l2,

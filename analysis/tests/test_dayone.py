@@ -92,7 +92,7 @@ def test_headline_says_what_is_missing_and_never_unverified_without_memory_ceili
     assert "FP64" not in row[1] and "no DRAM ceiling measured" in row[1]
     # with a memory ceiling that no counter checked, the word is right
     text = "\n".join(headline(_data(True), [_gemv_row(limiter="DRAM", pct_of_bound=97.0, missing_ceilings=[])]))
-    assert "Memory ceilings UNVERIFIED" in text and "DRAM-bound, 97 % of its bound" in text
+    assert "Memory ceilings UNVERIFIED" in text and "DRAM-bound, 97.0 % of its bound" in text
 
 
 def test_bandwidth_section_without_ceilings_says_so_not_no_data(tmp_path):

@@ -15,6 +15,7 @@ from ..curves import MIN_CURVE_POINTS, Curve, ctxnum, curve_xy, name_levels
 from ..formatting import Link, fmt, pct_of, premise_cell
 from ..levels import detect_levels_many
 from ..results import Entry, ResultSet
+from ..roofline import ceilings_beaten
 from . import AnalysisInputs, FamilySection, register
 
 # DRAM-served bandwidth: footprints well beyond the L2 (a few x its capacity) so hits are negligible.
@@ -68,7 +69,7 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
     ceilings: Dict[str, R.BandwidthCeiling] = {}
     theo = ctxnum(rs, "gpu_theoretical_dram_gbps")
     for c in found:
-        name = c.level if c.kind == "read" else f"{c.level} {c.kind}"
+        name = ceiling_name(c.level, c.kind)
         if theo and c.level == "DRAM" and c.gbps > theo:
             errors.append(f"{name} ceiling {c.gbps:.0f} GB/s exceeds the theoretical {theo:.0f} GB/s: not used")
             ceilings.pop(name, None)
@@ -77,13 +78,16 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
         if c.level == "DRAM" and theo:
             ceilings[name].theoretical_gbps = theo
             ceilings[name].theoretical_how = "context gpu_theoretical_dram_gbps (2 x memory clock x bus width)"
-    for row in rows:  # a curve's plateau above its level's ceiling: say why it is no ceiling
+    for row in rows:  # a curve's plateau above its own kind's ceiling of the level: say why it is no ceiling
+        kind = C.KERNEL_KIND.get(str(row.key.get("kernel") or ""), str(row.key.get("kernel") or "?"))
         for lv in row.levels:
-            ceiling = ceilings.get(lv.name)
+            name = ceiling_name(lv.name, kind)
+            ceiling = ceilings.get(name)
             if lv.name in ("L2", "DRAM") and ceiling is not None and lv.gbps_plateau > ceiling.gbps and not lv.note:
-                lv.note = (f"above the {lv.name} ceiling ({ceiling.gbps:,.0f}) but no ceiling: these working sets "
+                lv.note = (f"above the {name} ceiling ({ceiling.gbps:,.0f}) but no ceiling: these working sets "
                            f"declare no premise, so nothing checked that {lv.name} alone served them"
-                           + (" (a read kernel still hits L1 for part of them)" if lv.name == "L2" else ""))
+                           + (" (a read kernel still hits L1 for part of them)" if lv.name == "L2" and kind == "read"
+                              else ""))
     premises = R.PremiseReport.of(C.premise_report(rs))
     bandwidth = R.Bandwidth(curves=rows, ceilings=ceilings, errors=errors, method=(
         "curves: each point is assigned to the level that serves it by its footprint relative to the capacities "
@@ -97,6 +101,13 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
         "copy, triad); shared = memory.shared_bandwidth"
         % (L1_CLEAR_FACTOR, DRAM_FOOTPRINT_FACTOR, 100 * C.L2_PLATEAU_SHARE)))
     return BandwidthResult(bandwidth, bandwidth_l2, premises, curves, curves_all, notes, rs, caps)
+
+
+def ceiling_name(level: str, kind: str) -> str:
+    """A ceiling's report name: the level for reads ("DRAM"), else level and kind ("DRAM write"). A curve is
+    judged only against its own kind's ceiling: a write curve against the read ceiling read "above the DRAM
+    ceiling" where it matched the DRAM write ceiling."""
+    return level if kind == "read" else f"{level} {kind}"
 
 
 def _plateaus(rs: ResultSet, caps: R.Capacities, curves: List[Curve], notes: List[str]):
@@ -266,10 +277,15 @@ def _probe(c: dict) -> str:
 def summary_rows(an: BandwidthResult, data: dict) -> List[list]:
     rows = []
     theo = {c["name"]: c for c in (data.get("roofline") or {}).get("ceilings", []) if not c["measured"]}
+    beaten = {g["ceiling"]: g for g in ceilings_beaten(data.get("optimality") or [])}
     for name, c in ((data.get("bandwidth") or {}).get("ceilings") or {}).items():
         level = c.get("level", name.split()[0])
         t = theo.get(level)
-        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s", f"{c.get('kind', '?')} ({_probe(c)})",
+        g = beaten.get(name)
+        # A kernel above this ceiling beyond noise: the Summary says which figure is higher and by how much.
+        gap = (f"; below {g['kernel']} {g['impl']} {g['size']}: {fmt(g['value'])} GB/s on its minimal bytes, "
+               f"{100 * g['excess']:.1f} % higher, beyond the noise ({100 * g['noise']:.2f} %)" if g else "")
+        rows.append([f"{name} bandwidth", f"{fmt(c['gbps'])} GB/s{gap}", f"{c.get('kind', '?')} ({_probe(c)})",
                      pct_of(c["gbps"], t["value"] if t else None),
                      premise_cell(c.get("premise"), c.get("premise_ratio")), Link("bandwidth per level", "bandwidth")])
     return rows

@@ -70,7 +70,7 @@ def _pipelines(rs: ResultSet) -> R.Pipelines:
                 compute[kind[0]] = R.ComputeCeiling(
                     gflops=gflops, how=f"op={op}: {how}", op=op, premise=premise,
                     premise_ratio=finite(peak_entry.num("premise_ratio")) if peak_entry else None,
-                    source=F.provenance([ref]))
+                    source=F.provenance([ref]), cv=finite(ref.cv))
         for e in grp:
             th = finite(e.num(F.THEORETICAL_COMPUTE_COUNTER))
             if th and kind and (op not in theoretical or th > theoretical[op].gflops):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -60,6 +60,26 @@ def _note_coarse_sweep(primary: Curve, notes: List[str]) -> None:
                      "per octave): each capacity is known only within its bracket, and an L2 in two parts (a near "
                      "and a far partition) cannot be told from one level at this spacing (two such devices 50 % "
                      "apart give curves within 1.5 %); sweep at 2 or more footprints per octave (the default is 4)")
+
+
+def reconcile_with_driver(fit_bytes: float, bracket: Optional[List[float]], driver_bytes: Optional[float]):
+    """The L2 capacity to report and how it was decided. A sweep places a capacity only within its bracket
+    (the last footprint at or below the edge, the first above); the fit's figure inside it is an estimate.
+    Where the driver's figure (gpu_l2_bytes) lies inside the bracket, the two agree and the driver's exact
+    figure is the capacity; outside it, the sweep's figure stands and the disagreement is said."""
+    if not driver_bytes:
+        return fit_bytes, "the sweep's estimate (no driver figure to check it against)"
+    drv = fmt_bytes(driver_bytes)
+    if not bracket:
+        return fit_bytes, f"the sweep's estimate (no bracket); the driver reports {drv}"
+    lo, hi = bracket
+    span = f"{fmt_bytes(lo)} – {fmt_bytes(hi)}"
+    if lo <= driver_bytes <= hi:
+        return driver_bytes, (f"the driver's {drv}; the sweep's bracket {span} agrees, its fit's estimate "
+                              f"{fmt_bytes(fit_bytes)} lying in the same bracket, all a sweep can tell")
+    side = "above" if lo > driver_bytes else "below"
+    return fit_bytes, (f"the sweep's estimate; the driver's {drv} lies outside the sweep's bracket {span} ({side} "
+                       "it): the chain's edge is not where the driver puts the L2's size")
 
 
 def analyze(inputs: AnalysisInputs) -> HierarchyResult:
@@ -138,6 +158,12 @@ def analyze(inputs: AnalysisInputs) -> HierarchyResult:
                                           capacity_bytes=None, capacity_bracket_bytes=None,
                                           model="median over footprints", curve={"load": "shared"},
                                           source=F.provenance(shared))
+    l2 = summary.get("L2")
+    if l2 is not None and l2.capacity_bytes:
+        cap, how = reconcile_with_driver(l2.capacity_bytes, l2.capacity_bracket_bytes, ctxnum(rs, "gpu_l2_bytes"))
+        if cap != l2.capacity_bytes:
+            l2.capacity_fit_bytes = l2.capacity_bytes
+        l2.capacity_bytes, l2.capacity_how = cap, how
     order = ["shared", "L1", "L2 near partition", "L2", "DRAM"]
     out.levels = sorted(summary.values(), key=lambda d: (order.index(d.name) if d.name in order else 9, d.name))
     # Capacities as users ask for them.
@@ -145,6 +171,8 @@ def analyze(inputs: AnalysisInputs) -> HierarchyResult:
     for name, key in (("L1", "l1_bytes"), ("L2 near partition", "l2_near_partition_bytes"), ("L2", "l2_bytes")):
         if name in summary and summary[name].capacity_bytes:
             setattr(caps, key, summary[name].capacity_bytes)
+    if l2 is not None and l2.capacity_fit_bytes:
+        caps.l2_bytes_fit = l2.capacity_fit_bytes
     carve = sorted({F.text(e, "carveout") for e in rs.by_family("memory.latency") if F.text(e, "carveout")})
     caps.l1_carveout = ", ".join(carve) if carve else (
         "not recorded: the latency probe uses no shared memory, so the driver's default carveout applies and "
@@ -178,6 +206,8 @@ def summary_rows(an: HierarchyResult, data: dict) -> List[list]:
     h = data.get("hierarchy") or {}
     for lv in h.get("levels", []):
         cap = f", capacity {fmt_bytes(lv['capacity_bytes'])}" if lv.get("capacity_bytes") else ""
+        if lv.get("capacity_how"):
+            cap += f" ({lv['capacity_how']})"
         ns = f" ({fmt(lv['latency_ns'])} ns)" if lv.get("latency_ns") else ""
         rows.append([f"{lv['name']} latency", f"{fmt(lv['latency_cycles'])} cycles{ns}{cap}", "pointer chase", "–",
                      "–", Link("memory hierarchy", "hierarchy")])

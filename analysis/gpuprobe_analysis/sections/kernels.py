@@ -120,6 +120,25 @@ def _is_square(p: KernelPoint) -> bool:
     return len(dims) == 1
 
 
+def figure_heading(kernel: str, impls) -> str:
+    """The figure's title: "ours (black: default)" only where one of our implementations is drawn (the
+    cuBLASLt GEMMs have none)."""
+    ours = [i for i in impls if not is_reference(i)]
+    if not ours:
+        return f"{kernel}: cuBLAS ({', '.join(sorted(impls))}), square problems; same run"
+    return f"{kernel}: ours (black: default) vs cuBLAS (dashed), square problems; same run"
+
+
+def _panel_ceiling(pts: List[KernelPoint], ceilings: Sequence[Ceiling]) -> Optional[Ceiling]:
+    """The measured compute ceiling the panel's problems are held to (their record's, by precision: FP32 for
+    SGEMM, BF16 tensor for a BF16 cuBLASLt GEMM): the one the optimality table bounds them by."""
+    names = {p.precision for p in pts if p.precision}
+    if len(names) != 1:
+        return None
+    name = names.pop()
+    return next((c for c in ceilings if c.name == name and c.measured), None)
+
+
 def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional[float] = None,
                    ceilings: Sequence[Ceiling] = ()) -> list:
     """Per kernel, a grid of panels (rows: precision; columns: uplo / trans) of the kernel's own figure
@@ -157,7 +176,7 @@ def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional
         fig, axes = plots.plt.subplots(nrows, ncols, figsize=(4.3 * ncols + 2.6, 3.4 * nrows), squeeze=False, sharex=True)
         for ax in axes.flat[len(panels):]:
             ax.set_visible(False)
-        fp32 = next((c.value for c in ceilings if c.name == "FP32" and c.measured), None)
+        drawn: List[Tuple[str, str, float, str]] = []
         # The level a DRAM-sized problem is held to: its theoretical peak where known, else the measured one.
         dram_peak = next((c for c in sorted(ceilings, key=lambda c: c.measured) if c.name == "DRAM"), None)
         value = (lambda p: p.gbps) if metric == "GB/s" else (lambda p: p.gflops)
@@ -177,23 +196,31 @@ def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional
                     st = dict(impl_style[impl], ls="none", marker="x")
                     ax.plot([_size_scalar(p) for p in odd], [value(p) for p in odd], ms=6,
                             label=None if pow2 else impl, **st)
+            title = " ".join(t for t in (f"precision={prec}" if prec else "", f"{shape_key}={col}" if col else "")
+                             if t) or kernel
+            here = [p for p in pts if facet(p, "precision") == prec and facet(p, shape_key) == col]
             if metric == "GB/s" and memcpy_gbps:
                 ax.axhline(memcpy_gbps, color="gray", ls=":", lw=1.2, label=f"cudaMemcpy D2D {memcpy_gbps:,.0f} GB/s")
+                drawn.append((title, "cudaMemcpy D2D", memcpy_gbps, "GB/s"))
             if metric == "GB/s" and dram_peak:
-                _mark_served_above(ax, [p for p in pts if facet(p, "precision") == prec and facet(p, shape_key) == col],
-                                   dram_peak, value)
-            if metric == "GFLOP/s" and fp32:
-                ax.axhline(fp32, color=plots.LEVEL_COLORS["FP32"], ls=":", lw=1.2, label=f"FP32 peak {fp32:,.0f} GFLOP/s")
+                _mark_served_above(ax, here, dram_peak, value)
+                drawn.append((title, "DRAM" if dram_peak.measured else "DRAM theoretical", dram_peak.value, "GB/s"))
+            peak = _panel_ceiling(here, ceilings) if metric == "GFLOP/s" else None
+            if peak is not None:
+                ax.axhline(peak.value, color=plots.ceiling_color(peak.name, [peak.name]), ls=":", lw=1.2,
+                           label=f"{peak.name} {peak.value:,.0f} {peak.unit} (measured)")
+                drawn.append((title, peak.name, peak.value, peak.unit))
             ax.set_xscale("log", base=2)
             ax.set_ylim(bottom=0)  # ratios read honestly off the picture
             ax.grid(True, which="both", alpha=0.3)
-            ax.set_title(" ".join(t for t in (f"precision={prec}" if prec else "", f"{shape_key}={col}" if col else "")
-                                  if t) or kernel, fontsize=9)
+            ax.set_title(title, fontsize=9)
             if idx + ncols >= len(panels):
                 ax.set_xlabel("n (log2; x: sizes that are not powers of two)" if kernel != "sgemm"
                               else "m = n = k (log2; x: not powers of two)")
-            if c == 0:
-                ax.set_ylabel("GB/s on minimal bytes" if metric == "GB/s" else "GFLOP/s")
+            if metric == "GFLOP/s":  # an integer type's rate counts operations (INT8: GOP/s)
+                ax.set_ylabel("GOP/s" if peak is not None and peak.unit == "GOP/s" else "GFLOP/s")
+            elif c == 0:
+                ax.set_ylabel("GB/s on minimal bytes")
         handles, labels = {}, []
         for ax in axes.flat:
             for h, l in zip(*ax.get_legend_handles_labels()):
@@ -202,15 +229,18 @@ def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional
                     labels.append(l)
         fig.legend([handles[l] for l in labels], labels, fontsize=8, loc="upper left", bbox_to_anchor=(0.985, 0.95),
                    frameon=False)
-        fig.suptitle(f"{kernel}: ours (black: default) vs cuBLAS (dashed), square problems; same run", fontsize=11)
+        fig.suptitle(figure_heading(kernel, present), fontsize=11)
         fig.tight_layout(rect=(0, 0, 0.985, 1))
         figs.append(plots.Figure(f"kernel_{kernel}", f"{kernel} vs cuBLAS",
                            ("GB/s on the descriptor's minimal bytes" if metric == "GB/s" else "GFLOP/s from the descriptor's "
                             "flop count") + " over the median sample time, per precision and " + shape_key +
                            "; the dotted line is the same run's " + ("cudaMemcpy D2D" if metric == "GB/s" else
-                                                                     "measured FP32 peak") +
+                                                                     "measured compute ceiling of the panel's type, "
+                                                                     "the one the optimality table bounds it by "
+                                                                     "(FP32 for SGEMM, each type's tensor ceiling for "
+                                                                     "the cuBLASLt GEMMs; integer types in GOP/s)") +
                            ". Non-square shapes: see the table.", [F.provenance([p.entry for p in pts])],
-                           plots._save(fig, outdir, f"kernel_{kernel}")))
+                           plots._save(fig, outdir, f"kernel_{kernel}"), drawn))
     return figs
 
 

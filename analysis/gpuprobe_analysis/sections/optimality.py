@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import Dict, List, Optional
 
 from .. import profile_results as R
-from ..formatting import Link, fmt
-from ..roofline import READ_DOMINATED, SERVED_SHARE, is_default, is_reference, optimality
+from ..formatting import Link, fmt, fmt_pct, fmt_ratio
+from ..roofline import (NOISE_SIGMAS, READ_DOMINATED, SERVED_SHARE, beaten_sentence, ceilings_beaten, is_default,
+                        is_reference, optimality)
 from . import AnalysisInputs, FamilySection, register
 
 
@@ -43,7 +44,24 @@ def kernel_verdict(row: dict, theo: Dict[str, dict]) -> str:
             return f"{row['limiter']}-bound ({row['bound_note']}), no % of bound: no {what} ceiling measured{rate}"
         return f"no bound: no {what} ceiling measured{rate}"
     note = f" ({row['bound_note']})" if row.get("bound_note") else ""
-    return f"{row['limiter']}-bound, {fmt(row['pct_of_bound'], 3)} % of its bound{note}"
+    above = f" ({above_words(row)})" if row.get("above") else ""
+    return f"{row['limiter']}-bound, {fmt_pct(row['pct_of_bound'])} % of its bound{above}{note}"
+
+
+def above_words(row: dict) -> str:
+    """Why a row is above 100 % of its bound, briefly (roofline._above_bound has the full reason)."""
+    a = row["above"]
+    where = (f"beyond the noise of {100 * a['noise']:.2f} %: the {a['ceiling']} ceiling is below this kernel"
+             if a["beyond_noise"] else f"within the noise of {100 * a['noise']:.2f} %")
+    return f"above it by {100 * a['excess']:.1f} %, {where}"
+
+
+def versus_cublas(row: dict) -> str:
+    """Our row against the fastest cuBLAS mode of the same problem, named (cublas, cublas_atomics ...): "1x
+    cuBLAS" hid which mode it was, and 0.9998 read as 1."""
+    if not row.get("vs_cublas"):
+        return ""
+    return f"{fmt_ratio(row['vs_cublas'])}x {row.get('cublas_impl') or 'cuBLAS'}"
 
 
 def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> list:
@@ -52,19 +70,24 @@ def kernel_summary_rows(opt: list, theo: Optional[Dict[str, dict]] = None) -> li
     rows = []
     for k in kernel_headlines(opt):
         kernel, ours, fastest = k["kernel"], k["ours"], k["fastest"]
-        vs = f", {fmt(ours['vs_cublas'], 3)}x cuBLAS" if ours.get("vs_cublas") else ""
-        excess = f"; excess traffic {fmt(ours['excess_traffic'], 3)}x" if ours.get("excess_traffic") else ""
+        vs = f", {versus_cublas(ours)}" if ours.get("vs_cublas") else ""
+        excess = f"; excess traffic {fmt_ratio(ours['excess_traffic'])}x" if ours.get("excess_traffic") else ""
         if ours.get("missing_ceilings"):
             value = f"{kernel_verdict(ours, theo or {})} ({ours['impl']}{vs}{excess})"
         elif ours.get("bound_note"):
-            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound: "
+            value = (f"{pct_cell(ours)} ({ours['impl']}, {ours['limiter']}-bound: "
                      f"{ours['bound_note']}{vs}{excess})")
         else:
-            value = (f"{fmt(ours['pct_of_bound'], 3)} % of bound ({ours['impl']}, {ours['limiter']}-bound{vs}"
+            value = (f"{pct_cell(ours)} ({ours['impl']}, {ours['limiter']}-bound{vs}"
                      f"{excess})")
         rows.append([f"{kernel} at {ours['size']}", value, f"fastest here: {fastest['impl']}", "–",
                      "bound from minimal bytes", Link("optimality", "optimality")])
     return rows
+
+
+def pct_cell(row: dict) -> str:
+    """"N % of bound", and above 100 % the reason with it."""
+    return f"{fmt_pct(row['pct_of_bound'])} % of bound" + (f" ({above_words(row)})" if row.get("above") else "")
 
 
 def kernel_headlines(opt: list) -> List[dict]:
@@ -101,10 +124,10 @@ def opening(opt: List[dict], data: dict) -> List[str]:
     lines, theo = [], _theoretical(data)
     for k in kernel_headlines(opt):
         o = k["ours"]
-        vs = f", {fmt(o['vs_cublas'], 3)}x cuBLAS" if o.get("vs_cublas") else ", no cuBLAS figure"
+        vs = f", {versus_cublas(o)}" if o.get("vs_cublas") else ", no cuBLAS figure"
         lines.append(f"{k['kernel']} ({o['impl']}, {o['size']}): {kernel_verdict(o, theo)}{vs}; "
                      f"fastest there: {k['fastest']['impl']}.")
-    return lines
+    return lines + [beaten_sentence(g) for g in ceilings_beaten(opt)]
 
 
 SECTION = register(FamilySection(
@@ -112,4 +135,6 @@ SECTION = register(FamilySection(
     analyze=analyze, profile_keys=lambda opt: {"optimality": R.to_json(opt)}, summary_rows=summary_rows,
     opening=opening, link_text="optimality",
     content=lambda opt, figdir: {"opt": opt, "opt_main": headline_rows(opt), "read_dominated": READ_DOMINATED,
-                                 "served_share": SERVED_SHARE}))
+                                 "served_share": SERVED_SHARE, "noise_sigmas": NOISE_SIGMAS,
+                                 "beaten": [beaten_sentence(g) for g in ceilings_beaten(opt)],
+                                 "above_words": above_words}))

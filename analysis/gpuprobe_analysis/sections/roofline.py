@@ -4,7 +4,7 @@ then the theoretical ones; the opening's sentences on the ceilings against the d
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, List
+from typing import Dict, List, Optional
 
 import numpy as np
 
@@ -37,7 +37,7 @@ def analyze(inputs: AnalysisInputs) -> RooflineResult:
 
 
 def _profile_keys(an: RooflineResult) -> dict:
-    return {"roofline": {"ceilings": [{"name": c.name, "value": c.value, "unit": "GB/s" if c.is_memory else "GFLOP/s",
+    return {"roofline": {"ceilings": [{"name": c.name, "value": c.value, "unit": c.unit,
                                        "measured": c.measured, "how": c.how} for c in an.ceilings],
                          "notes": an.notes}}
 
@@ -92,7 +92,7 @@ def _roof_lines(ceilings: List[Ceiling]) -> List[tuple]:
     when it differs from the measured one by more than SAME_LINE; labels carry the % of theoretical."""
     measured = {c.name: c for c in ceilings if c.measured}
     out = []
-    unit = lambda c: "GB/s" if c.is_memory else "GFLOP/s"  # noqa: E731
+    unit = lambda c: c.unit  # noqa: E731
     for c in ceilings:
         if c.measured:
             t = next((t for t in ceilings if not t.measured and t.name == c.name), None)
@@ -103,6 +103,15 @@ def _roof_lines(ceilings: List[Ceiling]) -> List[tuple]:
             if m is None or abs(c.value / m.value - 1) > SAME_LINE:
                 out.append((c, f"{c.name} {c.value:,.0f} {unit(c)} theoretical", "--"))
     return out
+
+
+def roof_top(ceilings: List[Ceiling]) -> Optional[float]:
+    """Where the memory diagonals end: the highest measured compute roof (tensor roofs included), else the
+    highest theoretical one. Never a kernel's point: capping at the fastest point drew a roof that does not
+    exist."""
+    compute = [c for c in ceilings if not c.is_memory]
+    measured = [c.value for c in compute if c.measured]
+    return max(measured or [c.value for c in compute] or [None], key=lambda v: v or 0.0)
 
 
 def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: str):
@@ -126,15 +135,15 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
 
     ais = [ai for p in shown for ai in served(p).values()] or [0.1, 100]
     lo, hi = min(ais) / 3, max(ais) * 3
-    compute = [c for c in ceilings if not c.is_memory]
-    top = max([c.value for c in compute] + [max([p.gflops for p in shown] or [1.0])])
+    top = roof_top(ceilings) or max([p.gflops for p in shown] or [1.0])
+    tensor_names = [c.name for c in ceilings if not c.is_memory and c.name not in plots.LEVEL_COLORS and c.measured]
     xs = np.geomspace(lo, hi, 300)
     fig, axes = plots.grid(max(1, len(kernels)), panel=(5.4, 4.0), ncols=min(2, max(1, len(kernels))), legend_width=3.6,
                      sharey=True, sharex=True)
     lines = _roof_lines(ceilings)
     for ax, kernel in zip(axes, kernels or [""]):
         for c, label, ls in lines:
-            color = plots.LEVEL_COLORS.get(c.name, "k")
+            color = plots.ceiling_color(c.name, tensor_names)
             if c.is_memory:
                 ax.plot(xs, np.minimum(xs * c.value, top), ls, color=color, lw=1.3 if ls == "-" else 0.9, label=label)
             else:
@@ -160,14 +169,17 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
     src = {p.ai_source for p in points}
     plots.finish_panels(fig, axes, "Hierarchical roofline, one panel per kernel (solid: measured ceilings, dashed: theoretical)"
                   + ("" if src <= {"counters"} else "; AI from minimal bytes where counters are absent"),
-                  "arithmetic intensity (FLOP/byte, log scale)", "performance (GFLOP/s, log scale)")
+                  "arithmetic intensity (FLOP/byte, log scale)", "performance (GFLOP/s; INT8: GOP/s; log scale)")
     prov = [F.provenance([p.entry for p in points])] + [c.source for c in ceilings if c.source]
     return plots.Figure("roofline", "Hierarchical roofline", "One panel per kernel: each size of our default "
                   "implementation (filled) and of cuBLAS (hollow) at its counter-derived arithmetic intensity for "
                   f"each level that served at least {SERVED_SHARE:.0%} of its minimal bytes (triangle L1, square L2, "
                   "circle DRAM; colour = the level's ceiling). A theoretical ceiling within "
                   f"{SAME_LINE:.0%} of the measured one is given in the measured line's label instead of a second "
-                  "line. Our other variants: optimality appendix.", prov, plots._save(fig, outdir, "roofline"))
+                  "line. Every measured compute ceiling is a roof, each tensor type's included (INT8 in GOP/s); "
+                  "the memory diagonals end at the highest measured roof. Our other variants: optimality appendix.",
+                  prov, plots._save(fig, outdir, "roofline"),
+                  [("", c.name, c.value, c.unit) for c, _, _ in lines])
 
 
 SECTION = register(FamilySection(

@@ -28,6 +28,11 @@ def _form(e: Entry) -> str:
     return f"{instr}.{shape} {F.text(e, 'precision')}->{F.text(e, 'acc')}{where}"
 
 
+def _shape(e: Entry) -> str:
+    """An instruction's full tile shape, "m16n8k4": the f64 mma.sync forms share N = 8 and differ in M and K."""
+    return f"m{int(F.num(e, 'm'))}n{int(F.num(e, 'n'))}k{int(F.num(e, 'k'))}"
+
+
 def _rate_unit(e: Entry) -> str:
     """Integer types' rates are operations, not floating-point ones: INT8's tera-rate is TOPS."""
     return "TOPS" if (F.text(e, "precision") or "").startswith(("s", "u")) else "TFLOP/s"
@@ -37,6 +42,10 @@ def _finite(v: float) -> Optional[float]:
     return v if v is not None and math.isfinite(v) else None
 
 
+def _ratio(value: float, of: float) -> Optional[float]:
+    return value / of if math.isfinite(value) and math.isfinite(of) and of > 0 else None
+
+
 @dataclass
 class FormRow:
     ceiling: str
@@ -44,7 +53,12 @@ class FormRow:
     data: str
     gflops: float
     per_clock: Optional[float]
-    fraction: Optional[float]       # of the dense per-clock peak
+    # Two fractions of the dense peak, never mixed in one line (docs/analysis.md, "Tensor cores"):
+    fraction: Optional[float]       # per SM while busy: the median SM's FLOP per clock over its own busy
+    #                                 span / the dense per-clock peak (the entry's fraction_of_theoretical)
+    chip_fraction: Optional[float]  # whole chip over wall time: the entry's rate / (dense per-clock peak x
+    #                                 SMs x the entry's clock) (its theoretical_gflops_at_kernel_clock)
+    peak_at_clock: Optional[float]  # that denominator, GFLOP/s
     clock_mhz: Optional[float]
     power_w: Optional[float]
     warps: Optional[float]
@@ -77,6 +91,8 @@ class Tensor:
 def _row(e: Entry, ceiling: str) -> FormRow:
     return FormRow(ceiling=ceiling, form=_form(e), data=F.text(e, "data") or "?", gflops=e.value,
                    per_clock=_finite(e.num("flops_per_clk_per_sm")), fraction=_finite(e.num("fraction_of_theoretical")),
+                   chip_fraction=_ratio(e.value, e.num("theoretical_gflops_at_kernel_clock")),
+                   peak_at_clock=_finite(e.num("theoretical_gflops_at_kernel_clock")),
                    clock_mhz=_finite(e.num("sm_clock_kernel_mhz")), power_w=_finite(e.num("power_w")),
                    warps=_finite(e.num("warps_per_sm")), min_warps=_finite(e.num("min_warps_per_sm")),
                    premise=e.premise, entry=e)
@@ -152,7 +168,7 @@ def ceilings(an: Tensor) -> List[dict]:
         how = (f"{THROUGHPUT} {c.row.form}, random operands, {c.row.clock_mhz or float('nan'):.0f} MHz"
                + (f", {c.row.power_w:.0f} W" if c.row.power_w else "") + f" (premise {c.row.premise or 'not checked'})")
         out.append({"name": c.name, "gflops": c.gflops, "measured": True, "how": how,
-                    "source": F.provenance([c.row.entry])})
+                    "source": F.provenance([c.row.entry]), "cv": _finite(c.row.entry.cv)})
         if c.datasheet_gflops:
             out.append({"name": c.name, "gflops": c.datasheet_gflops, "measured": False,
                         "how": "dense per-clock peak (datasheet / SMs / boost clock) x SMs x the entry's clock"})
@@ -173,26 +189,34 @@ def content(an: Tensor, figdir: str) -> dict:
     for c in an.ceilings.values():
         z = c.zero
         ceiling_rows.append([c.name, c.row.form, _num(c.gflops / 1e3, ",.1f"), _num(c.row.clock_mhz),
-                             _num(c.row.power_w), _pct(c.row.fraction),
+                             _num(c.row.power_w), _pct(c.row.chip_fraction), _pct(c.row.fraction),
                              _num(z.gflops / 1e3, ",.1f") if z else "–", _num(z.clock_mhz) if z else "–",
-                             _num(z.power_w) if z else "–", _pct(z.fraction) if z else "–",
+                             _num(z.power_w) if z else "–", _pct(z.chip_fraction) if z else "–",
                              c.row.premise or "not checked"])
-    form_rows = [[r.ceiling, r.form, r.data, _num(r.gflops / 1e3, ",.1f"), _num(r.per_clock), _pct(r.fraction),
-                  _num(r.clock_mhz), _num(r.power_w), _num(r.warps), _num(r.min_warps), r.premise or "not checked"]
+    form_rows = [[r.ceiling, r.form, r.data, _num(r.gflops / 1e3, ",.1f"), _pct(r.chip_fraction), _num(r.per_clock),
+                  _pct(r.fraction), _num(r.clock_mhz), _num(r.power_w), _num(r.warps), _num(r.min_warps),
+                  r.premise or "not checked"]
                  for r in an.rows]
     failed_rows = [[r.form, r.data, _num(r.gflops / 1e3, ",.1f"), r.entry.premise_why or ""] for r in an.failed]
     n_fig = plots.simple_xy([(k, [F.num(r.entry, "n") for r in v], [r.gflops / 1e3 for r in v], [r.entry for r in v])
                              for k, v in an.n_curves.items()], "tensor_n", "wgmma throughput against N (random operands)",
                             "N (columns of the instruction's tile)", "TFLOP/s (INT8: TOPS)", figdir,
                             "Median of each entry's samples at the sweep's best warpgroups per SM.", logx=True)
+    # Against N only the forms whose shapes differ in N (the wgmma ones); the f64 mma.sync shapes all have N = 8.
     lat_fig = plots.simple_xy([(k, [F.num(e, "n") for e in v], [e.value for e in v], v)
-                               for k, v in an.latency.items() if len(v) > 1], "tensor_latency",
+                               for k, v in an.latency.items() if len({F.num(e, "n") for e in v}) == len(v) > 1],
+                              "tensor_latency",
                               "wgmma latency against N", "N (columns of the instruction's tile)", "cycles", figdir,
                               "One warpgroup, each instruction waiting for the one before.", logx=True)
-    lat_rows = [[k, ", ".join(f"N={int(F.num(e, 'n'))}: {e.value:.1f}" for e in v)] for k, v in an.latency.items()]
+    lat_rows = latency_rows(an)
     return {"method": an.method, "latency_method": an.latency_method, "ceiling_rows": ceiling_rows,
             "form_rows": form_rows, "failed_rows": failed_rows, "n_figure": n_fig, "latency_figure": lat_fig,
             "latency_rows": lat_rows, "notes": an.notes}
+
+
+def latency_rows(an: Tensor) -> List[list]:
+    """Per form, its latency at each tile shape, labelled by the full shape (not N alone)."""
+    return [[k, ", ".join(f"{_shape(e)}: {e.value:.1f}" for e in v)] for k, v in an.latency.items()]
 
 
 def to_json(an: Tensor) -> dict:
@@ -200,7 +224,8 @@ def to_json(an: Tensor) -> dict:
 
     def row(r: FormRow) -> dict:
         return {"form": r.form, "data": r.data, "gflops": r.gflops, "flops_per_clk_per_sm": r.per_clock,
-                "fraction_of_dense_peak": r.fraction, "sm_clock_mhz": r.clock_mhz, "power_w": r.power_w,
+                "fraction_of_dense_peak_chip_wall_time": r.chip_fraction,
+                "fraction_of_dense_peak_per_sm_busy": r.fraction, "sm_clock_mhz": r.clock_mhz, "power_w": r.power_w,
                 "warps_per_sm": r.warps, "min_warps_per_sm": r.min_warps, "premise": r.premise,
                 "entry": r.entry.name}
     return jsonable({
@@ -209,7 +234,7 @@ def to_json(an: Tensor) -> dict:
                               "random": row(c.row), "zero": row(c.zero) if c.zero else None}
                      for c in an.ceilings.values()},
         "forms": [row(r) for r in an.rows], "failed_premise": [row(r) for r in an.failed],
-        "latency_cycles": {k: {str(int(F.num(e, "n"))): e.value for e in v} for k, v in an.latency.items()}})
+        "latency_cycles": {k: {_shape(e): e.value for e in v} for k, v in an.latency.items()}})
 
 
 def summary(an: Tensor) -> List[dict]:
@@ -218,8 +243,10 @@ def summary(an: Tensor) -> List[dict]:
         r = c.row
         at = f" at {r.clock_mhz:,.0f} MHz" if r.clock_mhz else ""
         power = f", {r.power_w:,.0f} W" if r.power_w else ""
-        of_peak = f" = {100 * r.fraction:.1f} % of the dense peak at that clock" if r.fraction else ""
         unit = _rate_unit(r.entry)
+        # One definition in the line: the rate is the whole chip's over wall time, so is its fraction.
+        of_peak = (f" = {100 * r.chip_fraction:.1f} % of the dense peak at that clock ({r.peak_at_clock / 1e3:,.1f} "
+                   f"{unit}; whole chip over wall time)" if r.chip_fraction else "")
         zero = (f"; zeros {c.zero.gflops / 1e3:,.1f} {unit} at {c.zero.clock_mhz:,.0f} MHz"
                 if c.zero and c.zero.clock_mhz else "")
         premise = f"; premise {r.premise}" + (f" ({r.entry.num('premise_ratio'):.3f}x counted)"
@@ -239,18 +266,22 @@ def headline(an: Tensor) -> Optional[str]:
 TEMPLATE = """
 {%- call d.p() %}Method: {{ section.method }}. Each ceiling is, among the forms of its type that saturate the tensor pipe per clock
 (within 3 % of the best on random operands), the one of median rate: which of them ran fastest per second
-is the clock's doing. Its clock and board power are those of its own samples, and "of peak" is its rate per clock over the dense per-clock
-peak (the datasheet's dense rate over SMs and boost clock).{% endcall %}
-{%- call d.table(["ceiling", "form", "TFLOP/s (INT8: TOPS)", "MHz", "W", "of peak", "zeros: same unit", "MHz", "W", "of peak", "premise"]) %}{{ d.rows(section.ceiling_rows) }}{% endcall %}
+is the clock's doing. Its clock and board power are those of its own samples. Two fractions of the dense peak, each
+its own column: "of peak, chip" = its rate (the whole chip over the wall time) / (the dense per-clock peak x SMs x
+its clock): the figure the rate is held to; "of peak, per SM busy" = the median SM's FLOP per clock over its own
+busy span (clock64, first block start to last block end) / the dense per-clock peak (the entry's
+fraction_of_theoretical): what the pipe does while it runs, without the grid's ramp and tail. The dense
+per-clock peak is the datasheet's dense rate over SMs and boost clock.{% endcall %}
+{%- call d.table(["ceiling", "form", "TFLOP/s (INT8: TOPS)", "MHz", "W", "of peak, chip", "of peak, per SM busy", "zeros: same unit", "MHz", "W", "of peak, chip", "premise"]) %}{{ d.rows(section.ceiling_rows) }}{% endcall %}
 {%- for n in section.notes %}{% call d.p() %}{{ n }}{% endcall %}{% endfor %}
 {{- d.figure(figs.place(section.n_figure)) }}
 {%- call d.p() %}Latency: {{ section.latency_method }}.{% endcall %}
-{%- call d.table(["form", "cycles per instruction"]) %}{{ d.rows(section.latency_rows) }}{% endcall %}
+{%- call d.table(["form", "cycles per instruction, by tile shape (mMnNkK)"]) %}{{ d.rows(section.latency_rows) }}{% endcall %}
 {{- d.figure(figs.place(section.latency_figure)) }}
 {%- if section.failed_rows %}{% call d.p() %}Entries whose premise failed (not ceilings):{% endcall %}
 {%- call d.table(["form", "data", "TFLOP/s (INT8: TOPS)", "why"]) %}{{ d.rows(section.failed_rows) }}{% endcall %}{% endif %}
 {%- call d.p() %}Every form:{% endcall %}
-{%- call d.table(["ceiling", "form", "data", "TFLOP/s (INT8: TOPS)", "FLOP/clk/SM", "of peak", "MHz", "W", "warps/SM", "min warps/SM", "premise"]) %}{{ d.rows(section.form_rows) }}{% endcall %}
+{%- call d.table(["ceiling", "form", "data", "TFLOP/s (INT8: TOPS)", "of peak, chip", "FLOP/clk/SM busy", "of peak, per SM busy", "MHz", "W", "warps/SM", "min warps/SM", "premise"]) %}{{ d.rows(section.form_rows) }}{% endcall %}
 """
 
 SECTION = register(FamilySection(
