@@ -158,15 +158,13 @@ def opening(present: List[S.Placed], data: dict) -> List[str]:
     return lines + by_id["inputs"].section.opening(by_id["inputs"].result, data)
 
 
-def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
-    """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
-    os.makedirs(outdir, exist_ok=True)
+def assemble(rs: ResultSet, outdir: str, title: Optional[str] = None) -> tuple:
+    """(present sections, device profile, template context) of a result set, its figures drawn for
+    outdir/figures (within plots.drawn_only() drawn and not written): what build_report writes and the
+    report audit reads."""
     figdir = os.path.join(outdir, "figures")
     present = S.analyze_all(rs)
     data = S.profile_json(present)
-    with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=False)
-
     gpu = rs.context.get("gpu_name", "unknown GPU")
     context = {
         "outdir": outdir, "title": title or f"gpuprobe report: {gpu}", "sections": section_order(present),
@@ -188,6 +186,15 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             if clash:
                 raise ValueError(f"section {p.section.id!r}: template names {sorted(clash)} already taken")
             context.update(content)
+    return present, data, context
+
+
+def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
+    """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
+    os.makedirs(outdir, exist_ok=True)
+    present, data, context = assemble(rs, outdir, title)
+    with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=False)
     html_doc, figs = render("html", context)
     md_doc, _ = render("md", context)
     with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as fh:
