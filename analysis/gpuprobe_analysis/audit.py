@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 import re
+import statistics
 import tempfile
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
@@ -139,6 +140,12 @@ def leaves(tree, strings: bool = True) -> Iterable[float]:
     elif isinstance(tree, (list, tuple)):
         for v in tree:
             yield from leaves(v, strings)
+        # A summary gives the median over a list's items (e.g. over GPU pairs): each numeric field's median.
+        rows = [v for v in tree if isinstance(v, dict)]
+        for k in {k for r in rows for k, v in r.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}:
+            vals = [r[k] for r in rows if isinstance(r.get(k), (int, float)) and math.isfinite(r[k])]
+            if len(vals) > 1:
+                yield float(statistics.median(vals))
 
 
 # How the report prints a number of the JSON: as it is, in kilo- (TFLOP/s from GFLOP/s), micro- (µs
