@@ -117,9 +117,14 @@ def load_case(case, folder):
 
 @pytest.fixture(scope="module")
 def fit_cache(tmp_path_factory):
+    """One fit cache for the module, shared by pytest-xdist's workers (their temporary folders share a
+    parent): a case whose checks two workers run is fitted once (a cache entry is written atomically)."""
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
     with pytest.MonkeyPatch.context() as mp:
         from gpuprobe_analysis import levels
-        mp.setenv(levels.FIT_CACHE_ENV, str(tmp_path_factory.mktemp("fits")))
+        mp.setenv(levels.FIT_CACHE_ENV, str(root / "report-audit-fits"))
         yield
 
 
@@ -229,6 +234,16 @@ def test_reference_lines_are_recorded_from_what_a_figure_draws(tmp_path):
     assert refs["DRAM 3,194 GB/s"]["orientation"] == "horizontal" and refs["DRAM 3,194 GB/s"]["value"] == 3194.0
     assert refs["DRAM roof"]["orientation"] == "diagonal" and abs(refs["DRAM roof"]["value"] - 3194.0) < 1e-6
     assert refs["DRAM roof"]["cap"] == 5000.0
+
+
+def test_audit_command_refuses_unusable_inputs(tmp_path, capsys):
+    from gpuprobe_analysis.cli import main
+    assert main(["audit", str(tmp_path / "missing.json")]) == 1
+    bad = tmp_path / "preset.json"
+    bad.write_text("{not json")
+    good = synth.write(str(tmp_path / "r.json"), synth.synth_results(families=["exec.latency"]))
+    assert main(["audit", good, "--fleet-preset", str(bad)]) == 1
+    assert "not JSON" in capsys.readouterr().err
 
 
 if __name__ == "__main__":
