@@ -52,9 +52,10 @@ def _cut_latency(doc, last_bytes):
     return doc
 
 
-# name -> (device, what is done to its result file, noise seed)
+# name -> (device, what is done to its result file, noise seed). The default device's report is
+# test_report.py's; these vary the grid (2 per octave), the page (64 KiB) and the TLB levels (one, two),
+# the L2 (6 MB unpartitioned, 96 MB partitioned) and cut the latency sweep short.
 SYNTHETIC = {
-    "synthetic default": (synth.Device(), None, 3),
     "synthetic 2 per octave, 64 KiB pages, 2 TLB levels": (
         synth.Device(name="Synthetic 2/octave", latency_per_octave=2, tlb_per_octave=2, page_bytes=64 * 2**10,
                      tlb_reach=(32 * MiB, 1 * GiB), tlb_penalty_cycles=(40.0, 160.0)), None, 1),
