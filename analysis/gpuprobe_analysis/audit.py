@@ -17,7 +17,9 @@ the report's own wording:
 - same_ceilings: compare (compare.headline_figures) and fleet (fleet.reference_figures, with a preset's
   figures) take the report's ceilings, on the same inputs.
 - figure_references: every reference line a figure draws is a ceiling the tables use for that panel, with
-  the same value and unit, and every ceiling a panel's kernels are bounded by is drawn there.
+  the same value and unit.
+- roofline_roofs: every ceiling a roofline panel's kernels are bounded by is drawn there, and the memory
+  roofs end at the highest measured compute roof drawn.
 
 `gpuprobe-analyze audit RESULTS` prints `to_text(run(build(...)))`; analysis/tests/test_report_audit.py
 runs the audit on the committed references and on synthetic GPUs.
@@ -527,9 +529,11 @@ def check_figure_references(b: Built, ctx: dict) -> List[Finding]:
                     if n in roof and not math.isclose(roof[n], ref["value"], rel_tol=5e-4):
                         out.append(f"{where}: draws {n} at {ref['value']:,.0f} ({said!r}); the optimality table bounds "
                                    f"this panel's problems by the measured {n} {roof[n]:,.0f}")
-        if fig.id == "roofline":
-            out += _roofline_panels(fig, data)
     return out
+
+
+def check_roofline_roofs(b: Built, ctx: dict) -> List[Finding]:
+    return [f for fig in b.figures if fig.id == "roofline" for f in _roofline_panels(fig, b.data)]
 
 
 def _roofline_panels(fig: plots.Figure, data: dict) -> List[Finding]:
@@ -566,6 +570,8 @@ CHECKS: Dict[str, Tuple[Check, str]] = {
     "glossary": (check_glossary, "every name or code in a table is defined in the glossary"),
     "same_ceilings": (check_same_ceilings, "compare, fleet and the report use the same ceilings"),
     "figure_references": (check_figure_references, "every reference line of a figure is a ceiling its tables use"),
+    "roofline_roofs": (check_roofline_roofs, "each roofline panel draws its kernels' limiters; memory roofs end at "
+                       "the highest measured roof"),
 }
 
 
