@@ -4,7 +4,7 @@ application's Nsight Compute profile against them (app, app-compare).
 Exit status: 0 done (warnings printed), 1 an input file is unusable (missing, not gpuprobe's, no
 usable entry) or, for validate, any error or incomplete file, 2 usage error (also an output folder
 holding files tracked by git: outputs.py, the rule scripts/main_job.sh applies); fleet: 3 when a GPU is
-flagged (docs/fleet.md).
+flagged (docs/fleet.md); audit: 3 when a check of the report fails.
 """
 from __future__ import annotations
 
@@ -212,6 +212,33 @@ def _positive(text: str) -> int:
     return v
 
 
+def cmd_audit(args) -> int:
+    from . import audit
+    from .fleet import parse_preset
+    rs = _load([p for path in args.results for p in result_paths(path)])
+    if not _usable(rs):
+        return 1
+    figures = []
+    if args.fleet_preset:
+        with open(args.fleet_preset, encoding="utf-8") as fh:
+            text = fh.read()
+        try:  # gpuprobe --list-presets (a list of presets) or one preset's declaration
+            doc = json.loads(text)
+        except ValueError as exc:
+            print(f"gpuprobe-analyze: {args.fleet_preset}: not JSON ({exc})", file=sys.stderr)
+            return 1
+        preset = next((p for p in doc if p.get("preset") == "fleet"), None) if isinstance(doc, list) else doc
+        figures, why = parse_preset(json.dumps(preset) if preset is not None else None)
+        if why:
+            print(f"gpuprobe-analyze: {args.fleet_preset}: no fleet preset ({why})", file=sys.stderr)
+            return 1
+    found = audit.run(audit.build(rs), figures)
+    print(audit.to_text(found, " ".join(args.results)), end="")
+    if not figures:
+        print("(fleet figures not checked: no --fleet-preset given)")
+    return 3 if any(found.values()) else 0
+
+
 def _fraction(text: str) -> float:
     """argparse type of --floor-fraction: a number in (0, 1]."""
     try:
@@ -356,6 +383,12 @@ def main(argv=None) -> int:
     ac.add_argument("--device", nargs="+", required=True, metavar="RESULTS", help="as for app")
     ac.add_argument("-o", "--output", default=None, help="also write the table here (Markdown) and FILE's .json")
     ac.set_defaults(func=cmd_app_compare)
+    au = sub.add_parser("audit", help="the report of the inputs checked against its own data (docs/analysis.md#report-"
+                        "audit); exit 3 when a check fails")
+    au.add_argument("results", nargs="+", help="result files or a folder of them (premises/counters/results.json[.gz])")
+    au.add_argument("--fleet-preset", default=None, metavar="JSON",
+                    help="gpuprobe --list-presets output: also check that the fleet figures take the report's ceilings")
+    au.set_defaults(func=cmd_audit)
     args = ap.parse_args(argv)
     try:
         return args.func(args)

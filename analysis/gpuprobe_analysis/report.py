@@ -166,15 +166,13 @@ def summary_glossary(rs: ResultSet, headline: List[str], rows: list) -> dict:
     return terms_used(words, {**GLOSSARY, **implementation_terms(rs.entries)})
 
 
-def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
-    """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
-    os.makedirs(outdir, exist_ok=True)
+def assemble(rs: ResultSet, outdir: str, title: Optional[str] = None) -> tuple:
+    """(present sections, device profile, template context) of a result set, its figures drawn for
+    outdir/figures (within plots.drawn_only() drawn and not written): what build_report writes and the
+    report audit reads."""
     figdir = os.path.join(outdir, "figures")
     present = S.analyze_all(rs)
     data = S.profile_json(present)
-    with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
-        json.dump(data, fh, indent=1, sort_keys=False)
-
     gpu = rs.context.get("gpu_name", "unknown GPU")
     headline, rows = opening(present, data), summary_rows(present, data)
     context = {
@@ -199,6 +197,15 @@ def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dic
             if clash:
                 raise ValueError(f"section {p.section.id!r}: template names {sorted(clash)} already taken")
             context.update(content)
+    return present, data, context
+
+
+def build_report(rs: ResultSet, outdir: str, title: Optional[str] = None) -> dict:
+    """Writes report.html, report.md, device-profile.json and figures/ into outdir."""
+    os.makedirs(outdir, exist_ok=True)
+    present, data, context = assemble(rs, outdir, title)
+    with open(os.path.join(outdir, "device-profile.json"), "w") as fh:
+        json.dump(data, fh, indent=1, sort_keys=False)
     html_doc, figs = render("html", context)
     md_doc, _ = render("md", context)
     with open(os.path.join(outdir, "report.html"), "w", encoding="utf-8") as fh:

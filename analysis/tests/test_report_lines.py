@@ -126,17 +126,37 @@ def _figure_ceilings():
             Ceiling("INT8 tensor", 1940500.0, True, "t"), Ceiling("DRAM copy", 4300.0, True, "t")]
 
 
+def _drawn(lines, name: str, unit: str):
+    """The figure a drawn line labelled "NAME <value> UNIT ..." gives (None: none drawn), from (label, value)
+    pairs; a flat line's drawn height is that figure (a roofline's memory roof is a diagonal, its slope)."""
+    import re
+    pat = re.compile(rf"^{re.escape(name)} ([\d,.]+) {re.escape(unit)}\b")
+    found = []
+    for label, v in lines:
+        m = pat.match(label)
+        if m:
+            figure = float(m.group(1).replace(",", ""))
+            assert unit == "GB/s" or v == figure, (label, v)
+            found.append(figure)
+    assert len(found) <= 1, (name, unit, lines)
+    return found[0] if found else None
+
+
 def test_roofline_draws_each_tensor_roof_and_caps_diagonals_at_the_highest_measured_roof(tmp_path):
     """The H200 roofline drew L1, L2, DRAM, FP32 and FP64 only, and capped every diagonal at the highest
     point's rate (~1.3 PFLOP/s): a roof that does not exist."""
     from gpuprobe_analysis.sections.roofline import roof_top, roofline_figure
     ceilings = _figure_ceilings()
     fig = roofline_figure(_gemm_lt_points(tmp_path), ceilings, str(tmp_path))
-    assert {panel for panel, *_ in fig.reference_lines} == {""}  # every panel draws every roof
-    lines = {(name, unit): value for _, name, value, unit in fig.reference_lines}
-    assert lines[("BF16 tensor", "GFLOP/s")] == 952900.0 and lines[("FP8 tensor", "GFLOP/s")] == 1810100.0
-    assert lines[("INT8 tensor", "GOP/s")] == 1940500.0  # an integer type's roof counts operations
-    assert lines[("DRAM", "GB/s")] == 4638.0 and ("DRAM copy", "GB/s") not in lines  # variants bound, not drawn
+    by_panel = {}
+    for r in fig.references:  # what the figure drew (plots.reference_lines), not what the code meant to
+        if r["label"]:
+            by_panel.setdefault(r["panel"], set()).add((r["label"], r["value"]))
+    assert len({frozenset(v) for v in by_panel.values()}) == 1  # every panel draws every roof
+    drawn = next(iter(by_panel.values()))
+    assert _drawn(drawn, "BF16 tensor", "GFLOP/s") == 952900.0 and _drawn(drawn, "FP8 tensor", "GFLOP/s") == 1810100.0
+    assert _drawn(drawn, "INT8 tensor", "GOP/s") == 1940500.0  # an integer type's roof counts operations
+    assert _drawn(drawn, "DRAM", "GB/s") == 4638.0 and _drawn(drawn, "DRAM copy", "GB/s") is None  # bound, not drawn
     assert roof_top(ceilings) == 1940500.0  # the highest measured roof, not the highest point
 
 
@@ -146,10 +166,12 @@ def test_gemm_lt_panels_hold_their_own_tensor_ceiling_and_an_honest_title(tmp_pa
     from gpuprobe_analysis.sections.kernels import figure_heading, kernel_figures
     points = _gemm_lt_points(tmp_path)
     (fig,) = kernel_figures(points, str(tmp_path), None, _figure_ceilings())
-    lines = {panel: (name, value, unit) for panel, name, value, unit in fig.reference_lines}
-    assert lines == {"precision=bf16": ("BF16 tensor", 952900.0, "GFLOP/s"),
-                     "precision=e4m3": ("FP8 tensor", 1810100.0, "GFLOP/s"),
-                     "precision=s8": ("INT8 tensor", 1940500.0, "GOP/s")}
+    lines = {r["panel"]: {(r["label"], r["value"])} for r in fig.references if r["label"]}
+    assert set(lines) == {"precision=bf16", "precision=e4m3", "precision=s8"}
+    assert _drawn(lines["precision=bf16"], "BF16 tensor", "GFLOP/s") == 952900.0
+    assert _drawn(lines["precision=e4m3"], "FP8 tensor", "GFLOP/s") == 1810100.0
+    assert _drawn(lines["precision=s8"], "INT8 tensor", "GOP/s") == 1940500.0
+    assert all(len(v) == 1 for v in lines.values())  # each panel its own type's ceiling, no FP32 peak
     heading = figure_heading("gemm_lt", {p.impl for p in points})
     assert "ours" not in heading and "cuBLAS" in heading, heading
     assert "ours (black: default)" in figure_heading("gemv", {"ours", "ours_v3", "cublas"})

@@ -178,8 +178,7 @@ def roofline_figure(points: List[KernelPoint], ceilings: List[Ceiling], outdir: 
                   f"{SAME_LINE:.0%} of the measured one is given in the measured line's label instead of a second "
                   "line. Every measured compute ceiling is a roof, each tensor type's included (INT8 in GOP/s); "
                   "the memory diagonals end at the highest measured roof. Our other variants: optimality appendix.",
-                  prov, plots._save(fig, outdir, "roofline"),
-                  [("", c.name, c.value, c.unit) for c, _, _ in lines])
+                  prov, plots._save(fig, outdir, "roofline"))
 
 
 SECTION = register(FamilySection(
