@@ -73,3 +73,26 @@ def terms_used(texts: Iterable[str], glossary: Dict[str, str]) -> Dict[str, str]
     joined = "\n".join(str(t) for t in texts)
     return {term: text for term, text in glossary.items()
             if re.search(r"(?<![\w-])" + re.escape(term) + r"(?![\w-])", joined)}
+
+
+def report_terms(data: dict) -> Dict[str, str]:
+    """The names the report's tables use, defined from the device profile itself: each memory level the
+    latency sweep found, each ceiling (measured and theoretical, with how each was obtained) and each
+    pipeline op the throughput probe timed; nothing spelled here that the data do not say."""
+    out: Dict[str, str] = {}
+    for lv in (data.get("hierarchy") or {}).get("levels") or []:
+        out[lv["name"]] = f"a memory level the latency sweep found ({lv.get('model') or 'edge model not recorded'})"
+    ceilings: Dict[str, list] = {}
+    for c in (data.get("roofline") or {}).get("ceilings") or []:
+        kind = "measured" if c.get("measured") else "theoretical"
+        text = f"{kind} {c['value']:,.6g} {c.get('unit', '')}: {c.get('how') or 'how not recorded'}"
+        if text not in ceilings.setdefault(c["name"], []):
+            ceilings[c["name"]].append(text)
+    for name, texts in ceilings.items():
+        out.setdefault(name, "a ceiling of the roofline; " + "; ".join(texts))
+    for key in (data.get("bandwidth_l2") or {}):
+        out.setdefault(key, "the L2 read plateau of the bandwidth curves (memory.bandwidth), beside the L2 ceiling")
+    for r in (data.get("pipelines") or {}).get("throughput") or []:
+        out.setdefault(r["op"], f"the SASS operation {r['op']} timed by the pipeline throughput probe "
+                                f"(exec.pipeline); its peak: {r.get('peak_how') or 'how not recorded'}")
+    return out

@@ -22,7 +22,7 @@ from markupsafe import Markup
 
 from . import plots
 from . import sections as S
-from .glossary import GLOSSARY, implementation_terms, terms_used
+from .glossary import GLOSSARY, implementation_terms, report_terms, terms_used
 from .formatting import Link, fmt, fmt_bytes
 from .results import ResultSet
 from .sections.inputs import problems as found_problems
@@ -180,7 +180,7 @@ def assemble(rs: ResultSet, outdir: str, title: Optional[str] = None) -> tuple:
         "data": data, "premises": data.get("premises") or {}, "problems": found_problems(data),
         "input_notes": [i for i in data["issues"] if i.startswith("note: ")], "headline": headline,
         "summary_rows": rows, "theoretical_sources": theoretical_sources(data),
-        "glossary": {**GLOSSARY, **implementation_terms(rs.entries)},
+        "glossary": {**report_terms(data), **GLOSSARY, **implementation_terms(rs.entries)},
         "summary_glossary": summary_glossary(rs, headline, rows),
         "pf": {}, "family_sections": {},
     }
