@@ -92,4 +92,6 @@ def test_the_h200_reference_fractions_are_the_tables():
             assert r.fraction == pytest.approx(recorded, rel=1e-12), r.form
             compared += 1
     assert compared > 20
-    assert not [i for i in rs.issues if i.source == "gpu_specs"]
+    for c in an.ceilings.values():  # the roofline's dashed tensor lines
+        assert c.datasheet_gflops == pytest.approx(c.row.entry.num("theoretical_gflops_at_kernel_clock"), rel=1e-9)
+    assert an.ceilings and not [i for i in rs.issues if i.source == "gpu_specs"]
