@@ -110,6 +110,11 @@ int run(int argc, char** argv) {
     for (const auto& [key, value] : counters->context()) benchmark::AddCustomContext(key, value);
   }
   ctx.counters = counters.get();
+  // A build without the CUPTI backend says so in every result file, counters asked for or not (when asked
+  // for, the timing-only backend's own counters_unavailable carries the same line).
+  if (!counters)
+    if (const std::string why = profilers::cupti_backend_left_out(); !why.empty())
+      benchmark::AddCustomContext("counters_unavailable", why);
 
   benchmark::AddCustomContext("gpuprobe_version", GPUPROBE_SOURCE_REVISION);
   benchmark::AddCustomContext("gpuprobe_source_tree", GPUPROBE_SOURCE_TREE);

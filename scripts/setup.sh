@@ -117,7 +117,7 @@ declare -A deb=(
 declare -A other=(
   [cmake]="pip install 'cmake>=3.25', or conda install -c conda-forge cmake"
   [cxx]="conda install -c conda-forge cxx-compiler"
-  [cuda]="install the CUDA 13 toolkit (https://developer.nvidia.com/cuda-downloads) into /usr/local/cuda, or put its nvcc on PATH (or in CUDACXX)"
+  [cuda]="install the CUDA 13 toolkit (or 12.4 and newer, README, Toolkits and architectures; https://developer.nvidia.com/cuda-downloads) into /usr/local/cuda, or put its nvcc on PATH (or in CUDACXX)"
   [benchmark]="conda install -c conda-forge benchmark, or build github.com/google/benchmark and add its prefix to CMAKE_PREFIX_PATH"
   [gtest]="conda install -c conda-forge gtest, or build github.com/google/googletest and add its prefix to CMAKE_PREFIX_PATH"
   [python]="conda install python"

@@ -271,8 +271,13 @@ def premise_report(rs: ResultSet) -> dict:
                "why": e.premise_why or "failed", "value": finite(e.value), "unit": e.unit}
               for e in declared if e.premise == "failed"]
     checked = counted["ok"] + counted["failed"] > 0
+    # Why no counters, where a file says (counters refused, or a gpuprobe built without the CUPTI backend:
+    # then every figure is timing-only).
+    unavailable = next((f.context["counters_unavailable"] for f in rs.files if f.context.get("counters_unavailable")),
+                       None)
     return {"declared": len(declared), **counted, "failed_entries": failed, "counters_checked": checked,
             "verdict": ("no entry declares a premise" if not declared else
                         "ceilings verified by the counters" if checked and not counted["unverified"] else
-                        "ceilings UNVERIFIED: no counter run checked the probes' premises" if not checked else
+                        "ceilings UNVERIFIED: no counter run checked the probes' premises"
+                        + (f" ({unavailable})" if unavailable else "") if not checked else
                         f"{counted['unverified']} of {len(declared)} premises unchecked")}

@@ -70,6 +70,21 @@ def test_without_counters_the_summary_says_unverified(tmp_path):
     assert "ceilings UNVERIFIED" in summary
 
 
+def test_a_build_without_the_cupti_backend_says_why_everything_is_timing_only(tmp_path):
+    # A gpuprobe built against a CUPTI without the Range Profiling API records why in every result file; the
+    # summary's verdict carries that line.
+    d = doc(counters=False)
+    why = ("this gpuprobe was built against a CUPTI without the Range Profiling API (CUPTI_API_VERSION 22; ...): "
+           "no hardware counters, every figure is timing-only")
+    d["context"]["counters_unavailable"] = why
+    p = synth.write(str(tmp_path / "r.json"), d)
+    prof = device_profile(results.load([p]))
+    assert prof["premises"]["verdict"] == f"ceilings UNVERIFIED: no counter run checked the probes' premises ({why})"
+    out = report.build_report(results.load([p]), str(tmp_path / "rep"))
+    html = open(out["html"], encoding="utf-8").read()
+    assert "every figure is timing-only" in html[html.index('id="summary"'):html.index('id="device"')]
+
+
 def test_summary_labels_say_what_produced_each_ceiling(tmp_path):
     p = synth.write(str(tmp_path / "r.json"), doc())
     out = report.build_report(results.load([p]), str(tmp_path / "rep"))

@@ -28,9 +28,12 @@ def _add(b, instr, precision, acc, a, m, n, k, data, gflops, premise_ok=1.0, pow
     b.add(tensor.THROUGHPUT, params, "GFLOP/s", "synthetic", gflops, counters=counters, tags=tags)
 
 
-def _results(tmp_path, with_family=True):
-    dev = synth.Device()
+def _results(tmp_path, with_family=True, gpu=("NVIDIA H100 80GB HBM3", "9.0", 132)):
+    """An H100 by default (gpu_specs knows its dense per-clock peaks); another `gpu` (name, compute
+    capability, SMs) for a GPU the table does not have."""
+    dev = synth.Device(name=gpu[0], sm_count=gpu[2])
     doc = synth.synth_results(dev, noise=0.0, families=["exec.launch"])
+    doc["context"]["gpu_compute_capability"] = gpu[1]
     if with_family:
         b = synth.Builder(dev, noise=0.0, seed=0)
         _add(b, "wgmma", "bf16", "f32", "smem", 64, 256, 16, "random", 700e3)
@@ -85,3 +88,37 @@ def test_compare_leads_with_the_tensor_ceilings(tmp_path):
     ceilings, _ = headline_figures(_results(tmp_path))
     assert ceilings["BF16 tensor peak"] == (700e3, "GFLOP/s")
     assert ceilings["INT8 tensor peak"] == (1400e3, "GOP/s")  # integer operations, not flops
+
+
+def test_a_gpu_not_in_the_table_gets_no_percent_of_theoretical_and_one_note_why(tmp_path):
+    # The entries carry the binary's own fraction (by compute capability): for a board gpu_specs lacks it is
+    # not used, since boards of one compute capability differ (an RTX 4090's FP32-accumulate rate is half an
+    # L40S's).
+    rs = _results(tmp_path, gpu=("NVIDIA RTX 6000 Ada Generation", "8.9", 142))
+    an = tensor.analyze(AnalysisInputs(rs))
+    assert an.ceilings["BF16 tensor"].gflops == 700e3
+    assert all(r.fraction is None for r in an.rows)
+    assert all(c.datasheet_gflops is None for c in an.ceilings.values())
+    notes = [i.message for i in rs.issues if i.source == "gpu_specs"]
+    assert len(notes) == 1 and "NVIDIA RTX 6000 Ada Generation (compute capability 8.9, 142 SMs) is not in" in notes[0]
+    out = build_report(rs, str(tmp_path / "rep"))
+    prof = json.load(open(out["profile"]))
+    assert ("BF16 tensor", False) not in {(c["name"], c["measured"]) for c in prof["roofline"]["ceilings"]}
+    md = open(out["markdown"], encoding="utf-8").read()
+    assert "of the dense peak" not in md
+    assert md.count("is not in gpu_specs' table") == 1
+
+
+def test_fraction_comes_from_the_table_for_the_entry_accumulator(tmp_path):
+    # An RTX 4090 runs f16 with FP32 accumulation at half the rate of FP16 accumulation (512 vs 1024 per SM
+    # per clock): each form is held against its own accumulator's peak.
+    rs = _results(tmp_path, with_family=False, gpu=("NVIDIA GeForce RTX 4090", "8.9", 128))
+    b = synth.Builder(synth.Device(name="NVIDIA GeForce RTX 4090", sm_count=128), noise=0.0, seed=0)
+    _add(b, "mma", "f16", "f32", "reg", 16, 8, 16, "random", 400 * 132 * CLOCK * 1e-3)
+    _add(b, "mma", "f16", "f16", "reg", 16, 8, 16, "random", 800 * 132 * CLOCK * 1e-3)
+    doc = json.load(open(rs.files[0].path))
+    doc["benchmarks"] += b.entries
+    an = tensor.analyze(AnalysisInputs(results.load([synth.write(str(tmp_path / "r2.json"), doc)])))
+    fractions = {r.form: r.fraction for r in an.rows}
+    assert abs(fractions["mma.m16n8k16 f16->f32"] - 400 / 512) < 1e-9
+    assert abs(fractions["mma.m16n8k16 f16->f16"] - 800 / 1024) < 1e-9

@@ -22,6 +22,15 @@ Status sgemm_check_args(Trans transa, Trans transb, int m, int n, int k, const f
 }
 
 namespace detail {
+std::size_t sgemm_tuned_smem_bytes();  // sgemm_tuned.cu
+}  // namespace detail
+
+std::size_t sgemm_dynamic_smem_bytes(SgemmImpl impl) {
+  // Volkov-Demmel's tile is static shared memory, about 1 KB: within every GPU's default 48 KB.
+  return impl == SgemmImpl::kTuned ? detail::sgemm_tuned_smem_bytes() : 0;
+}
+
+namespace detail {
 
 Status sgemm_with_launcher(SgemmLauncher launch, Trans transa, Trans transb, int m, int n, int k, float alpha,
                            const float* A, int lda, const float* B, int ldb, float beta, float* C, int ldc,

@@ -16,6 +16,8 @@ using ProductTiling = TunedTiling</*block*/ 128, 128, 32, /*warps*/ 2, 4, /*thre
                                   /*blocks/SM*/ 2, /*M-tile rows per group*/ 16, StageSync::kBlockBarrier,
                                   FfmaOrder::kRowMajor, CopyIssue::kAfterFirstFragments>;
 
+std::size_t sgemm_tuned_smem_bytes() { return ProductTiling::kSmemBytes; }
+
 cudaError_t launch_sgemm_tuned(const SgemmArgs& args, cudaStream_t stream) {
   return launch_tuned<ProductTiling, KContiguousPath::kCpAsyncScalar>(args, stream);
 }

@@ -143,7 +143,31 @@ __device__ __forceinline__ void grid_dependency_wait() {
 #endif
 }
 
-// Launches `kernel` on `stream` as a programmatic dependent of the previous kernel in the stream.
+// Whether the code this binary runs on the current device was compiled for sm_90 or newer, and so holds
+// grid_dependency_wait(): a build for sm_80 runs its sm_80 code (no wait) even on a Hopper GPU, where an
+// early dependent launch would then read the main kernel's output before it is written. Queried once per
+// device (cudaFuncGetAttributes: the PTX version the code came from).
+template <int>
+__global__ void grid_dependency_marker_kernel() {}
+inline bool code_waits_for_grid_dependency() {
+  constexpr int kMaxDevices = 64;
+  static std::atomic<int> cache[kMaxDevices];  // 0: not queried yet, 1: no, 2: yes
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return false;
+  int known = cache[device].load(std::memory_order_relaxed);
+  if (known == 0) {
+    cudaFuncAttributes attributes{};
+    const bool yes = cudaFuncGetAttributes(&attributes, grid_dependency_marker_kernel<0>) == cudaSuccess &&
+                     attributes.ptxVersion >= 90;
+    cudaGetLastError();  // a failed query is not the caller's launch error
+    known = yes ? 2 : 1;
+    cache[device].store(known, std::memory_order_relaxed);
+  }
+  return known == 2;
+}
+
+// Launches `kernel` on `stream` as a programmatic dependent of the previous kernel in the stream (as an
+// ordinary launch where the code has no grid_dependency_wait).
 template <class... Params, class... Args>
 cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, cudaStream_t stream, Args... args) {
   cudaLaunchConfig_t config{};
@@ -155,7 +179,7 @@ cudaError_t launch_dependent(void (*kernel)(Params...), dim3 grid, dim3 block, c
   attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
   attribute.val.programmaticStreamSerializationAllowed = 1;
   config.attrs = &attribute;
-  config.numAttrs = 1;
+  config.numAttrs = code_waits_for_grid_dependency() ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
 }
 

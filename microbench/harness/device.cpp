@@ -84,6 +84,7 @@ DeviceInfo open_device(int index) {
   GP_CUDA_CHECK(cudaDriverGetVersion(&info.driver_version));
   GP_CUDA_CHECK(cudaRuntimeGetVersion(&info.runtime_version));
   info.numa_node = read_numa_node(info.pci_bus_id);
+  info.code = built_code_for_current_device();  // throws, saying what to build, when the binary has none
   return info;
 }
 
@@ -110,6 +111,8 @@ std::vector<std::pair<std::string, std::string>> context_fields(const DeviceInfo
       {"gpu_numa_node", std::to_string(d.numa_node)},
       {"cuda_driver_version", version(d.driver_version)},
       {"cuda_runtime_version", version(d.runtime_version)},
+      {"gpuprobe_cuda_architectures", built_cuda_architectures()},
+      {"gpuprobe_code_arch", "sm_" + std::to_string(d.code.code_arch) + (d.code.sm90a ? ", sm_90a (wgmma)" : "")},
   };
 }
 

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "harness/arch.hpp"
+
 namespace gpuprobe {
 
 struct DeviceInfo {
@@ -31,6 +33,8 @@ struct DeviceInfo {
   int driver_version = 0;   // e.g. 13000
   int runtime_version = 0;
   int numa_node = -1;       // from sysfs; -1 when unknown
+  BuiltCode code;           // the code this binary runs on it (arch.hpp)
+  int cc() const { return cc_major * 10 + cc_minor; }
 };
 
 // Number of CUDA devices. Throws NoDeviceError naming the cause when there is none or no driver.

@@ -96,18 +96,12 @@ const std::vector<TensorForm>& tensor_forms() {
   return forms;
 }
 
-std::string tensor_form_unavailable(const TensorForm& form, int cc_major, int cc_minor) {
-  const int cc = cc_major * 10 + cc_minor;
-  if (form.instr == TensorInstr::kWgmma) {
-    if (cc != 90) return "wgmma exists only on compute capability 9.0 (Hopper, sm_90a code)";
-    return "";
-  }
+std::string tensor_form_unavailable(const TensorForm& form, int cc, const BuiltCode& code) {
+  if (form.instr == TensorInstr::kWgmma) return arch_unavailable(kWgmma, cc, code);
   const bool fp8 = form.precision == TensorPrecision::kE4M3 || form.precision == TensorPrecision::kE5M2;
-  if (cc < 80) return "mma.sync of these shapes needs compute capability 8.0 or newer";
-  if (fp8 && cc < 89) return "mma.sync on fp8 needs compute capability 8.9 or newer";
-  if (form.precision == TensorPrecision::kF64 && form.m == 16 && cc < 90)
-    return "mma.sync.m16n8k{4,8,16} on f64 needs compute capability 9.0 or newer";
-  return "";
+  if (fp8) return arch_unavailable(kMmaSyncFp8, cc, code);
+  if (form.precision == TensorPrecision::kF64 && form.m == 16) return arch_unavailable(kMmaSyncF64M16, cc, code);
+  return arch_unavailable(kMmaSync, cc, code);
 }
 
 double tensor_peak_flops_per_clock_per_sm(TensorPrecision p, int cc_major, int cc_minor) {
@@ -518,12 +512,11 @@ void register_tensor_probes() {
   if (const std::string why = wgmma_forms_left_out(); !why.empty())
     ctx.skip_notes.push_back("exec.tensor: " + why);
   for (const TensorForm& form : tensor_forms()) {
-    const std::string why = tensor_form_unavailable(form, ctx.device.cc_major, ctx.device.cc_minor);
+    const std::string why = tensor_form_unavailable(form, ctx.device.cc(), ctx.device.code);
     if (!why.empty()) {
       if (left_out.insert(why).second)
         ctx.skip_notes.push_back(std::string("exec.tensor: ") + tensor_instr_name(form.instr) + " forms left out on " +
-                                 ctx.device.name + " (compute capability " + std::to_string(ctx.device.cc_major) +
-                                 "." + std::to_string(ctx.device.cc_minor) + "): " + why);
+                                 ctx.device.name + ": " + why);
       continue;
     }
     // Every form on random data; the headline forms (every mma.sync, wgmma at N = 256) on zeros too.

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/arch.hpp"
+
 namespace gpuprobe {
 
 enum class TensorPrecision { kF16, kBF16, kTF32, kE4M3, kE5M2, kS8, kF64 };
@@ -38,9 +40,10 @@ struct TensorForm {
 // Every form the binary holds kernels for (mma.sync always; wgmma when the build generated its wrappers,
 // which takes Python), in a fixed order: mma first, then wgmma by precision, accumulator, N, A source.
 const std::vector<TensorForm>& tensor_forms();
-// Whether the current device runs this form, and if not why ("" when it does): mma.sync needs sm_80
-// (fp8 sm_89), wgmma sm_90a code on a compute capability 9.0 device.
-std::string tensor_form_unavailable(const TensorForm& form, int cc_major, int cc_minor);
+// Whether a device of compute capability `cc` (major * 10 + minor) runs this form from the binary's `code`,
+// and if not why ("" when it does): mma.sync needs sm_80 (fp8 sm_89, f64 m16 sm_90) on the device and in
+// the code it runs, wgmma sm_90a code on a compute capability 9.0 device (harness/arch.hpp).
+std::string tensor_form_unavailable(const TensorForm& form, int cc, const BuiltCode& code);
 
 // The per-clock per-SM dense peak of a form's type on a device (FLOP or integer op / clock / SM), from
 // the vendor's datasheet figures over SMs and boost clock (docs/probes.md#tensor-cores); 0 when not

@@ -1,11 +1,23 @@
 // exec.tensor's wgmma kernels. Built for sm_90a alone (microbench/CMakeLists.txt): wgmma exists only in
 // the architecture-specific target, and a plain sm_90 pass would reject it. On any other device these
-// kernels are never launched (tensor_form_unavailable says why).
+// kernels are never launched (tensor_form_unavailable says why). A build without 90 compiles this file
+// with no form at all (GPUPROBE_WGMMA_LEFT_OUT), so that the binary holds no wgmma instruction.
 #include <cstring>
 #include <vector>
 
 #include "probes/exec_tensor.hpp"
 #include "probes/exec_tensor_device.cuh"
+
+#if defined(GPUPROBE_WGMMA_LEFT_OUT)
+// A build without 90 (microbench/CMakeLists.txt): no wgmma kernel at all, only the empty table and the reason.
+namespace gpuprobe {
+const std::vector<tensor_device::TensorKernels>& tensor_device::wgmma_kernels() {
+  static const std::vector<TensorKernels> none;
+  return none;
+}
+std::string tensor_device::wgmma_forms_left_out() { return GPUPROBE_WGMMA_LEFT_OUT; }
+}  // namespace gpuprobe
+#else
 
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define GPUPROBE_WGMMA_ENABLED 1
@@ -217,3 +229,5 @@ std::string tensor_device::wgmma_forms_left_out() {
 }
 
 }  // namespace gpuprobe
+
+#endif  // GPUPROBE_WGMMA_LEFT_OUT

@@ -247,7 +247,7 @@ void gemm_lt_entry(benchmark::State& state, const GemmLtPrecisionRecord& r, int 
 }  // namespace
 
 void register_gemm_lt_benchmarks() {
-  const Context& ctx = context();
+  Context& ctx = context();
   const int cc = ctx.device.cc_major * 10 + ctx.device.cc_minor;
   const std::vector<int> sizes = ctx.options.quick ? std::vector<int>{4096} : std::vector<int>{4096, 8192, 16384};
   std::string left_out;
@@ -268,8 +268,9 @@ void register_gemm_lt_benchmarks() {
     }
   }
   if (!left_out.empty())
-    std::fprintf(stderr, "gpuprobe: kernels.gemm_lt on sm_%d leaves out %s: its tensor cores lack the type\n", cc,
-                 left_out.c_str());
+    ctx.skip_notes.push_back("kernels.gemm_lt: " + left_out + " left out on " + ctx.device.name +
+                             " (compute capability " + std::to_string(cc / 10) + "." + std::to_string(cc % 10) +
+                             "): its tensor cores lack the type");
 }
 
 }  // namespace gpuprobe

@@ -17,6 +17,7 @@
 #include "gpuprobe/device_buffer.hpp"
 #include "gpuprobe/kernels/sgemm.hpp"
 #include "gpuprobe/kernels/sgemm_descriptor.hpp"
+#include "harness/arch.hpp"
 #include "harness/fill.hpp"
 #include "harness/measure.hpp"
 #include "probes/registry.hpp"
@@ -117,7 +118,7 @@ void sgemm_entry(benchmark::State& state, const BenchImpl& impl, const Shape& s)
 }  // namespace
 
 void register_sgemm_benchmarks() {
-  const Context& ctx = context();
+  Context& ctx = context();
   std::vector<Shape> shapes;
   if (ctx.options.quick) {
     shapes = {{512, 512, 512}, {1000, 1000, 1000}};
@@ -135,7 +136,21 @@ void register_sgemm_benchmarks() {
   auto footprint = [](const Shape& s) {
     return 4.0 * (double(s.m) * s.k + double(s.k) * s.n + double(s.m) * s.n);
   };
-  const std::vector<BenchImpl> impls = bench_impls();
+  // Our kernels run where the device has their instructions and shared memory (harness/arch.hpp).
+  std::vector<BenchImpl> impls;
+  for (const BenchImpl& impl : bench_impls()) {
+    std::string why;
+    if (impl.ours && impl.ours->impl == SgemmImpl::kTuned)
+      why = arch_unavailable(kCpAsyncMbarrier, ctx.device.cc(), ctx.device.code);
+    if (impl.ours && why.empty())
+      why = smem_budget_unavailable(kernels::sgemm_dynamic_smem_bytes(impl.ours->impl),
+                                    ctx.device.smem_per_block_optin_bytes);
+    if (why.empty())
+      impls.push_back(impl);
+    else
+      ctx.skip_notes.push_back(std::string(kSgemmDescriptor.family) + ": impl=" + impl.name + " left out on " +
+                               ctx.device.name + ": " + why);
+  }
   for (const Shape& s : shapes)
     for (const BenchImpl& impl : impls) {
       if (!kernel_footprint_fits(footprint(s))) continue;

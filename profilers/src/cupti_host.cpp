@@ -1,3 +1,5 @@
+// The CUPTI host side (metric catalog, config images, evaluation); only with the Range Profiling API.
+#ifdef GPUPROBE_HAVE_CUPTI_RANGE_PROFILER
 #include "gpuprobe/cupti_host.hpp"
 
 #include <cupti_profiler_host.h>
@@ -129,3 +131,5 @@ std::vector<double> CuptiHost::evaluate(const std::vector<std::uint8_t>& counter
 }
 
 }  // namespace gpuprobe::profilers
+
+#endif  // GPUPROBE_HAVE_CUPTI_RANGE_PROFILER

@@ -1,5 +1,6 @@
-// The CUPTI range-profiler backend (CUDA 13: cupti_range_profiler.h on the target side,
-// cupti_profiler_host.h on the host side; call order in docs/counters.md).
+// The CUPTI range-profiler backend (cupti_range_profiler.h on the target side, cupti_profiler_host.h on
+// the host side; call order in docs/counters.md). A toolkit without the Range Profiling API (CUPTI before
+// 12.6.80: CMake leaves GPUPROBE_HAVE_CUPTI_RANGE_PROFILER undefined) gets the refusal at the end instead.
 //
 // Two replay modes (--counters=...,replay=user|kernel):
 //  - user (default): one user range around the whole work, which we replay once per pass. It covers
@@ -12,6 +13,7 @@
 //    on the H100 machine, is then paid once per pass instead of once per pass and entry.
 // The profiler is enabled once, at start-up, and stays enabled for the whole run: the ~0.2 s cost of
 // an enable...disable session is paid once, not per benchmark entry.
+#ifdef GPUPROBE_HAVE_CUPTI_RANGE_PROFILER
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <cupti_profiler_target.h>
@@ -453,4 +455,28 @@ std::unique_ptr<CounterBackend> make_cupti_backend(int device, const CounterSpec
   return std::make_unique<CuptiRangeBackend>(device, spec, notes);
 }
 
+std::string cupti_backend_left_out() { return ""; }
+
 }  // namespace gpuprobe::profilers
+
+#else  // no Range Profiling API in this toolkit's CUPTI
+
+#include <cupti_version.h>
+
+#include "backends.hpp"
+
+namespace gpuprobe::profilers {
+
+std::string cupti_backend_left_out() {
+  return "this gpuprobe was built against a CUPTI without the Range Profiling API (CUPTI_API_VERSION " +
+         std::to_string(CUPTI_API_VERSION) + "; cupti_range_profiler.h came with CUPTI 12.6.80, CUDA 12.6's last " +
+         "update): no hardware counters, every figure is timing-only";
+}
+
+std::unique_ptr<CounterBackend> make_cupti_backend(int, const CounterSpec&, std::vector<std::string>&) {
+  throw CounterRefusal(cupti_backend_left_out());
+}
+
+}  // namespace gpuprobe::profilers
+
+#endif

@@ -6,14 +6,21 @@
 #      PyTorch's rate from idle into the steady state (--series); the TLB granule check if present;
 #   4. gpu-benches' gpu-l2-cache beside our walk=blocks L2 reads, when its source was carried in .peer/;
 #   5. the main job (scripts/dev/device_session.sh --no-tests): results, premises, counters, report;
-#   6. fleet mode on this GPU, idle and beside a second process (scripts/dev/fleet_check.sh).
+#   6. fleet mode on this GPU, idle and beside a second process (scripts/dev/fleet_check.sh);
+#   7. with --sm80: a build for sm_80 alone, its GPU tests and what it leaves out (scripts/dev/sm80_check.sh).
 # Everything lands in OUTDIR as few files: console.log, main.tgz (the main job's files), checks.tgz.
-#   scripts/dev/round_check.sh OUTDIR [--no-fleet]
+#   scripts/dev/round_check.sh OUTDIR [--no-fleet] [--sm80]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:?usage: round_check.sh OUTDIR [--no-fleet]}
-fleet=1
-[ "${2:-}" = --no-fleet ] && fleet=0
+OUT=${1:?usage: round_check.sh OUTDIR [--no-fleet] [--sm80]}
+fleet=1 sm80=0
+for arg in "${@:2}"; do
+  case "$arg" in
+    --no-fleet) fleet=0 ;;
+    --sm80) sm80=1 ;;
+    *) echo "round_check.sh: unknown option $arg" >&2; exit 2 ;;
+  esac
+done
 mkdir -p "$OUT/checks"
 export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
 start=$(date +%s)
@@ -57,6 +64,10 @@ if ((fleet)); then
   stamp "fleet"
   timeout 240 bash scripts/dev/fleet_check.sh "$OUT/checks/fleet" > "$OUT/checks/fleet.log" 2>&1
   tail -25 "$OUT/checks/fleet.log"
+fi
+if ((sm80)); then
+  stamp "sm_80 build on this GPU: GPU tests and the families left out"
+  timeout 1500 bash scripts/dev/sm80_check.sh "$OUT/checks/sm80" 2>&1 | tee "$OUT/checks/sm80.log" | tail -40
 fi
 pack; rm -rf "$OUT/checks"
 stamp done

@@ -1,6 +1,8 @@
 // CUPTI's host side needs no GPU: given the chip name it knows GH100's metrics and schedules passes.
 // These tests check our built-in sets against the real catalog of the H100 we measure on, on every
 // CI run: every name valid, the roofline set within 2 passes, typos answered with the right names.
+// Only where the build has the Range Profiling API (cmake/cuda_toolkit.cmake).
+#ifdef GPUPROBE_HAVE_CUPTI_RANGE_PROFILER
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -74,3 +76,5 @@ TEST(CuptiHost, UnknownChipIsACuptiError) {
 }
 
 }  // namespace
+
+#endif  // GPUPROBE_HAVE_CUPTI_RANGE_PROFILER

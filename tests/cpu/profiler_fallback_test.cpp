@@ -2,6 +2,7 @@
 // line saying why; CUPTI's refusals each get a line that says what to do; PAPI events that cannot
 // be counted are reported with PAPI's own text and the run goes on; a build without PAPI says so.
 #include <cuda_runtime.h>
+#include <cupti_version.h>
 #include <gtest/gtest.h>
 
 #include "gpuprobe/check.hpp"
@@ -53,11 +54,13 @@ TEST(CounterFallback, RefusalsSayWhatToDo) {
   EXPECT_NE(gpuprobe::cupti_refusal_text(CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED).find("ncu"), std::string::npos);
   EXPECT_NE(gpuprobe::cupti_refusal_text(CUPTI_ERROR_VIRTUALIZED_DEVICE_INSUFFICIENT_PRIVILEGES).find("vGPU"),
             std::string::npos);
+#if CUPTI_API_VERSION >= 26  // the MIG and WSL refusals have codes of their own from CUPTI 12.8 on
   EXPECT_NE(gpuprobe::cupti_refusal_text(CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED).find("MIG"), std::string::npos);
   EXPECT_NE(gpuprobe::cupti_refusal_text(CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED).find("WSL"), std::string::npos);
   for (CUptiResult code : {CUPTI_ERROR_INSUFFICIENT_PRIVILEGES, CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
                            CUPTI_ERROR_MIG_DEVICE_NOT_SUPPORTED, CUPTI_ERROR_WSL_DEVICE_NOT_SUPPORTED})
     EXPECT_EQ(gpuprobe::cupti_refusal_text(code).find('\n'), std::string::npos);
+#endif
   // A programming error is not a refusal: it must not be hidden behind a fallback.
   EXPECT_TRUE(gpuprobe::cupti_refusal_text(CUPTI_ERROR_INVALID_PARAMETER).empty());
 }

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
 from .. import families as F
+from ..gpu_specs import GpuSpec, find_gpu_of
 from ..results import Entry
 from . import AnalysisInputs, FamilySection, register
 
@@ -42,8 +43,8 @@ def _finite(v: float) -> Optional[float]:
     return v if v is not None and math.isfinite(v) else None
 
 
-def _ratio(value: float, of: float) -> Optional[float]:
-    return value / of if math.isfinite(value) and math.isfinite(of) and of > 0 else None
+def _ratio(value: float, of: Optional[float]) -> Optional[float]:
+    return value / of if of is not None and math.isfinite(value) and math.isfinite(of) and of > 0 else None
 
 
 @dataclass
@@ -88,11 +89,23 @@ class Tensor:
     notes: List[str] = field(default_factory=list)
 
 
-def _row(e: Entry, ceiling: str) -> FormRow:
+def _peak_per_clock(spec: Optional[GpuSpec], e: Entry) -> Optional[float]:
+    """The datasheet's dense per-clock peak of the entry's type and accumulator (gpu_specs), None for a GPU
+    or type the table lacks."""
+    if spec is None:
+        return None
+    return spec.peak_per_clock(F.text(e, "precision") or "", F.text(e, "acc") or "")
+
+
+def _row(e: Entry, ceiling: str, spec: Optional[GpuSpec]) -> FormRow:
+    per_clock, peak = _finite(e.num("flops_per_clk_per_sm")), _peak_per_clock(spec, e)
+    # The whole chip's dense peak at the entry's own clock, from the same datasheet table (none for a GPU
+    # the table lacks): the denominator of the chip / wall-time fraction.
+    clock = _finite(e.num("sm_clock_kernel_mhz"))
+    at_clock = peak * spec.sm_count * clock / 1e3 if peak and clock and spec is not None else None
     return FormRow(ceiling=ceiling, form=_form(e), data=F.text(e, "data") or "?", gflops=e.value,
-                   per_clock=_finite(e.num("flops_per_clk_per_sm")), fraction=_finite(e.num("fraction_of_theoretical")),
-                   chip_fraction=_ratio(e.value, e.num("theoretical_gflops_at_kernel_clock")),
-                   peak_at_clock=_finite(e.num("theoretical_gflops_at_kernel_clock")),
+                   per_clock=per_clock, fraction=per_clock / peak if per_clock and peak else None,
+                   chip_fraction=_ratio(e.value, at_clock), peak_at_clock=at_clock,
                    clock_mhz=_finite(e.num("sm_clock_kernel_mhz")), power_w=_finite(e.num("power_w")),
                    warps=_finite(e.num("warps_per_sm")), min_warps=_finite(e.num("min_warps_per_sm")),
                    premise=e.premise, entry=e)
@@ -123,19 +136,21 @@ def analyze(inputs: AnalysisInputs) -> Optional[Tensor]:
     if not thr or record is None:
         return None
     rows, failed, notes = [], [], []
+    spec = find_gpu_of(rs)  # None: no % of theoretical (the inputs' notes say why)
     for e in thr:
         ceiling = record.compute_ceiling(F.text(e, "precision"))
         if ceiling is None or not math.isfinite(e.value):
             continue
-        r = _row(e, ceiling)
+        r = _row(e, ceiling, spec)
         (failed if r.premise == "failed" else rows).append(r)
     by_form = {(r.ceiling, r.form, r.data): r for r in rows}
     ceilings: Dict[str, TensorCeiling] = {}
     for name in sorted({r.ceiling for r in rows}):
         ref = _ceiling_row([r for r in rows if r.ceiling == name and r.data == "random"])
         if ref is not None:
-            ceilings[name] = TensorCeiling(name, ref.gflops, ref, by_form.get((name, ref.form, "zero")),
-                                           _finite(ref.entry.num("theoretical_gflops_at_kernel_clock")))
+            peak, sms = _peak_per_clock(spec, ref.entry), rs.context_number("gpu_sm_count")
+            datasheet = peak * sms * ref.clock_mhz * 1e-3 if peak and ref.clock_mhz and math.isfinite(sms) else None
+            ceilings[name] = TensorCeiling(name, ref.gflops, ref, by_form.get((name, ref.form, "zero")), datasheet)
     if failed:
         notes.append(f"{len(failed)} tensor entries failed their premise (the tensor pipe's instruction count "
                      "differs from the entry's): none is a ceiling")

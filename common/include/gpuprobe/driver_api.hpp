@@ -28,7 +28,11 @@ template <class Fn>
 Fn driver_entry_point(const char* name) {
   void* fn = nullptr;
   cudaDriverEntryPointQueryResult found = cudaDriverEntryPointSymbolNotFound;
+#if CUDART_VERSION >= 12050  // CUDA 13 keeps only the versioned query
   GP_CUDA_CHECK(cudaGetDriverEntryPointByVersion(name, &fn, 12000, cudaEnableDefault, &found));
+#else  // CUDA 12.4: the unversioned query gives the ABI of the runtime's own version, 12.x
+  GP_CUDA_CHECK(cudaGetDriverEntryPoint(name, &fn, cudaEnableDefault, &found));
+#endif
   if (found != cudaDriverEntryPointSuccess || !fn)
     throw Error(std::string("the CUDA driver has no ") + name + " entry point (query result " +
                 std::to_string(static_cast<int>(found)) + ")");

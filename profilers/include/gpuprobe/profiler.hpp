@@ -3,7 +3,8 @@
 // often as its passes need, and returns metric values for that range.
 //
 // Backends, chosen at run time by make_counter_backend():
-//   cupti  CUPTI range profiler (CUDA 13: cupti_range_profiler.h + cupti_profiler_host.h), --counters=SET
+//   cupti  CUPTI range profiler (cupti_range_profiler.h + cupti_profiler_host.h: CUDA 13, or CUDA 12 from
+//          CUPTI 12.6.80 on; an older toolkit builds without it), --counters=SET
 //   papi   any named PAPI event around the same range, --papi-events=LIST (built when pkg-config finds papi)
 //   none   timing only; also what a refused request (no GPU, no permission, profiler attached...) falls back to
 // docs/counters.md describes the sets, the replay modes and the names written into result files.
@@ -74,6 +75,10 @@ BackendChoice make_counter_backend(const CounterRequest& request);
 // L1_BYTES, FP32_FLOP, FP64_FLOP (running totals; PAPI reads deltas). Read them with
 // PAPI_add_named_event("sde:::GPUPROBE::DRAM_BYTES_READ"). Without PAPI, returns `inner` unchanged.
 std::unique_ptr<CounterBackend> export_as_papi_sde(std::unique_ptr<CounterBackend> inner);
+
+// Why this gpuprobe has no CUPTI counter backend (its toolkit's CUPTI lacks the Range Profiling API), one
+// line for the result context's counters_unavailable; "" when it has one.
+std::string cupti_backend_left_out();
 
 // True when this gpuprobe was built with PAPI (HAVE_PAPI).
 bool papi_built_in();

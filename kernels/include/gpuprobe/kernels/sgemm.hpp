@@ -98,6 +98,11 @@ constexpr const SgemmImplRecord* sgemm_impl_record(SgemmImpl impl) {
 // The record's name; "unknown" for a value that names no implementation.
 const char* sgemm_impl_name(SgemmImpl impl);
 
+// The dynamic shared memory one block of `impl` takes (bytes; 0 for none): a GPU whose opt-in limit per
+// block (cudaDevAttrMaxSharedMemoryPerBlockOptin) is smaller cannot launch it. The tuned kernel's 3-stage
+// 128x128x32 pipeline takes 104,448 B: sm_80, 90 and 100 allow it, sm_86, 89 and 120 (99 KB) do not.
+std::size_t sgemm_dynamic_smem_bytes(SgemmImpl impl);
+
 // Checks the arguments only (no CUDA call): kSuccess, kInvalidValue or kNullPointer.
 Status sgemm_check_args(Trans transa, Trans transb, int m, int n, int k, const float* A, int lda,
                         const float* B, int ldb, const float* C, int ldc);
