@@ -30,12 +30,13 @@ import math
 import re
 import statistics
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import fleet as FL
 from . import plots
 from .results import ResultSet
+from .roofline import ceilings_beaten
 
 
 @dataclass
@@ -271,6 +272,9 @@ def check_summary(b: Built, ctx: dict) -> List[Finding]:
         link = re.search(r"\]\(#(\w+)\)", cells[-1])
         keys = SECTION_KEYS.get(link[1], (link[1],)) if link else tuple(data)
         pool = [v for k in keys + ("device",) for v in leaves(data.get(k))]
+        # A ceiling a kernel beats: the row names the kernel, its figure and the gap (roofline.ceilings_beaten).
+        for gap in ceilings_beaten(data.get("optimality") or []):
+            pool += list(leaves(gap)) + [100 * gap["excess"], 100 * gap["noise"]]
         if link and link[1] == "optimality":
             out += _kernel_line(f"{cells[0]} | {cells[1]} | {cells[2]}", data, where)
         pct = re.match(r"(\d+) % of ([\d,.]+)", cells[3]) if len(cells) > 3 else None
@@ -288,7 +292,9 @@ REASON = re.compile(r"note|reason|why", re.I)
 
 
 def _reason(row: dict) -> bool:
-    return any(REASON.search(k) and isinstance(v, str) and v.strip() for k, v in row.items())
+    """A non-empty note/reason/why field of the row, or of a record inside it (the optimality rows' `above`)."""
+    return any(REASON.search(k) and isinstance(v, str) and v.strip() for k, v in row.items()) or any(
+        _reason(v) for v in row.values() if isinstance(v, dict))
 
 
 def check_above_bound(b: Built, ctx: dict) -> List[Finding]:

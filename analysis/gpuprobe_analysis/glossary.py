@@ -9,6 +9,7 @@ from typing import Dict, Iterable
 
 from . import families as F
 from .results import Entry
+from .roofline import default_impl
 
 GLOSSARY: Dict[str, str] = {
     "L2 hot set": "a read_cg curve's plateau at working sets up to the L1 capacity: ld.global.cg bypasses L1, so "
@@ -42,6 +43,9 @@ def implementation_terms(entries: Iterable[Entry]) -> Dict[str, str]:
     default by the records it resolved to, cuBLAS's modes by their atomics tag."""
     runs: Dict[tuple, set] = {}
     modes: Dict[str, set] = {}
+    math: Dict[tuple, set] = {}
+    seen: Dict[str, str] = {}
+    present: Dict[str, set] = {}
     for e in entries:
         if not e.family.startswith(F.KERNEL_PREFIX):
             continue
@@ -53,18 +57,32 @@ def implementation_terms(entries: Iterable[Entry]) -> Dict[str, str]:
             runs.setdefault((impl, kernel), set()).add(e.tag("impl_resolved"))
         if impl.startswith("cublas") and e.tag("atomics"):
             modes.setdefault(impl, set()).add(e.tag("atomics"))
+        # Entries that name the record they ran another way (sgemm: tag kernel) or cuBLAS's math mode.
+        if e.tag("kernel") and not impl.startswith("cublas"):
+            runs.setdefault((impl, kernel), set()).add(e.tag("kernel"))
+        if impl.startswith("cublas") and e.tag("math_mode"):
+            math.setdefault((impl, kernel), set()).add(e.tag("math_mode"))
+        seen.setdefault(impl, kernel)
+        present.setdefault(kernel, set()).add(impl)
     out: Dict[str, str] = {}
     for (impl, kernel), records in sorted(runs.items()):
         where = f"kernels/include/gpuprobe/kernels/{kernel}.hpp"
         names = ", ".join(sorted(records))
         if impl == "ours":
             text = f"{kernel}: our default, which chose the kernel record(s) {names} by shape ({where})"
+        elif impl == default_impl(kernel, present.get(kernel, ())):
+            text = f"{kernel}: our default, kernel record {names} ({where} describes it)"
         else:
             text = f"{kernel}: our variant kept for comparison, kernel record {names} ({where} describes it)"
         out[impl] = "; ".join(t for t in (out.get(impl), text) if t)
     for impl, states in sorted(modes.items()):
         if len(states) == 1 and next(iter(states)) in _CUBLAS_ATOMICS:
             out[impl] = _CUBLAS_ATOMICS[next(iter(states))]
+    for (impl, kernel), mode in sorted(math.items()):
+        out.setdefault(impl, f"{kernel}: cuBLAS with math mode {', '.join(sorted(mode))} (cublasSetMathMode)")
+    for impl, kernel in sorted(seen.items()):  # the rest, where the entries say no more than their name
+        out.setdefault(impl, f"{kernel}: cuBLAS's own implementation" if impl.startswith("cublas") else
+                       f"{kernel}: our implementation {impl} (kernels/include/gpuprobe/kernels/{kernel}.hpp)")
     return out
 
 

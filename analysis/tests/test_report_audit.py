@@ -7,7 +7,6 @@ again, reuses them. A check that fails today on a defect issue 46 names is marke
 item: when the fix lands the test turns red, and the marker goes.
 
 `python3 analysis/tests/test_report_audit.py [CASE ...]` prints the audit's own report of each case."""
-import dataclasses
 import json
 import os
 import sys
@@ -71,34 +70,8 @@ REFERENCES = [r for r in ("h100", "h200", "h100x2", "h100x4") if _reference(r)]
 CASES = REFERENCES + list(SYNTHETIC)
 
 # The checks that fail today on defects issue 46 names, per case (the fix turns the test red: remove the line).
-ROOFLINE_CAP = "issue 46 roofline figure: the memory roofs end at a compute roof no line draws"
-TENSOR_ROOFS = "issue 46 roofline figure: no tensor roof, while the tensor ceilings bound the gemm_lt rows"
-GEMM_LT_FIGURE = ("issue 46 gemm_lt figure: a kernel figure draws the FP32 peak in every GFLOP/s panel, whatever "
-                  "ceiling the tables bound the panel's problems by")
-SUMMARY_DIGITS = "issue 46 item 5: '1x cuBLAS' (not three digits; the baseline cublas_atomics not named)"
-GLOSSARY = "issue 46 item 12: the report has no glossary of its implementations, ceilings and ops"
 TLB_WHOLE = "issue 46 item 8: fractional TLB entries (entries_bracket = bracket footprints / page)"
-# Defects the audit found that issue 46's list does not name (reported to the lead).
-KERNEL_DRAM_LINE = ("found by the audit: kernel_gemv/kernel_symv draw the theoretical DRAM peak, the optimality table "
-                    "bounds the same problems by the measured DRAM ceiling")
-EMPTY_ROOFLINE = ("found by the audit: a roofline without kernels (multi-GPU runs) draws its memory roofs flat at "
-                  "1 GFLOP/s")
 KNOWN = {
-    ("h100", "summary"): SUMMARY_DIGITS + "; '95 %' of bound for 94.96",
-    ("h100", "same_ceilings"): "issue 46 item 4: fleet's L2 read 9,302 GB/s is an entry whose premise failed",
-    ("h100", "figure_references"): KERNEL_DRAM_LINE,
-    ("h100", "roofline_roofs"): ROOFLINE_CAP,
-    ("h200", "summary"): SUMMARY_DIGITS,
-    ("h200", "above_bound"): "issue 46 item 1: GEMV rows at 100.2-101.5 % of their bound, no reason given",
-    ("h200", "one_clock"): "issue 46 item 2: the tensor lines' % is per busy SM, their TFLOP/s over wall time",
-    ("h200", "same_ceilings"): "issue 46 item 4: fleet's L2 read 11,204 GB/s is an entry whose premise failed",
-    ("h200", "figure_references"): f"{GEMM_LT_FIGURE}; {KERNEL_DRAM_LINE}",
-    ("h200", "roofline_roofs"): f"{TENSOR_ROOFS}; {ROOFLINE_CAP}",
-    ("h100x2", "figure_references"): EMPTY_ROOFLINE,
-    ("h100x4", "figure_references"): EMPTY_ROOFLINE,
-    **{(c, "glossary"): GLOSSARY for c in CASES},
-    **{(c, "figure_references"): f"{GEMM_LT_FIGURE} (symv in GFLOP/s)" for c in SYNTHETIC},
-    **{(c, "roofline_roofs"): ROOFLINE_CAP for c in SYNTHETIC},
     **{(c, "whole_counts"): TLB_WHOLE for c in SYNTHETIC},
 }
 

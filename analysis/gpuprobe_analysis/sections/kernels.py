@@ -12,7 +12,7 @@ import numpy as np
 from .. import families as F
 from .. import profile_results as R
 from ..results import ResultSet, finite
-from ..roofline import Ceiling, KernelPoint, is_default, is_reference, kernel_comparison, kernel_metric, memcpy_reference
+from ..roofline import Ceiling, KernelPoint, bound_of, is_default, is_reference, kernel_comparison, kernel_metric, memcpy_reference
 from . import AnalysisInputs, FamilySection, register
 
 
@@ -136,6 +136,11 @@ def _panel_ceiling(pts: List[KernelPoint], ceilings: Sequence[Ceiling]) -> Optio
     if len(names) != 1:
         return None
     name = names.pop()
+    # Only where that peak is what bounds them: a GFLOP/s panel of a memory-bound kernel (its bound is bytes
+    # at a level, which no flat line on this axis shows) draws no compute peak the table never uses.
+    bounds = [bound_of(p, list(ceilings)) for p in pts]
+    if not any(b is not None and b.limiter == name for b in bounds):
+        return None
     return next((c for c in ceilings if c.name == name and c.measured), None)
 
 
