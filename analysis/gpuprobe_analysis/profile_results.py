@@ -101,6 +101,8 @@ class DeviceLevel:
     model: str  # the edge that ends the level, in words (profile.edge_words)
     curve: Key
     source: Source
+    # how capacity_bytes was decided where the sweep's grid cannot place the edge within the accuracy claimed
+    capacity_how: Optional[str] = optional()
 
 
 @dataclass
