@@ -71,3 +71,23 @@ def test_the_coarse_grid_note_follows_the_accuracy_claimed(per_octave, coarse, t
     dev = dataclasses.replace(synth.Device(), latency_per_octave=per_octave)
     prof = profile(synth.synth_results(dev, noise=0.005, seed=0, families=["memory.latency"]), tmp_path)
     assert any("claimed for a capacity" in n for n in prof["notes"]) == coarse, prof["notes"]
+
+
+# ---------------------------------------------------------------- item 9: a small L2 without counters
+def test_a_small_l2_without_counters_says_why_it_has_no_l2_read_ceiling(tmp_path):
+    # A 6 MB unpartitioned L2 and no counters: walk=blocks qualifies by construction only from
+    # 32 loads x 256 KiB = 8 MiB per array, beyond what this L2 serves (80 % of 6 MB).
+    dev = synth.Device(l2_near_bytes=6e6, l2_bytes=6e6, bw_caps=(192 * 1024, 6e6))
+    doc = synth.synth_results(dev, noise=0.005, seed=0, counters=False,
+                              families=["memory.latency", "memory.l2_bandwidth"])
+    for e in doc["benchmarks"]:  # the probe's walk=blocks grid (loads 32) instead of synth's own_slice
+        if e["name"].startswith("memory.l2_bandwidth"):
+            e["name"] = e["name"].replace("walk:own_slice/loads:4", "walk:blocks/loads:32")
+            e["label"] = e["label"].replace("walk=own_slice", "walk=blocks")
+            e["loads"] = 32
+    prof = profile(doc, tmp_path)
+    ceil = (prof.get("bandwidth") or {}).get("ceilings") or {}
+    assert "L2" not in ceil, ceil  # the read ceiling's key is the level alone (write, copy: "L2 write" ...)
+    assert "L2 write" in ceil, ceil  # stores qualify by construction: the rule works, reads have no point
+    why = [n for n in prof["notes"] if "no L2 read ceiling" in n]
+    assert why and "256 KiB per row" in why[0] and "8 MiB at loads=32" in why[0], prof["notes"]
