@@ -288,6 +288,10 @@ def fit_tlb(points: Sequence[TlbPoint], max_levels: int = MAX_LEVELS) -> Optiona
             if high[i:i + MIN_POINTS_BEYOND].all():
                 one_stride.append((float(st), float(f[m][i]), float(y[m][i] / model[m][i] - 1)))
                 break
+    # Rises on several curves are no one-stride knee: cache effects the TLB model does not describe (the
+    # H100's curves all rise 0.5-3 % at small footprints, L1 spills), which the evidence rule already weighs.
+    if len(one_stride) >= MIN_STRIDES:
+        one_stride = []
     # Pages the data cannot tell apart: same number of levels, BIC within BIC_TIE of the best admissible
     # fit, or better than it. A better fit at another page whose level shows on one stride only is no
     # level, but it is no evidence against its page either: the page is uncertain between the two.
