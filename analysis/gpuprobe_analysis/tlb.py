@@ -419,9 +419,9 @@ def tlb_findings(fit: TlbFit) -> List[str]:
             out.append(f"Page size between {_b(fit.page_range[0])} and {_b(fit.page_range[1])}: fits at these pages "
                        "are within 6 BIC of each other (the strides around them do not separate them).")
         for pg, gain in fit.unconfirmed_pages:
-            out.append(f"At a page of {_b(pg)} the model fits better (by {gain:.0f} BIC), but its level's step shows "
-                       f"on fewer than {MIN_STRIDES} strides by the evidence rule, so it is not taken; nor is that page "
-                       "ruled out, hence the page is given as a range.")
+            out.append(f"At a page of {_b(pg)} the model fits better (by {gain:.0f} BIC), but its level's step "
+                       f"shows on fewer than {MIN_STRIDES} strides by the evidence rule, so it is not taken; nor is "
+                       "that page ruled out, hence the page is given as a range.")
         for i, lv in enumerate(fit.levels):
             lo, hi = lv.entries_bracket
             counts = f"{lo:.0f}" if lo == hi else f"{lo:.0f} .. {hi:.0f}"
@@ -441,9 +441,9 @@ def tlb_findings(fit: TlbFit) -> List[str]:
                         f"{lv.entries_range[0]:.0f} .. {lv.entries_range[1]:.0f}")
             out.append(f"TLB level {i + 1}: {what}; a miss adds {lv.penalty_cycles:.3g} cycles.")
         for st, fp, excess in fit.one_stride_knees:
-            out.append(f"The {_b(st)}-stride curve rises {excess * 100:.2g} % above the model from {_b(fp)} on: a knee "
-                       f"on that curve only, not taken as a TLB level (a level needs its step on {MIN_STRIDES}+ strides "
-                       "by the evidence rule above; one curve's rise may be an L2 spill or first-touch loads).")
+            out.append(f"The {_b(st)}-stride curve rises {excess * 100:.2g} % above the model from {_b(fp)} on: a "
+                       f"knee on that curve only, not taken as a TLB level (a level needs its step on {MIN_STRIDES}+ "
+                       "strides by the evidence rule above; one curve's rise may be an L2 spill or first-touch loads).")
         if fit.page_bytes:
             # What lies beyond the last level found: nothing the sweep could see, up to the most pages
             # any stride's steady laps touched.

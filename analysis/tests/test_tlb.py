@@ -171,7 +171,8 @@ def test_a_knee_on_one_stride_beyond_a_level_is_named_not_a_level(tmp_path):
             e["value_median"] = e["cycles_per_op"] = e["cycles_per_op"] * 1.5
     t = device_profile(results.load([synth.write(str(tmp_path / "r.json"), doc)]))["tlb"]
     assert len(t["levels"]) == 1 and t["page_bytes"] == dev.page_bytes, t["findings"]
-    assert any("64 KiB-stride curve rises" in f and "not taken as a TLB level" in f for f in t["findings"]), t["findings"]
+    assert any("64 KiB-stride curve rises" in f and "not taken as a TLB level" in f
+               for f in t["findings"]), t["findings"]
 
 
 @pytest.mark.parametrize("page,reach,pen,per_octave,seed", [(16 * MiB, 256 * MiB, 40.0, 2, 3),

@@ -63,9 +63,11 @@ def _note_coarse_sweep(primary: Curve, notes: List[str]) -> None:
     ratio = float(np.median(xs[1:] / xs[:-1]))
     if ratio <= COARSE_FOR_ACCURACY:
         return
-    note = (f"hierarchy: the latency sweep's footprints are {ratio:.3g}x apart ({math.log(2) / math.log(ratio):.2g} "
-            f"per octave): a sharp edge between two of them is placed only within that bracket (+-{(math.sqrt(ratio) - 1) * 100:.0f} % "
-            f"of its middle), more than the {CAPACITY_ACCURACY * 100:.0f} % claimed for a capacity (which needs footprints at most "
+    per_octave = math.log(2) / math.log(ratio)
+    half = (math.sqrt(ratio) - 1) * 100
+    note = (f"hierarchy: the latency sweep's footprints are {ratio:.3g}x apart ({per_octave:.2g} per octave): a "
+            f"sharp edge between two of them is placed only within that bracket (+-{half:.0f} % of its middle), "
+            f"more than the {CAPACITY_ACCURACY * 100:.0f} % claimed for a capacity (which needs footprints at most "
             f"{COARSE_FOR_ACCURACY:.3g}x apart, 4 per octave or more); such capacities are given with their brackets")
     if ratio >= COARSE_SWEEP_RATIO:
         note += (", and an L2 in two parts (a near and a far partition) cannot be told from one level at this spacing "
