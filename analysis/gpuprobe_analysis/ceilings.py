@@ -227,6 +227,32 @@ def shared_ceilings(rs: ResultSet) -> List[LevelCeiling]:
     return out
 
 
+def missing_l2_read_ceiling(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> Optional[str]:
+    """Why memory.l2_bandwidth's read entries give no L2 read ceiling, where they exist and none qualifies:
+    no counter checked them, and no working set that the L2 serves with margin holds its premise by
+    construction (walk=blocks needs L2_BLOCKS_MERGE_FREE_ROW_BYTES per row, i.e. loads x that in bytes;
+    walk=own_slice needs a ring of two chunks per SM): on a small L2 the probe's grid has no such point."""
+    reads = [e for e in rs.by_family("memory.l2_bandwidth")
+             if e.premise_level == "L2" and KERNEL_KIND.get(F.text(e, "kernel") or "") == "read" and usable(e)]
+    serves = L2_PLATEAU_SHARE * (near_bytes or l2_bytes) if (near_bytes or l2_bytes) else None
+    if not reads or any(qualifies(e, serves) for e in reads) or any(e.premise == "ok" for e in reads):
+        return None
+    loads = sorted({int(F.num(e, "loads")) for e in reads if F.text(e, "walk") == "blocks"
+                    and math.isfinite(F.num(e, "loads"))})
+    need = ", ".join(f"{L2_BLOCKS_MERGE_FREE_ROW_BYTES * n / 2**20:g} MiB at loads={n}" for n in loads)
+    own = sorted(F.num(e, "footprint") for e in reads if F.text(e, "walk") == "own_slice")
+    size = f"{serves / 2**20:.3g} MiB" if serves else "an unknown size"
+    return (f"no L2 read ceiling: no counter checked memory.l2_bandwidth's read entries (premise unverified), and "
+            f"none holds its premise by construction within the {size} the L2 serves with margin "
+            f"({L2_PLATEAU_SHARE:.0%} of the {'near partition' if near_bytes else 'L2'}): walk=blocks qualifies only "
+            f"with at least {L2_BLOCKS_MERGE_FREE_ROW_BYTES // 1024} KiB per row of each array"
+            + (f" ({need})" if need else "")
+            + (f", walk=own_slice only from its smallest ring ({own[0] / 2**20:.3g} MiB here)" if own else
+               ", and no walk=own_slice entry is in the inputs")
+            + "; walk=shared never (its loads merge). Run with counters (the premise is then measured), or on this "
+              "L2 size the probe's grid has no qualifying point")
+
+
 def level_ceilings(rs: ResultSet, near_bytes: Optional[float], l2_bytes: Optional[float]) -> List[LevelCeiling]:
     return (single_entry_ceilings(rs, "memory.l1_peak", "L1", "read") + l2_ceilings(rs, near_bytes, l2_bytes)
             + dram_ceilings(rs) + shared_ceilings(rs))

@@ -10,6 +10,7 @@ from typing import List, Optional
 import numpy as np
 
 from . import families as F
+from .formatting import fmt_bytes
 from .levels import LevelFit, _solve, _ways_share, detect_levels_many, plateau_values
 from .results import Entry, ResultSet, finite
 
@@ -40,10 +41,21 @@ def curve_xy(entries: List[Entry], xkey: str, ykey: Optional[str] = None):
     return (np.array([p[0] for p in pts]), np.array([p[1] for p in pts]), [p[2] for p in pts])
 
 
-def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool) -> List[str]:
+def last_level_reached(max_footprint: float, l2_bytes: float) -> str:
+    """The name of a curve's last level when its sweep ended inside the L2 (no load of it came from DRAM)."""
+    return f"last level reached (sweep ended at {fmt_bytes(max_footprint)}, inside the {fmt_bytes(l2_bytes)} L2)"
+
+
+def name_levels(knees: List[float], l2_bytes: Optional[float], first_is_l1: bool,
+                max_footprint: Optional[float] = None) -> List[str]:
     """Names of the levels of a curve (len(knees) + 1). The knee nearest the L2 size the device
-    reports (within a factor 2.5) is the L2 -> DRAM edge; without it, the order names them."""
+    reports (within a factor 2.5) is the L2 -> DRAM edge; without it, the order names them. A sweep
+    that ends within the L2 the device reports (max_footprint <= l2_bytes) reached no DRAM: its last
+    level is named as the last level reached, never DRAM, and the levels before it as on-chip ones."""
     k = len(knees) + 1
+    if l2_bytes and l2_bytes > 0 and max_footprint and max_footprint <= l2_bytes:
+        names = ["L1" if j == 0 and first_is_l1 else f"L2 sub-level {j}" for j in range(k - 1)]
+        return names + [last_level_reached(max_footprint, l2_bytes)]
     if k == 1:
         return ["single level"]
     edge = None
@@ -189,7 +201,7 @@ def latency_curves(rs: ResultSet, family: str, notes: List[str]) -> List[Curve]:
             fit = merge_close_levels(fit)
         first_l1 = load not in ("cg", "cv", "volatile", "shared") and family == "memory.latency"
         if family == "memory.latency" and keyd.get("pattern") == "random":
-            names = name_levels(fit.knees, ctxnum(rs, "gpu_l2_bytes"), first_l1)
+            names = name_levels(fit.knees, ctxnum(rs, "gpu_l2_bytes"), first_l1, float(np.max(x)))
         else:
             # Fixed-stride chains mix hits and misses (several loads per line, or one per page):
             # their levels are not device levels; numbered, not named.

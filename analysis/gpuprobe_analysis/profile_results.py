@@ -101,8 +101,9 @@ class DeviceLevel:
     model: str  # the edge that ends the level, in words (profile.edge_words)
     curve: Key
     source: Source
-    # Where capacity_bytes comes from when a figure of the driver's is there to hold it to (the L2):
-    # the driver's figure inside the sweep's bracket, or the sweep's and the disagreement (hierarchy.py).
+    # How capacity_bytes was decided where the data alone cannot place it: the L2 against the driver's figure
+    # (inside the sweep's bracket: the driver's; outside: the sweep's and the disagreement), a sharp edge on a
+    # grid too coarse for the accuracy claimed (bracket only) (sections/hierarchy.py).
     capacity_how: Optional[str] = optional()
     capacity_fit_bytes: Optional[float] = optional()  # the fit's own estimate, where capacity_bytes is the driver's
 

@@ -53,13 +53,13 @@ class TlbPoint:
 
 @dataclass
 class TlbLevel:
-    entries: Optional[float]  # pages covered (the last page count still covered); None: not determined
-    entries_range: tuple  # over the pages the data cannot tell apart
-    entries_bracket: tuple  # (last covered, first missed) at the best page
+    entries: Optional[float]  # a whole count in entries_bracket (whole_entries); None: the tied pages disagree
+    entries_range: tuple  # (fewest, most) whole counts over the pages the data cannot tell apart
+    entries_bracket: tuple  # (fewest, most) whole counts the best page's data allow
     penalty_cycles: float  # latency a miss in this level adds (undiluted), at the best page
     reach_bytes: Optional[float]  # entries x page; None where the tied pages disagree on it
-    reach_range: tuple
-    reach_bracket_bytes: tuple
+    reach_range: tuple  # (last covered, first missed) bytes over the tied pages
+    reach_bracket_bytes: tuple  # (last covered, first missed) bytes at the best page
 
 
 @dataclass
@@ -78,6 +78,11 @@ class TlbFit:
     # above its base by MIN_STEP_SIGMAS noise sigmas
     first_rise: Dict[float, tuple] = field(default_factory=dict)
     candidates: list = field(default_factory=list)  # (levels, page, bic, admissible)
+    # (stride, footprint, excess) where a curve rises above the fitted model and stays there: a knee no
+    # level explains, seen on that curve (not levels, and named as such)
+    one_stride_knees: list = field(default_factory=list)
+    # pages (page, BIC gain) whose fit beats the reported one but whose levels show on one stride only
+    unconfirmed_pages: list = field(default_factory=list)
 
 
 def _pages(s, f, page):
@@ -122,33 +127,41 @@ def _rss_many(s, groups, t, page, y, knee_sets):
     return out
 
 
-def _admissible(s, t, y, coef, entries, page, n_strides, sigma):
-    """Every level adds a positive penalty that the data show on their own, not only the fit: on
-    >= MIN_STRIDES strides (one curve alone cannot tell a TLB level from a cache or first-touch
-    effect of that curve), the median of >= MIN_POINTS_BEYOND points just beyond the knee exceeds
-    the median of the points just below it by >= MIN_STEP_SIGMAS noise sigmas and by at least half
-    the step the model puts there; and every level holds at least one page."""
+def _strides_showing(s, t, y, coef, entries, page, n_strides, sigma, k):
+    """The strides whose own points show level k's step: the median of >= MIN_POINTS_BEYOND points just
+    beyond the knee exceeds the median of the points just below it by >= MIN_STEP_SIGMAS noise sigmas
+    and by at least half the step the model puts there."""
     base = float(np.median(coef[:n_strides]))
     dil = np.minimum(1.0, s / page)
     edges = [0.0] + list(entries) + [math.inf]
+    e, pen = entries[k], coef[n_strides + k]
+    out = []
+    for st in np.unique(s):
+        on = s == st
+        below = on & (t > edges[k] * (1 + 1e-9)) & (t <= e * (1 + 1e-9))
+        above = on & (t > e * (1 + 1e-9)) & (t <= edges[k + 2] * (1 + 1e-9))
+        # As many points on each side: one low point below a knee is as much a transient as one high
+        # point beyond it (at 5 % noise a 1-entry "level" passed on two strides' lone first points).
+        if below.sum() < MIN_POINTS_BEYOND or above.sum() < MIN_POINTS_BEYOND:
+            continue
+        step = float(np.median(y[above]) - np.median(y[below]))
+        model = pen * float(dil[above][0])
+        if step >= MIN_STEP_SIGMAS * sigma * base and step >= 0.5 * model:
+            out.append(float(st))
+    return out
+
+
+def _admissible(s, t, y, coef, entries, page, n_strides, sigma):
+    """Every level adds a positive penalty that the data show on their own, not only the fit: on
+    >= MIN_STRIDES strides (one curve alone cannot tell a TLB level from a cache or first-touch
+    effect of that curve; _strides_showing); and every level holds at least one page."""
     for k, e in enumerate(entries):
         pen = coef[n_strides + k]
         # A TLB entry maps at least one page: a "level" of fewer entries (reach below the page) is a
         # cache edge the chase crossed, not a TLB (an H200 run fitted 0.34 entries at 5.5 MiB).
         if not (pen > 0) or e < 1 or (k > 0 and e <= entries[k - 1]):
             return False
-        seen = 0
-        for st in np.unique(s):
-            on = s == st
-            below = on & (t > edges[k] * (1 + 1e-9)) & (t <= e * (1 + 1e-9))
-            above = on & (t > e * (1 + 1e-9)) & (t <= edges[k + 2] * (1 + 1e-9))
-            if below.sum() < 1 or above.sum() < MIN_POINTS_BEYOND:
-                continue
-            step = float(np.median(y[above]) - np.median(y[below]))
-            model = pen * float(dil[above][0])
-            if step >= MIN_STEP_SIGMAS * sigma * base and step >= 0.5 * model:
-                seen += 1
-        if seen < MIN_STRIDES:
+        if len(_strides_showing(s, t, y, coef, entries, page, n_strides, sigma, k)) < MIN_STRIDES:
             return False
     return True
 
@@ -262,9 +275,28 @@ def fit_tlb(points: Sequence[TlbPoint], max_levels: int = MAX_LEVELS) -> Optiona
     if k == 0:
         return TlbFit(None, (None, None), "undetermined", [], base, sigma, bic, strides, excluded, max_fp, first_rise,
                       summary)
-    # Pages the data cannot tell apart: same number of levels, admissible, BIC within BIC_TIE. Each
-    # gives its own entries and reach; what they agree on is measured, the rest is a range.
-    tied = [c for c in ok if c[0] == k and c[2] - bic < BIC_TIE]
+    # A curve that rises above the fitted model and stays there (MIN_POINTS_BEYOND points in a row by
+    # MIN_STEP_SIGMAS sigmas) carries a knee the fit did not take: named, with the stride, as no level
+    # (a level needs its step on MIN_STRIDES strides), not silently dropped.
+    t_best = _pages(s, f, page)
+    model = _design(s, strides, t_best, page, entries) @ coef
+    one_stride = []
+    for st in strides:
+        m = s == st
+        high = y[m] > model[m] * (1 + MIN_STEP_SIGMAS * sigma)
+        for i in range(len(high) - MIN_POINTS_BEYOND + 1):
+            if high[i:i + MIN_POINTS_BEYOND].all():
+                one_stride.append((float(st), float(f[m][i]), float(y[m][i] / model[m][i] - 1)))
+                break
+    # Rises on several curves are no one-stride knee: cache effects the TLB model does not describe (the
+    # H100's curves all rise 0.5-3 % at small footprints, L1 spills), which the evidence rule already weighs.
+    if len(one_stride) >= MIN_STRIDES:
+        one_stride = []
+    # Pages the data cannot tell apart: same number of levels, BIC within BIC_TIE of the best admissible
+    # fit, or better than it. A better fit at another page whose level shows on one stride only is no
+    # level, but it is no evidence against its page either: the page is uncertain between the two.
+    tied = [c for c in candidates if c[0] == k and c[1] is not None and c[2] - bic < BIC_TIE]
+    unconfirmed = sorted((c[1], bic - c[2]) for c in tied if not c[3] and c[2] < bic - BIC_TIE)
     tied_pages = sorted(c[1] for c in tied)
     prange = (tied_pages[0], tied_pages[-1])
     if prange[1] <= min(strides):
@@ -282,16 +314,41 @@ def fit_tlb(points: Sequence[TlbPoint], max_levels: int = MAX_LEVELS) -> Optiona
             tc = _pages(s, f, c[1])
             e = c[4][i]
             above = tc[tc > e * (1 + 1e-9)]
-            brackets.append((c[1], e, float(above.min()) if len(above) else math.nan, float(c[5][nst + i])))
-        es = [b[1] for b in brackets]
-        rs = [b[0] * b[1] for b in brackets]
+            lo, hi, whole = whole_entries(e, float(above.min()) if len(above) else math.nan)
+            brackets.append((c[1], e, float(above.min()) if len(above) else math.nan, float(c[5][nst + i]),
+                             lo, hi, whole))
+        es = [b[6] for b in brackets]
+        rs = [b[0] * b[6] for b in brackets]
         this = next(b for b in brackets if b[0] == page)
-        lv = TlbLevel(entries=float(this[1]) if _same(es) else None, entries_range=(min(es), max(es)),
-                      entries_bracket=(this[1], this[2]), penalty_cycles=this[3],
-                      reach_bytes=float(page * this[1]) if _same(rs) else None, reach_range=(min(rs), max(rs)),
+        lv = TlbLevel(entries=float(this[6]) if _same(es) else None,
+                      entries_range=(min(b[4] for b in brackets), max(b[5] for b in brackets)),
+                      entries_bracket=(this[4], this[5]), penalty_cycles=this[3],
+                      reach_bytes=float(page * this[6]) if _same(rs) else None,
+                      reach_range=(min(b[0] * b[1] for b in brackets), max(b[0] * b[2] for b in brackets)),
                       reach_bracket_bytes=(page * this[1], page * this[2]))
         levels.append(lv)
-    return TlbFit(page, prange, status, levels, base, sigma, bic, strides, excluded, max_fp, first_rise, summary)
+    return TlbFit(page, prange, status, levels, base, sigma, bic, strides, excluded, max_fp, first_rise, summary,
+                  one_stride, unconfirmed)
+
+
+def whole_entries(covered: float, missed: float) -> tuple:
+    """(fewest, most, reported) whole entry counts consistent with a level that covers `covered`
+    pages and misses at `missed` (page counts of the sweep, fractional where a footprint is not a
+    whole number of pages: a chain over 90.5 pages touches 91). Covered: E >= ceil(covered); missed:
+    E < ceil(missed). The count reported is the one in that bracket with the most factors of two
+    (a power of two where the bracket holds one): a TLB is built of power-of-two arrays, ways and
+    sets, and the data put every count of the bracket on an equal footing, so the roundest is the
+    one claimed, with the bracket beside it."""
+    lo = max(1, math.ceil(covered - 1e-9))
+    hi = math.ceil(missed - 1e-9) - 1 if math.isfinite(missed) else lo
+    hi = max(hi, lo)
+    step = 2 ** int(math.floor(math.log2(hi)))
+    while step >= 1:
+        c = math.ceil(lo / step) * step
+        if c <= hi:
+            return lo, hi, c
+        step //= 2
+    return lo, hi, lo
 
 
 def _same(v) -> bool:
@@ -361,13 +418,21 @@ def tlb_findings(fit: TlbFit) -> List[str]:
         else:
             out.append(f"Page size between {_b(fit.page_range[0])} and {_b(fit.page_range[1])}: fits at these pages "
                        "are within 6 BIC of each other (the strides around them do not separate them).")
+        for pg, gain in fit.unconfirmed_pages:
+            out.append(f"At a page of {_b(pg)} the model fits better (by {gain:.0f} BIC), but its level's step "
+                       f"shows on fewer than {MIN_STRIDES} strides by the evidence rule, so it is not taken; nor is "
+                       "that page ruled out, hence the page is given as a range.")
         for i, lv in enumerate(fit.levels):
+            lo, hi = lv.entries_bracket
+            counts = f"{lo:.0f}" if lo == hi else f"{lo:.0f} .. {hi:.0f}"
+            why = "" if lo == hi else (f" (the data allow {counts} entries; {lv.entries:.0f} is the one with the most "
+                                       "factors of two)") if lv.entries is not None else ""
             if lv.reach_bytes is not None and lv.entries is not None:
-                what = (f"reach {_b(lv.reach_bytes)} (covered; {_b(lv.reach_bracket_bytes[1])} is not), "
-                        f"entries {lv.entries:.0f} = reach / page")
+                what = (f"reach {_b(lv.reach_bytes)} = {lv.entries:.0f} entries x {_b(fit.page_bytes)}{why}; "
+                        f"{_b(lv.reach_bracket_bytes[0])} is covered, {_b(lv.reach_bracket_bytes[1])} is not")
             elif lv.entries is not None:
-                what = (f"entries {lv.entries:.0f} (covered; {lv.entries_bracket[1]:.0f} pages are not), reach "
-                        f"{_b(lv.reach_range[0])} .. {_b(lv.reach_range[1])} as the page is not determined")
+                what = (f"{lv.entries:.0f} entries{why}, reach {_b(lv.reach_range[0])} .. {_b(lv.reach_range[1])} "
+                        "as the page is not determined")
             elif lv.reach_bytes is not None:
                 what = (f"reach {_b(lv.reach_bytes)}, entries {lv.entries_range[0]:.0f} .. {lv.entries_range[1]:.0f} "
                         "as the page is not determined")
@@ -375,6 +440,10 @@ def tlb_findings(fit: TlbFit) -> List[str]:
                 what = (f"reach {_b(lv.reach_range[0])} .. {_b(lv.reach_range[1])}, entries "
                         f"{lv.entries_range[0]:.0f} .. {lv.entries_range[1]:.0f}")
             out.append(f"TLB level {i + 1}: {what}; a miss adds {lv.penalty_cycles:.3g} cycles.")
+        for st, fp, excess in fit.one_stride_knees:
+            out.append(f"The {_b(st)}-stride curve rises {excess * 100:.2g} % above the model from {_b(fp)} on: a "
+                       f"knee on that curve only, not taken as a TLB level (a level needs its step on {MIN_STRIDES}+ "
+                       "strides by the evidence rule above; one curve's rise may be an L2 spill or first-touch loads).")
         if fit.page_bytes:
             # What lies beyond the last level found: nothing the sweep could see, up to the most pages
             # any stride's steady laps touched.

@@ -32,6 +32,9 @@ class Device:
     # Footprints per octave of the sweeps: memory.tlb's and the random chains' of memory.latency.
     tlb_per_octave: int = 4
     latency_per_octave: int = 4
+    # Edges of the random chains' levels: "gradual" (a level keeps its capacity of a larger footprint) or
+    # "step" (fully associative LRU under a cyclic chain: sharp).
+    latency_edges: str = "gradual"
     # Whether the random chains of memory.latency pay the TLB's misses beyond its reach (a random chain
     # over F bytes misses a level of reach R on 1 - R / F of its loads), as real chains do.
     latency_tlb_misses: bool = False
@@ -160,7 +163,7 @@ def synth_results(dev: Optional[Device] = None, noise: float = 0.01, seed: int =
             for f in footprints(1024, 4 * 2**30, dev.latency_per_octave):
                 tlb = sum(p * max(0.0, 1.0 - r / f) for r, p in zip(dev.tlb_reach, dev.tlb_penalty_cycles)
                           ) if dev.latency_tlb_misses else 0.0
-                cyc = b.jitter(mixture(f, caps, levels, "gradual") + tlb)
+                cyc = b.jitter(mixture(f, caps, levels, dev.latency_edges) + tlb)
                 b.add("memory.latency", {"pattern": "random", "load": load, "stride": "128", "footprint": str(f)},
                       "cycles", lat_method, cyc, {"footprint": f, "stride": 128, "elements": f // 128,
                                                    "cycles_per_op": cyc, "ns_per_op": cyc / ghz,

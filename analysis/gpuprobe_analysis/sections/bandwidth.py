@@ -66,6 +66,9 @@ def analyze(inputs: AnalysisInputs) -> BandwidthResult:
     # probes that declare a premise (ceilings.py), and only where it held.
     rows, errors, curves_all, bandwidth_l2 = _plateaus(rs, caps, curves, notes)
     found = C.level_ceilings(rs, caps.l2_near_partition_bytes, l2)
+    gap = C.missing_l2_read_ceiling(rs, caps.l2_near_partition_bytes, l2)
+    if gap:
+        notes.append("bandwidth: " + gap)
     ceilings: Dict[str, R.BandwidthCeiling] = {}
     theo = ctxnum(rs, "gpu_theoretical_dram_gbps")
     for c in found:

@@ -11,7 +11,7 @@ import numpy as np
 
 from .. import families as F
 from .. import profile_results as R
-from ..curves import SHARP_EDGE_WIDTH, Curve, ctxnum, edge_words, latency_curves, model_words, ns_levels
+from ..curves import SHARP_EDGE_WIDTH, Curve, ctxnum, edge_width, edge_words, latency_curves, model_words, ns_levels
 from ..formatting import Link, fmt, fmt_bytes
 from ..levels import CAPACITY_DEFINITION
 from ..results import finite
@@ -43,10 +43,16 @@ def _line_stride(curves: List[Curve]) -> float:
     return finite(same[-1].key.get("stride"))
 
 
-# Footprints further apart than this (fewer than ~1.5 per octave) leave capacities to their brackets and
-# cannot separate a two-part L2: at one per octave a device with a 30 MB near partition, a 56 MB L2 and a
-# 515-cycle far level gives random chains within 1.5 % of one with 20 MB / 40 MB / 290 cycles at every
-# footprint (analysis/tests/test_synth_structure.py, test_one_per_octave_cannot_tell_the_near_partition).
+# The accuracy the analysis claims for a capacity (docs/analysis.md: within 10 % on the probe's default
+# grid). A capacity anywhere in a bracket of ratio r is within sqrt(r) - 1 of the bracket's log middle, so
+# a grid pins a sharp edge to that accuracy only while r <= (1 + CAPACITY_ACCURACY)^2 = 1.21 (the default
+# 4 per octave: 1.19; 3 per octave: 1.26).
+CAPACITY_ACCURACY = 0.10
+COARSE_FOR_ACCURACY = (1 + CAPACITY_ACCURACY) ** 2
+# Footprints further apart than this (fewer than ~1.5 per octave) cannot separate a two-part L2 either: at one
+# per octave a device with a 30 MB near partition, a 56 MB L2 and a 515-cycle far level gives random chains
+# within 1.5 % of one with 20 MB / 40 MB / 290 cycles at every footprint
+# (analysis/tests/test_synth_structure.py, test_one_per_octave_cannot_tell_the_near_partition).
 COARSE_SWEEP_RATIO = 1.6
 
 
@@ -55,11 +61,53 @@ def _note_coarse_sweep(primary: Curve, notes: List[str]) -> None:
     if len(xs) < 3:
         return
     ratio = float(np.median(xs[1:] / xs[:-1]))
+    if ratio <= COARSE_FOR_ACCURACY:
+        return
+    per_octave = math.log(2) / math.log(ratio)
+    half = (math.sqrt(ratio) - 1) * 100
+    note = (f"hierarchy: the latency sweep's footprints are {ratio:.3g}x apart ({per_octave:.2g} per octave): a "
+            f"sharp edge between two of them is placed only within that bracket (+-{half:.0f} % of its middle), "
+            f"more than the {CAPACITY_ACCURACY * 100:.0f} % claimed for a capacity (which needs footprints at most "
+            f"{COARSE_FOR_ACCURACY:.3g}x apart, 4 per octave or more); such capacities are given with their brackets")
     if ratio >= COARSE_SWEEP_RATIO:
-        notes.append(f"hierarchy: the latency sweep's footprints are {ratio:.3g}x apart ({math.log(2) / math.log(ratio):.2g} "
-                     "per octave): each capacity is known only within its bracket, and an L2 in two parts (a near "
-                     "and a far partition) cannot be told from one level at this spacing (two such devices 50 % "
-                     "apart give curves within 1.5 %); sweep at 2 or more footprints per octave (the default is 4)")
+        note += (", and an L2 in two parts (a near and a far partition) cannot be told from one level at this spacing "
+                 "(two such devices 50 % apart give curves within 1.5 %)")
+    notes.append(note + "; sweep at 4 or more footprints per octave (the default)")
+
+
+def _coarse(bracket) -> bool:
+    """Whether a bracket's footprints are further apart than the accuracy claimed allows."""
+    lo, hi = bracket
+    return (hi / lo if lo > 0 else math.inf) > COARSE_FOR_ACCURACY
+
+
+def _capacity_within_grid(levels: Dict[str, R.DeviceLevel], primary: Curve, notes: List[str]) -> None:
+    """A sharp edge (its 90 %-to-10 % width inside one step of the grid) between two footprints further apart
+    than the accuracy allows is placed only in its bracket: the fit's value there is a guess (mid-way, in
+    log footprint) up to sqrt(ratio) off, marked as a bracket-only value. The L2's is held to the driver's
+    figure instead (reconcile_with_driver), whatever the grid."""
+    for i, name in enumerate(primary.names[:len(primary.fit.knees)]):
+        lv = levels.get(name)
+        if name == "L2" or lv is None or not lv.capacity_bracket_bytes:
+            continue
+        lo, hi = lv.capacity_bracket_bytes
+        ratio = hi / lo if lo > 0 else math.inf
+        if not _coarse(lv.capacity_bracket_bytes) or edge_width(primary.fit.shapes[i]) >= ratio:
+            continue
+        lv.capacity_how = (f"bracket only: a sharp edge between {fmt_bytes(lo)} and {fmt_bytes(hi)} ({ratio:.3g}x "
+                           f"apart); {fmt_bytes(lv.capacity_bytes)} is its log middle, not a measurement")
+        notes.append(f"hierarchy: {name} capacity: {lv.capacity_how}")
+
+
+def _note_short_sweep(primary: Curve, l2_bytes, notes: List[str]) -> None:
+    """A sweep that ends within the L2 the driver reports reached no DRAM: its last level is that of some
+    part of the L2 (curves.name_levels names it so), and the DRAM latency and the L2 capacity are missing."""
+    reached = float(np.max(primary.x))
+    if l2_bytes and reached <= l2_bytes:
+        notes.append(f"hierarchy: the latency sweep ended at {fmt_bytes(reached)}, inside the {fmt_bytes(l2_bytes)} L2 "
+                     "the driver reports (a run cut short, or a sweep limit below the L2): no level is DRAM and "
+                     "the L2 capacity is not measured; the last level is named by what it is, the last level "
+                     "reached, whose latency is that of the part of the L2 the sweep ended in")
 
 
 def reconcile_with_driver(fit_bytes: float, bracket: Optional[List[float]], driver_bytes: Optional[float]):
@@ -121,6 +169,7 @@ def analyze(inputs: AnalysisInputs) -> HierarchyResult:
                           "listed per curve only")
     if primary is not None:
         _note_coarse_sweep(primary, notes)
+        _note_short_sweep(primary, ctxnum(rs, "gpu_l2_bytes"), notes)
         ns = ns_levels(primary)
         for i, name in enumerate(primary.names):
             summary[name] = R.DeviceLevel(
@@ -158,12 +207,16 @@ def analyze(inputs: AnalysisInputs) -> HierarchyResult:
                                           capacity_bytes=None, capacity_bracket_bytes=None,
                                           model="median over footprints", curve={"load": "shared"},
                                           source=F.provenance(shared))
+    if primary is not None:
+        _capacity_within_grid(summary, primary, notes)
     l2 = summary.get("L2")
     if l2 is not None and l2.capacity_bytes:
         cap, how = reconcile_with_driver(l2.capacity_bytes, l2.capacity_bracket_bytes, ctxnum(rs, "gpu_l2_bytes"))
         if cap != l2.capacity_bytes:
             l2.capacity_fit_bytes = l2.capacity_bytes
         l2.capacity_bytes, l2.capacity_how = cap, how
+        if l2.capacity_bracket_bytes and _coarse(l2.capacity_bracket_bytes):
+            notes.append(f"hierarchy: L2 capacity on a grid too coarse for the accuracy claimed: {how}")
     order = ["shared", "L1", "L2 near partition", "L2", "DRAM"]
     out.levels = sorted(summary.values(), key=lambda d: (order.index(d.name) if d.name in order else 9, d.name))
     # Capacities as users ask for them.
