@@ -34,7 +34,6 @@ from typing import Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import ceilings as C
-from . import records as R
 from . import results
 
 PRESET_CONTEXT_KEY = "gpuprobe_preset"

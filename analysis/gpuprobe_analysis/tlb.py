@@ -403,7 +403,7 @@ def tlb_findings(fit: TlbFit) -> List[str]:
                        f"miss costs, shared by the {fit.page_bytes / min(below):.0f} loads one entry translates), and "
                        "knees sit at one footprint below that stride and at one element count above it; every other "
                        "page fits worse by >= 6 BIC.")
-            out.append(f"A chase measures the address range one TLB entry translates. That range can be larger than "
+            out.append("A chase measures the address range one TLB entry translates. That range can be larger than "
                        "the page the driver maps, when one entry covers several pages; only a mapping experiment "
                        "tells the two apart (lab/experiments/tlb_16mib.md: on an H200, one entry covers 16 MiB made "
                        "of eight 2 MiB pages, physically contiguous or not).")

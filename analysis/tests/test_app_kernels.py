@@ -16,7 +16,7 @@ import pytest
 
 import ncu_synth
 from gpuprobe_analysis import app_verdict as V
-from gpuprobe_analysis import cli, levels, ncu, results
+from gpuprobe_analysis import cli, ncu, results
 from gpuprobe_analysis import ncu_metrics as M
 from gpuprobe_analysis import sections as S
 from gpuprobe_analysis.cli import main
@@ -33,29 +33,17 @@ def _report(ref: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def fit_cache(request):
-    path = str(request.config.cache.mkdir("gpuprobe-fit-cache"))
-    old = os.environ.get(levels.FIT_CACHE_ENV)
-    os.environ[levels.FIT_CACHE_ENV] = path
-    yield path
-    if old is None:
-        os.environ.pop(levels.FIT_CACHE_ENV, None)
-    else:
-        os.environ[levels.FIT_CACHE_ENV] = old
-
-
-@pytest.fixture(scope="module")
 def h200_rs():
     return results.load(cli.result_paths(H200_DIR))
 
 
 @pytest.fixture(scope="module")
-def h200(fit_cache, h200_rs):
+def h200(h200_rs):
     return A.DeviceCeilings.of(h200_rs)
 
 
 @pytest.fixture(scope="module")
-def h100(fit_cache):
+def h100():
     return A.DeviceCeilings.of(results.load(cli.result_paths(H100_DIR)))
 
 

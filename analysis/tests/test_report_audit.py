@@ -69,11 +69,9 @@ SYNTHETIC = {
 REFERENCES = [r for r in ("h100", "h200", "h100x2", "h100x4") if _reference(r)]
 CASES = REFERENCES + list(SYNTHETIC)
 
-# The checks that fail today on defects issue 46 names, per case (the fix turns the test red: remove the line).
-TLB_WHOLE = "issue 46 item 8: fractional TLB entries (entries_bracket = bracket footprints / page)"
-KNOWN = {
-    **{(c, "whole_counts"): TLB_WHOLE for c in SYNTHETIC},
-}
+# The checks that fail on a known defect, per case, each with its reason (xfail strict: the fix turns the test
+# red, and the line goes). None today: every check passes on every case.
+KNOWN: dict = {}
 
 
 def fleet_figures():
@@ -92,24 +90,11 @@ def load_case(case, folder):
     return results.load(_reference(case))
 
 
-@pytest.fixture(scope="module")
-def fit_cache(tmp_path_factory):
-    """One fit cache for the module, shared by pytest-xdist's workers (their temporary folders share a
-    parent): a case whose checks two workers run is fitted once (a cache entry is written atomically)."""
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    with pytest.MonkeyPatch.context() as mp:
-        from gpuprobe_analysis import levels
-        mp.setenv(levels.FIT_CACHE_ENV, str(root / "report-audit-fits"))
-        yield
-
-
 _BUILT = {}
 
 
 @pytest.fixture(scope="module")
-def audited(fit_cache, tmp_path_factory):
+def audited(tmp_path_factory):
     """case -> the audit's findings per check, each case built and audited once."""
     def get(case):
         if case not in _BUILT:
