@@ -451,7 +451,7 @@ def check_same_ceilings(b: Built, ctx: dict) -> List[Finding]:
     for spec in specs:
         if spec.name not in FLEET_CEILINGS:
             continue
-        v, e = FL.figure_value(b.rs.entries, spec, device)
+        v, e = FL.figure_value(b.rs.entries, spec, device, b.rs.context)
         if e is None:
             continue
         where, name = FLEET_CEILINGS[spec.name]

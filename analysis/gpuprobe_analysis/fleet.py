@@ -142,6 +142,17 @@ def better_of(spec: FigureSpec, entry: Optional[results.Entry]) -> str:
     return spec.better
 
 
+LATENCY_FAMILY = "memory.latency"
+
+
+def _number(v) -> Optional[float]:
+    try:
+        f = float(v)
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) and f > 0 else None
+
+
 def figure(entries: Sequence[results.Entry], spec: FigureSpec, device: str,
            context: Optional[Dict[str, str]] = None) -> Tuple[float, Optional[results.Entry], str]:
     """(value, entry, where it came from) of the figure among one GPU's entries, or (nan, None, "") when
@@ -166,6 +177,11 @@ def figure(entries: Sequence[results.Entry], spec: FigureSpec, device: str,
             v = e.num(spec.pick_axis)
             return v if math.isfinite(v) else -math.inf if spec.take == "max" else math.inf
         e = (max if spec.take == "max" else min)(cands, key=axis_value)
+        # The report's rule for a latency sweep (sections/hierarchy.py): a chase that stays inside the L2 the
+        # driver reports never reached DRAM, so its largest footprint is no DRAM figure (a run cut short).
+        l2 = _number(context.get("gpu_l2_bytes"))
+        if spec.family == LATENCY_FAMILY and spec.pick_axis == "footprint" and l2 and axis_value(e) <= l2:
+            return math.nan, None, ""
     elif spec.take == "worst":
         higher = better_of(spec, cands[0]) == "higher"
         e = (min if higher else max)(cands, key=lambda c: _entry_value(c, spec))

@@ -100,7 +100,7 @@ def test_premise_failed_figures_are_no_ceilings(h200, h200_rs):
     assert not any(c.source.get("entries") in failed_names for c in h200.ceilings)
 
 
-def test_only_the_roofline_and_what_it_depends_on_is_analysed(fit_cache, h200_rs):
+def test_only_the_roofline_and_what_it_depends_on_is_analysed(h200_rs):
     inputs = S.inputs_for(h200_rs, "roofline")
     assert set(inputs.results) == {"hierarchy", "bandwidth", "execution", "tensor"}
 
@@ -362,7 +362,7 @@ def _csv(path, device=H200, scale=1.0):
     return str(path)
 
 
-def test_app_command_writes_the_page_json_and_markdown(h200, fit_cache, tmp_path, capsys):
+def test_app_command_writes_the_page_json_and_markdown(h200, tmp_path, capsys):
     out = tmp_path / "out"
     assert main(["app", _csv(tmp_path / "app.csv"), "--device", H200_DIR, "-o", str(out), "--top", "5"]) == 0
     data = json.loads((out / "app-kernels.json").read_text())
@@ -386,7 +386,7 @@ def test_app_command_writes_the_page_json_and_markdown(h200, fit_cache, tmp_path
     assert "headroom" in capsys.readouterr().out
 
 
-def test_app_compare_command(h200, fit_cache, tmp_path, capsys):
+def test_app_compare_command(h200, tmp_path, capsys):
     before, after = _csv(tmp_path / "before.csv"), _csv(tmp_path / "after.csv", scale=0.5)
     out = tmp_path / "cmp.md"
     assert main(["app-compare", before, after, "--device", H200_DIR, "-o", str(out)]) == 0

@@ -75,8 +75,9 @@ def test_each_bandwidth_kind_is_judged_against_its_own_ceiling(h100_bandwidth):
 def _tensor_results(tmp_path):
     import synth
     from gpuprobe_analysis.sections import tensor
-    dev = synth.Device()
+    dev = synth.Device(name="NVIDIA H200", sm_count=132)  # a board of the datasheet table (gpu_specs)
     doc = synth.synth_results(dev, noise=0.0, families=["exec.launch"])
+    doc["context"]["gpu_compute_capability"] = "9.0"
     b = synth.Builder(dev, noise=0.0, seed=0)
     clock, sms, peak = 1693.0, 132, 4096.0
     # The H200's FP16 line: every SM at the dense peak per clock while busy (fraction_of_theoretical 1.0),

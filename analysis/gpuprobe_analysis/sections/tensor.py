@@ -226,7 +226,8 @@ def content(an: Tensor, figdir: str) -> dict:
     lat_rows = latency_rows(an)
     return {"method": an.method, "latency_method": an.latency_method, "ceiling_rows": ceiling_rows,
             "form_rows": form_rows, "failed_rows": failed_rows, "n_figure": n_fig, "latency_figure": lat_fig,
-            "latency_rows": lat_rows, "notes": an.notes}
+            "latency_rows": lat_rows, "notes": an.notes,
+            "has_peak": any(r.fraction is not None or r.chip_fraction is not None for r in an.rows)}
 
 
 def latency_rows(an: Tensor) -> List[list]:
@@ -281,12 +282,12 @@ def headline(an: Tensor) -> Optional[str]:
 TEMPLATE = """
 {%- call d.p() %}Method: {{ section.method }}. Each ceiling is, among the forms of its type that saturate the tensor pipe per clock
 (within 3 % of the best on random operands), the one of median rate: which of them ran fastest per second
-is the clock's doing. Its clock and board power are those of its own samples. Two fractions of the dense peak, each
+is the clock's doing. Its clock and board power are those of its own samples.{% if section.has_peak %} Two fractions of the dense peak, each
 its own column: "of peak, chip" = its rate (the whole chip over the wall time) / (the dense per-clock peak x SMs x
 its clock): the figure the rate is held to; "of peak, per SM busy" = the median SM's FLOP per clock over its own
 busy span (clock64, first block start to last block end) / the dense per-clock peak (the entry's
 fraction_of_theoretical): what the pipe does while it runs, without the grid's ramp and tail. The dense
-per-clock peak is the datasheet's dense rate over SMs and boost clock.{% endcall %}
+per-clock peak is the datasheet's dense rate over SMs and boost clock.{% endif %}{% endcall %}
 {%- call d.table(["ceiling", "form", "TFLOP/s (INT8: TOPS)", "MHz", "W", "of peak, chip", "of peak, per SM busy", "zeros: same unit", "MHz", "W", "of peak, chip", "premise"]) %}{{ d.rows(section.ceiling_rows) }}{% endcall %}
 {%- for n in section.notes %}{% call d.p() %}{{ n }}{% endcall %}{% endfor %}
 {{- d.figure(figs.place(section.n_figure)) }}
