@@ -202,16 +202,6 @@ def cmd_app_compare(args) -> int:
     return 0
 
 
-def _positive(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return v
-
-
 def cmd_audit(args) -> int:
     from . import audit
     from .fleet import parse_preset
@@ -250,14 +240,17 @@ def _fraction(text: str) -> float:
     return v
 
 
-def _count(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if v < 3:
-        raise argparse.ArgumentTypeError(f"must be at least 3, got {text!r}")
-    return v
+def _at_least(minimum: int):
+    """argparse type of a whole number >= minimum (`--top` 1, `--min-gpus` 3)."""
+    def parse(text: str) -> int:
+        try:
+            v = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if v < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+        return v
+    return parse
 
 
 def _threshold(minimum_exclusive: bool):
@@ -365,7 +358,7 @@ def main(argv=None) -> int:
                     help="floors as this fraction of the reference's figures (default 0.75, as DCGM's)")
     fl.add_argument("--z", type=_threshold(True), default=3.5,
                     help="robust z beyond which a GPU is an outlier of its model (default 3.5)")
-    fl.add_argument("--min-gpus", type=_count, default=8,
+    fl.add_argument("--min-gpus", type=_at_least(3), default=8,
                     help="GPUs of one model needed to compare them with each other (default 8)")
     fl.set_defaults(func=cmd_fleet)
     a = sub.add_parser("app", help="an application's Nsight Compute profile judged against the device results' "
@@ -374,7 +367,7 @@ def main(argv=None) -> int:
     a.add_argument("--device", nargs="+", required=True, metavar="RESULTS",
                    help="the device results: result files, or folders holding them (e.g. reports/h100)")
     a.add_argument("-o", "--output", required=True, help="output directory (not one holding files tracked by git)")
-    a.add_argument("--top", type=_positive, default=20, help="kernels in the table and the figure (default 20)")
+    a.add_argument("--top", type=_at_least(1), default=20, help="kernels in the table and the figure (default 20)")
     a.set_defaults(func=cmd_app)
     ac = sub.add_parser("app-compare", help="two profiles of one application (before and after a change) kernel by "
                         "kernel, matched by kernel name and launch shape")
