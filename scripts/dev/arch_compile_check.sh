@@ -10,8 +10,11 @@ ARCHS="80;86;89;100;120"
 generator=()
 command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
 [ -f "$BUILD/CMakeCache.txt" ] && generator=()
-cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" > "$BUILD.configure.log" 2>&1 ||
-  { tail -20 "$BUILD.configure.log"; exit 1; }
+# The configure log inside the build folder (ignored by git): a file beside it would change the source tree
+# the main build embeds (cmake/source_revision.cmake), and so relink it.
+mkdir -p "$BUILD"
+cmake -S . -B "$BUILD" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCHS" > "$BUILD/configure.log" 2>&1 ||
+  { tail -20 "$BUILD/configure.log"; exit 1; }
 start=$(date +%s)
 if [ -f "$BUILD/build.ninja" ]; then
   # Ninja: the CUDA objects alone (no host-only source, no link).
