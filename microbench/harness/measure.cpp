@@ -256,9 +256,10 @@ void Measurement::run(const std::function<Sample()>& sample, const std::function
   std::vector<Sample> samples;
   std::vector<double> clocks;
   samples.reserve(static_cast<std::size_t>(state_.max_iterations));
-  // The timed samples, and nothing else, inside one NVTX push/pop range named "gpuprobe:ENTRY": profiled as
-  // an application (scripts/profile_app.sh --nvtx-include 'gpuprobe:ENTRY/'), each launch then carries the
-  // entry it belongs to (scripts/dev/app_crosscheck.sh). Without a tool attached the push and pop are no-ops.
+  // The timed samples inside one NVTX push/pop range named "gpuprobe:ENTRY" (with the harness's own kernels
+  // each sample launches outside its timed region, the L2 flush and the launch gate, which
+  // scripts/dev/app_crosscheck.py leaves out): profiled as an application (scripts/profile_app.sh), each
+  // launch then carries the entry it belongs to. Without a tool attached the push and pop are no-ops.
   const SampleRange range(current_entry());
   for (auto _ : state_) {
     const Sample s = sample();
