@@ -26,10 +26,8 @@ Exit 1 when any judged figure is off, 2 on a usage error.
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import os
-import re
 import sys
 from collections import defaultdict
 
@@ -37,6 +35,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "analysis
 from gpuprobe_analysis import families as F  # noqa: E402
 from gpuprobe_analysis import ncu, results  # noqa: E402
 from gpuprobe_analysis.cli import result_paths  # noqa: E402
+from gpuprobe_analysis.compare import GBENCH_SUFFIX  # noqa: E402
 from gpuprobe_analysis.sections import device_profile  # noqa: E402
 from gpuprobe_analysis.sections.app_kernels import DeviceCeilings  # noqa: E402
 from gpuprobe_analysis import app_verdict as V  # noqa: E402
@@ -46,12 +45,9 @@ RANGE_PREFIX = "gpuprobe:"
 HARNESS_KERNELS = ("read_through_kernel", "launch_gate_kernel", "fill_uniform_kernel", "fill_constant_kernel")
 
 
-# What Google Benchmark appends to a registered name in its JSON (the NVTX range has the registered name).
-BENCHMARK_SUFFIX = re.compile(r"(/(iterations|repeats|threads):\d+|/manual_time|/real_time)+$")
-
-
 def registered(name: str) -> str:
-    return BENCHMARK_SUFFIX.sub("", name)
+    """The registered name (the NVTX range's) of a JSON entry: without Google Benchmark's run suffixes."""
+    return GBENCH_SUFFIX.sub("", name)
 
 
 def entry_of(launch) -> str | None:
