@@ -10,7 +10,8 @@
 #           [-k regex:REGEX] [-s N] [-c N] [--nvtx-include RANGE]... --metrics <declared list>
 #           -f -o OUTDIR/profile CMD ARGS...
 # then exports OUTDIR/profile.csv (ncu -i OUTDIR/profile.ncu-rep --page raw --csv --print-units base) and
-# reads it back once. OUTDIR/profile.cmd records the command, the ncu version and the conditions (clock,
+# reads it back once. Only the declared metrics the GPU has are asked for (ncu --query-metrics, kept in
+# OUTDIR/query-metrics.txt); the others are named, and counted as none. OUTDIR/profile.cmd records the command, the ncu version and the conditions (clock,
 # replay, cache control, filters), which the reader turns into the report's notes on how the profile was
 # taken; OUTDIR/profile.log is ncu's own output.
 # --clock-control none always: the ceilings were measured at the clock the GPU chooses, so the kernels
@@ -55,6 +56,17 @@ metrics=$(PYTHONPATH="$REPO/analysis${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m gpupro
   { echo "profile_app: cannot read the metric list (python3 -m gpuprobe_analysis.ncu_metrics failed)" >&2; exit 1; }
 
 mkdir -p "$out" || { echo "profile_app: cannot create $out" >&2; exit 1; }
+# Only the declared metrics this GPU has: ncu refuses a whole run for one name it does not know (the tensor
+# paths differ by architecture). The rest are recorded in profile.cmd, and the reader counts them as none.
+absent=""
+if "$NCU" --query-metrics > "$out/query-metrics.txt" 2>&1; then
+  metrics=$(PYTHONPATH="$REPO/analysis${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m gpuprobe_analysis.ncu_metrics --query "$out/query-metrics.txt") &&
+    absent=$(PYTHONPATH="$REPO/analysis${PYTHONPATH:+:$PYTHONPATH}" "$PY" -m gpuprobe_analysis.ncu_metrics --query "$out/query-metrics.txt" --absent) ||
+    { echo "profile_app: cannot read $out/query-metrics.txt" >&2; exit 1; }
+  [ -n "$absent" ] && echo "profile_app: metrics this GPU does not have (ncu --query-metrics), counted as none: $absent" >&2
+else
+  echo "profile_app: ncu --query-metrics failed (see $out/query-metrics.txt): asking for every declared metric" >&2
+fi
 args=(--target-processes all --clock-control none --nvtx --replay-mode "$replay" --cache-control "$cache")
 [ -n "$kernel" ] && args+=(-k "regex:$kernel")
 [ -n "$skip" ] && args+=(-s "$skip")
@@ -76,6 +88,7 @@ version=$("$NCU" --version 2>/dev/null | tail -n 1)
   [ -n "$kernel" ] && echo "kernel_filter: regex:$kernel"
   [ -n "$skip" ] && echo "launch_skip: $skip"
   [ -n "$count" ] && echo "launch_count: $count"
+  [ -n "$absent" ] && echo "absent_metrics: $absent"
   echo "profiled_at: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
 } > "$out/profile.cmd"
 

@@ -112,6 +112,8 @@ def unit_factor(unit: str, dimension: str) -> Optional[float]:
             if fn is not None and fd:
                 return fn / fd
         return None
+    if dimension == "percent":
+        return 1.0 if u == "%" else None
     raise ValueError(f"unknown dimension {dimension!r}")
 
 
@@ -173,10 +175,11 @@ def nvtx_stack(cell: str) -> Tuple[str, ...]:
     return tuple(out)
 
 
-def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], Dict[str, float],
-                                               Dict[str, float], Optional[float], Tuple[str, ...]]:
+def _reduce(values: Dict[str, float], absent: frozenset = frozenset()) -> Tuple[
+        float, float, Dict[str, float], Dict[str, float], Dict[str, float], Optional[float], Tuple[str, ...]]:
     """Time, clock, FLOPs per precision, tensor ops per type, bytes per level, DRAM read bytes and the
-    missing declared metrics of one launch's metric values (base units), from the declaration alone."""
+    missing declared metrics of one launch's metric values (base units), from the declaration alone.
+    `absent`: declared metrics the profiled GPU does not have (profile.cmd's absent_metrics), counted as none."""
     flops: Dict[str, float] = {}
     tensor: Dict[str, float] = {}
     level_parts: Dict[str, List[Optional[float]]] = {}
@@ -186,6 +189,8 @@ def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], D
     dram_read = None
     for m in M.COUNTED:
         v = values.get(m.name)
+        if v is None and m.name in absent:
+            v = 0.0
         if v is None:
             missing.append(m.name)
         if m.role == M.TIME:
@@ -209,13 +214,14 @@ def _reduce(values: Dict[str, float]) -> Tuple[float, float, Dict[str, float], D
     return duration, clock, flops, tensor, levels, dram_read, tuple(missing)
 
 
-def _sidecar_notes(path: str) -> List[str]:
-    """How the profile was taken, from the profile.cmd that scripts/profile_app.sh writes beside it."""
+def _sidecar(path: str) -> Tuple[List[str], frozenset]:
+    """How the profile was taken, from the profile.cmd that scripts/profile_app.sh writes beside it: the
+    notes, and the declared metrics this GPU does not have (its absent_metrics line)."""
     stem = os.path.splitext(path)[0]
     cmd = stem + ".cmd"
     if not os.path.isfile(cmd):
         return [f"how the profile was taken is not recorded (no {os.path.basename(cmd)} beside it): clock "
-                f"control, replay mode and cache control unknown"]
+                f"control, replay mode and cache control unknown"], frozenset()
     fields: Dict[str, str] = {}
     try:
         with open(cmd, encoding="utf-8", errors="replace") as f:
@@ -224,7 +230,7 @@ def _sidecar_notes(path: str) -> List[str]:
                 if sep:
                     fields[k.strip()] = v.strip()
     except OSError as e:
-        return [f"{cmd} unreadable ({e.strerror}): clock control, replay mode and cache control unknown"]
+        return [f"{cmd} unreadable ({e.strerror}): clock control, replay mode and cache control unknown"], frozenset()
     notes = []
     for key in ("ncu_version", "clock_control", "replay_mode", "cache_control", "nvtx_include", "kernel_filter",
                 "launch_skip", "launch_count"):
@@ -233,7 +239,11 @@ def _sidecar_notes(path: str) -> List[str]:
     if fields.get("clock_control") and fields["clock_control"] != "none":
         notes.append("profiled with clocks locked by ncu (--clock-control "
                      f"{fields['clock_control']}): kernels ran at another clock than the ceilings were measured at")
-    return notes
+    absent = frozenset(n for n in fields.get("absent_metrics", "").split(",") if n.strip() in M.BY_NAME)
+    if absent:
+        notes.append("metrics this GPU does not have (ncu --query-metrics), counted as none: "
+                     + ", ".join(sorted(absent)))
+    return notes, absent
 
 
 def _one_line(text: str) -> str:
@@ -269,6 +279,7 @@ _TOOL_LINE = re.compile(r"^==[A-Z]+==")
 def read_raw_csv(path: str) -> Profile:
     """`ncu -i R --page raw --csv --print-units base` output: tool lines (==PROF==, ==WARNING==) anywhere,
     the header, the units row, then one row per launch."""
+    sidecar_notes, absent = _sidecar(path)
     try:
         with open(path, encoding="utf-8", errors="replace", newline="") as f:
             text = f.read()
@@ -386,7 +397,7 @@ def read_raw_csv(path: str) -> Profile:
         if not device:
             device = f"GPU of compute capability {row[cc_col].strip()}" if cc_col is not None else "unknown GPU"
         devices.setdefault(device, f"line {line}")
-        duration, clock, flops, tensor, levels, dram_read, missing = _reduce(values)
+        duration, clock, flops, tensor, levels, dram_read, missing = _reduce(values, absent)
         launches.append(Launch(index=index, kernel=row[kernel_col], grid=shapes[0], block=shapes[1], nvtx=nvtx,
                                device=device, duration_s=duration, sm_clock_hz=clock, flops=flops,
                                tensor_ops=tensor, bytes=levels, dram_read_bytes=dram_read, missing=missing,
@@ -394,7 +405,7 @@ def read_raw_csv(path: str) -> Profile:
     if name_col is None:
         notes.append(f"the profile does not name its GPU model ({M.DEVICE_NAME} missing): told apart by "
                      f"compute capability only")
-    return _profile(path, launches, devices, RAW_CSV, _sidecar_notes(path) + notes)
+    return _profile(path, launches, devices, RAW_CSV, sidecar_notes + notes)
 
 
 # ---- .ncu-rep through NVIDIA's ncu_report ----------------------------------------------------------------
@@ -437,6 +448,7 @@ def read_ncu_rep(path: str, ncu_report=None) -> Profile:
     """A .ncu-rep through ncu_report (load_report, range_by_idx, action_by_idx, metric_by_name, nvtx_state)."""
     if not os.path.isfile(path):
         raise ProfileError(f"{path}: no such file")
+    sidecar_notes, absent = _sidecar(path)
     module = ncu_report if ncu_report is not None else find_ncu_report()
     if module is None:
         raise ProfileError(f"{path}: reading a .ncu-rep needs NVIDIA's ncu_report module (Nsight Compute's "
@@ -457,7 +469,9 @@ def read_ncu_rep(path: str, ncu_report=None) -> Profile:
             action = rng.action_by_idx(a)
             where = f"range {r} launch {a}"
             values: Dict[str, float] = {}
-            for m in M.COUNTED:
+            for m in M.METRICS:
+                if m.role == M.LAUNCH:
+                    continue
                 v, unit = _rep_value(action, m.name)
                 if v is None:
                     continue
@@ -490,7 +504,7 @@ def read_ncu_rep(path: str, ncu_report=None) -> Profile:
                     dname = (dom.name() or "").strip()
                     for rname in dom.push_pop_ranges():
                         nvtx.append(rname if dname in DEFAULT_NVTX_DOMAINS else f"{dname}@{rname}")
-            duration, clock, flops, tensor, levels, dram_read, missing = _reduce(values)
+            duration, clock, flops, tensor, levels, dram_read, missing = _reduce(values, absent)
             g = tuple(dims[f"launch__grid_dim_{x}"] for x in "xyz")
             b = tuple(dims[f"launch__block_dim_{x}"] for x in "xyz")
             launches.append(Launch(index=len(launches), kernel=action.name(), grid=g, block=b, nvtx=tuple(nvtx),
@@ -499,7 +513,7 @@ def read_ncu_rep(path: str, ncu_report=None) -> Profile:
                                    missing=missing, metrics=values))
     if not launches:
         raise ProfileError(f"{path}: no kernel launches in the report")
-    return _profile(path, launches, devices, NCU_REP, _sidecar_notes(path))
+    return _profile(path, launches, devices, NCU_REP, sidecar_notes)
 
 
 def read_profile(path: str, ncu_report=None) -> Profile:

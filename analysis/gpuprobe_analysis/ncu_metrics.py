@@ -17,10 +17,16 @@ Nothing here was checked on a GPU in the session that wrote it.
 """
 from __future__ import annotations
 
+import argparse
+import re
+import sys
 from dataclasses import dataclass
-from typing import Dict, Tuple
+from typing import Dict, List, Tuple
 
 TIME, CLOCK, BYTES, FLOPS, TENSOR, LAUNCH = "time", "clock", "bytes", "flops", "tensor", "launch"
+# Nsight Compute's own judgement of a level: its bytes as a percentage of ncu's peak (`.peak_sustained` per
+# cycle x the cycles elapsed), shown beside the measured verdict; it bounds nothing.
+NCU_PCT = "ncu_pct"
 
 COUNTERS_MD = "counters.md (CUPTI, GH100)"
 METRIC_NAMES = "metric_names.hpp (CUPTI catalog, GH100)"
@@ -35,10 +41,10 @@ SPARSE_SUFFIX = " (sparse)"
 @dataclass(frozen=True)
 class NcuMetric:
     name: str          # the metric, exactly as ncu spells it
-    role: str          # TIME, CLOCK, BYTES, FLOPS, TENSOR, or LAUNCH (an attribute of the launch)
+    role: str          # TIME, CLOCK, BYTES, FLOPS, TENSOR, NCU_PCT or LAUNCH (an attribute of the launch)
     target: str        # the ceiling it feeds: a level, a compute precision or a tensor type ("" otherwise)
     weight: float      # FLOP per count (FLOPS, TENSOR); 1 otherwise
-    dimension: str     # its base unit: "second", "1/second", "byte", "count" or "text"
+    dimension: str     # its base unit: "second", "1/second", "byte", "count", "percent" or "text"
     source: str        # where the name was checked (see the module text)
     why: str = ""      # what it counts, when the name does not say
     read: bool = False # BYTES at DRAM: the read half (the DRAM read vs copy ceiling)
@@ -110,6 +116,10 @@ METRICS: Tuple[NcuMetric, ...] = (
     _tensor("src_fp8_sparsity_on", "FP8 tensor" + SPARSE_SUFFIX),
     _tensor("op_igmma_src_int8_sparsity_on", "INT8 tensor" + SPARSE_SUFFIX),
     _tensor("op_imma_src_int8_sparsity_on", "INT8 tensor" + SPARSE_SUFFIX),
+    # ncu's percentage of its own peak for the same byte counts (the datasheet-style roof its charts draw).
+    *(NcuMetric(f"{counter}.pct_of_peak_sustained_elapsed", NCU_PCT, level, 1.0, "percent", UNVERIFIED,
+                f"ncu's {level} bytes as a percentage of its peak_sustained x elapsed cycles")
+      for counter, level in (("dram__bytes", "DRAM"), ("lts__t_bytes", "L2"), ("l1tex__t_bytes", "L1"))),
     # Attributes of the launch. The raw page has the shape in its Grid Size / Block Size columns; a
     # .ncu-rep gives it only as these metrics. The GPU model tells a profile of another GPU apart.
     NcuMetric("device__attribute_display_name", LAUNCH, "", 1.0, "text", UNVERIFIED, "the GPU model"),
@@ -119,7 +129,9 @@ METRICS: Tuple[NcuMetric, ...] = (
 
 BY_NAME: Dict[str, NcuMetric] = {m.name: m for m in METRICS}
 # The metrics that count: time, clock, bytes, FLOPs and tensor operations.
-COUNTED: Tuple[NcuMetric, ...] = tuple(m for m in METRICS if m.role != LAUNCH)
+COUNTED: Tuple[NcuMetric, ...] = tuple(m for m in METRICS if m.role not in (LAUNCH, NCU_PCT))
+# ncu's own percentages of its peaks, per level (optional: a profile without them is judged the same).
+NCU_PCT_OF: Dict[str, str] = {m.target: m.name for m in METRICS if m.role == NCU_PCT}
 DEVICE_NAME = "device__attribute_display_name"
 LAUNCH_SHAPE: Tuple[str, ...] = tuple(f"launch__{w}_dim_{a}" for w in ("grid", "block") for a in "xyz")
 # The ceiling names the declaration feeds, per role (for the report's lookups and for the tests).
@@ -128,10 +140,47 @@ PRECISIONS: Tuple[str, ...] = tuple(dict.fromkeys(m.target for m in METRICS if m
 TENSOR_TYPES: Tuple[str, ...] = tuple(dict.fromkeys(m.target for m in METRICS if m.role == TENSOR))
 
 
-def metric_list() -> str:
-    """The comma-separated list for `ncu --metrics`."""
-    return ",".join(m.name for m in METRICS)
+def metric_list(names=None) -> str:
+    """The comma-separated list for `ncu --metrics` (of `names`, default every declared metric)."""
+    return ",".join(m.name for m in METRICS) if names is None else ",".join(names)
+
+
+_QUERY_NAME = re.compile(r"^\s*([a-z0-9]+__[a-z0-9_]+)\b")
+
+
+def split_available(query_text: str) -> Tuple[List[str], List[str]]:
+    """The declared metrics this GPU has and those it lacks, by `ncu --query-metrics` output (base names, one
+    per line). The launch attributes (device__, launch__) are never dropped; an output that lists no metric
+    at all drops nothing (the list cannot be told)."""
+    known = {m.group(1) for m in map(_QUERY_NAME.match, query_text.splitlines()) if m}
+    if not known:
+        return [m.name for m in METRICS], []
+    kept, absent = [], []
+    for m in METRICS:
+        base = m.name.split(".", 1)[0]
+        (kept if m.role == LAUNCH or base in known else absent).append(m.name)
+    return kept, absent
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description="The metric list for ncu --metrics (scripts/profile_app.sh).")
+    ap.add_argument("--query", metavar="FILE",
+                    help="`ncu --query-metrics` output of the GPU to profile: list only the metrics it has")
+    ap.add_argument("--absent", action="store_true",
+                    help="with --query: print the declared metrics that GPU lacks instead")
+    a = ap.parse_args(argv)
+    if a.query is None:
+        print(metric_list())
+        return 0
+    try:
+        with open(a.query, encoding="utf-8", errors="replace") as f:
+            kept, absent = split_available(f.read())
+    except OSError as e:
+        print(f"ncu_metrics: {a.query}: {e.strerror}", file=sys.stderr)
+        return 1
+    print(metric_list(absent if a.absent else kept))
+    return 0
 
 
 if __name__ == "__main__":
-    print(metric_list())
+    sys.exit(main())

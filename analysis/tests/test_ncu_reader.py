@@ -486,9 +486,13 @@ def test_metric_names_hpp_spelled_as_declared():
 
 def test_declaration_is_well_formed():
     for m in M.METRICS:
-        assert m.role in (M.TIME, M.CLOCK, M.BYTES, M.FLOPS, M.TENSOR, M.LAUNCH), m
+        assert m.role in (M.TIME, M.CLOCK, M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PCT, M.LAUNCH), m
         assert m.source in (M.COUNTERS_MD, M.METRIC_NAMES, M.NCU_SECTION, M.UNVERIFIED), m
-        assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR))), m
+        assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PCT))), m
+    # ncu's percentage of its peak for exactly the bytes the verdict counts at that level.
+    for level, name in M.NCU_PCT_OF.items():
+        assert name.split(".pct_of_peak")[0] + ".sum" in {m.name for m in M.METRICS if m.role == M.BYTES
+                                                          and m.target == level} or level == "DRAM", name
     assert set(M.LEVELS) == {"DRAM", "L2", "L1", "shared"}
 
 
@@ -503,3 +507,15 @@ def test_docs_table_is_the_declaration():
     want = [(m.name, m.role, m.read, m.target or "—", f"{m.weight:g}" if m.role in (M.FLOPS, M.TENSOR) else "",
              label[m.source]) for m in M.METRICS]
     assert got == want
+
+
+def test_metric_list_by_the_gpus_query():
+    # ncu --query-metrics lists base names; a declared metric whose base is not there is left out, the
+    # launch attributes never; an output listing nothing (ncu failed) drops nothing.
+    listing = "Device NVIDIA A100 (GA100)\nMetric Name   Metric Description\n" + "\n".join(
+        f"{m.name.split('.')[0]}   # of something" for m in M.METRICS
+        if m.role != M.LAUNCH and "gmma" not in m.name)
+    kept, absent = M.split_available(listing)
+    assert absent and all("gmma" in n for n in absent)
+    assert set(kept) | set(absent) == {m.name for m in M.METRICS} and M.DEVICE_NAME in kept
+    assert M.split_available("==ERROR== no device\n") == ([m.name for m in M.METRICS], [])

@@ -21,6 +21,12 @@ with open(os.environ["FAKE_NCU_LOG"], "a") as f:
     f.write(json.dumps(args) + "\n")
 if args == ["--version"]:
     print("NVIDIA (R) Nsight Compute Command Line Profiler\nVersion 2099.1.0.0 (fake)")
+elif args == ["--query-metrics"]:
+    print("Device NVIDIA H100 80GB HBM3 (GH100)\n" + "-" * 40 + "\nMetric Name  Metric Description")
+    lacking = set(os.environ.get("FAKE_NCU_LACKS", "").split(","))
+    for name in os.environ["FAKE_NCU_HAS"].split(","):
+        if name.split(".")[0] not in lacking:
+            print(f"{name.split('.')[0]}  # of something")
 elif "-i" in args:
     sys.stdout.write(open(os.environ["FAKE_NCU_CSV"]).read())
 else:
@@ -42,6 +48,7 @@ def fake(tmp_path):
     csv_path.write_text(synthetic_raw_csv(3, nvtx=lambda i: ("step",)))
     log = tmp_path / "ncu.log"
     env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "FAKE_NCU_LOG": str(log), "FAKE_NCU_CSV": str(csv_path),
+           "FAKE_NCU_HAS": ncu_metrics.metric_list(),
            "PYTHON": sys.executable, "HOME": str(tmp_path)}
     return tmp_path, env, log
 
@@ -147,3 +154,21 @@ def test_an_export_that_does_not_read(fake):
     (tmp / "synthetic.csv").write_text("")
     r = run(["-o", str(tmp / "out"), "--", "./app"], env)
     assert r.returncode == 1 and "empty file" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_metrics_the_gpu_lacks_are_left_out_named_and_counted_as_none(fake):
+    # An A100 has no wgmma (hgmma) paths: ncu would refuse the whole run for one unknown name.
+    tmp, env, log = fake
+    lacking = [m.name for m in ncu_metrics.METRICS if "_hgmma_" in m.name]
+    env["FAKE_NCU_LACKS"] = ",".join(n.split(".")[0] for n in lacking)
+    r = run(["-o", str(tmp / "out"), "--", "app"], env)
+    assert r.returncode == 0, r.stderr
+    asked = profile_call(log)[profile_call(log).index("--metrics") + 1].split(",")
+    assert lacking and not set(lacking) & set(asked)
+    assert set(asked) | set(lacking) == {m.name for m in ncu_metrics.METRICS}
+    assert "counted as none: " + ",".join(lacking) in r.stderr
+    cmd = (tmp / "out" / "profile.cmd").read_text()
+    assert "absent_metrics: " + ",".join(lacking) in cmd
+    from gpuprobe_analysis import ncu
+    p = ncu.read_profile(str(tmp / "out" / "profile.csv"))
+    assert any(n.startswith("metrics this GPU does not have") and lacking[0] in n for n in p.notes)
