@@ -28,10 +28,8 @@ from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 from . import ncu_metrics as M
 from .profile_results import to_json as jsonable
-from .roofline import READ_DOMINATED, Ceiling
+from .roofline import PER_CLOCK_LEVELS, READ_DOMINATED, Ceiling
 
-# Levels whose ceiling is per SM clock (the SM's own memories); the compute ceilings all are.
-PER_CLOCK_LEVELS = ("L1", "shared")
 # A launch whose bound exceeds its actual time by more than this share is above a measured roof: beyond
 # the run-to-run noise of the ceilings and of ncu's duration, something in the data is off (flagged).
 ABOVE_ROOF = 0.03
@@ -240,6 +238,25 @@ class Group:
     def clock_mhz(self) -> Tuple[float, float]:
         clocks = [v.launch.sm_clock_hz / 1e6 for v in self.launches if _finite(v.launch.sm_clock_hz)]
         return (min(clocks), max(clocks)) if clocks else (math.nan, math.nan)
+
+    @cached_property
+    def ncu_roof(self) -> Optional[Tuple[str, float, float]]:
+        """Nsight Compute's own roof of the binding memory level, beside ours: (level, its roof in GB/s, the
+        group's bytes there per second as % of it). The roof is ncu's `peak_sustained` per cycle x that unit's
+        cycles per second (median over the launches), as its roofline charts draw it. None where the binding
+        ceiling is no DRAM, L2 or L1, or the profile lacks those metrics."""
+        if self.binding is None or self.time_s <= 0:
+            return None
+        level = self.binding.split()[0]
+        names = M.NCU_ROOF_OF.get(level)
+        if names is None:
+            return None
+        roofs = sorted(v.launch.metrics[names[0]] * v.launch.metrics[names[1]] / 1e9 for v in self.launches
+                       if names[0] in v.launch.metrics and names[1] in v.launch.metrics)
+        if not roofs or not roofs[len(roofs) // 2] > 0:
+            return None
+        roof = roofs[len(roofs) // 2]
+        return level, roof, 100.0 * self.bytes.get(level, 0.0) / self.time_s / 1e9 / roof
 
 
 @dataclass
@@ -450,6 +467,7 @@ def group_row(g: Group, ceilings: Dict[str, AppCeiling]) -> dict:
         "rates_gflops": g.rates, "bytes": g.bytes, "intensity": g.intensity,
         "missing_ceilings": g.missing_ceilings, "missing_metrics": g.missing_metrics,
         "above_roof_launches": len(g.flagged), "above_roof_causes": g.causes,
+        "ncu_roof": (dict(zip(("level", "gbps", "pct"), g.ncu_roof)) if g.ncu_roof else None),
     }
 
 
@@ -505,13 +523,14 @@ def table_rows(v: AppVerdict, groups: Sequence[Group]) -> List[List[str]]:
             worst = max(100 * f.bound_s / f.actual_s for f in g.flagged)
             flags.append(f"ABOVE ROOF ({len(g.flagged)} of {g.count} launches, up to {worst:.1f} % of bound): "
                          + "; ".join(g.causes))
-        rows.append([g.label, str(g.count), _fmt_s(g.time_s), _pct(100 * g.share), binding, pct,
+        ncu_roof = f"{_pct(g.ncu_roof[2])} of {g.ncu_roof[0]} {g.ncu_roof[1]:,.0f} GB/s" if g.ncu_roof else "–"
+        rows.append([g.label, str(g.count), _fmt_s(g.time_s), _pct(100 * g.share), binding, pct, ncu_roof,
                      _fmt_s(g.saving_s), "; ".join(flags) or "–"])
     return rows
 
 
 TABLE_HEADERS = ["kernel [launch shape]", "launches", "time", "share of GPU time", "binding ceiling (clock scaling)",
-                 "% of bound", "saving at bound", "flags"]
+                 "% of bound", "ncu's roof (peak x clock)", "saving at bound", "flags"]
 
 
 def markdown(v: AppVerdict, top: Optional[int] = None) -> str:

@@ -112,8 +112,12 @@ def unit_factor(unit: str, dimension: str) -> Optional[float]:
             if fn is not None and fd:
                 return fn / fd
         return None
-    if dimension == "percent":
-        return 1.0 if u == "%" else None
+    if dimension == "byte/cycle":
+        if "/" not in u:
+            return None
+        num, den = u.split("/", 1)
+        fn = _unit_word(num, ("byte", "B"))
+        return fn if fn is not None and den in ("cycle", "cycles") else None
     raise ValueError(f"unknown dimension {dimension!r}")
 
 

@@ -24,9 +24,9 @@ from dataclasses import dataclass
 from typing import Dict, List, Tuple
 
 TIME, CLOCK, BYTES, FLOPS, TENSOR, LAUNCH = "time", "clock", "bytes", "flops", "tensor", "launch"
-# Nsight Compute's own judgement of a level: its bytes as a percentage of ncu's peak (`.peak_sustained` per
-# cycle x the cycles elapsed), shown beside the measured verdict; it bounds nothing.
-NCU_PCT = "ncu_pct"
+# Nsight Compute's own roof of a level, as its roofline charts draw it: `<bytes>.peak_sustained` per cycle x
+# that unit's cycles per second in the profile. Shown beside the measured verdict; it bounds nothing.
+NCU_PEAK, NCU_PEAK_CLOCK = "ncu_peak", "ncu_peak_clock"
 
 COUNTERS_MD = "counters.md (CUPTI, GH100)"
 METRIC_NAMES = "metric_names.hpp (CUPTI catalog, GH100)"
@@ -41,10 +41,10 @@ SPARSE_SUFFIX = " (sparse)"
 @dataclass(frozen=True)
 class NcuMetric:
     name: str          # the metric, exactly as ncu spells it
-    role: str          # TIME, CLOCK, BYTES, FLOPS, TENSOR, NCU_PCT or LAUNCH (an attribute of the launch)
+    role: str          # TIME, CLOCK, BYTES, FLOPS, TENSOR, NCU_PEAK(_CLOCK) or LAUNCH (an attribute of the launch)
     target: str        # the ceiling it feeds: a level, a compute precision or a tensor type ("" otherwise)
     weight: float      # FLOP per count (FLOPS, TENSOR); 1 otherwise
-    dimension: str     # its base unit: "second", "1/second", "byte", "count", "percent" or "text"
+    dimension: str     # its base unit: "second", "1/second", "byte", "byte/cycle", "count" or "text"
     source: str        # where the name was checked (see the module text)
     why: str = ""      # what it counts, when the name does not say
     read: bool = False # BYTES at DRAM: the read half (the DRAM read vs copy ceiling)
@@ -116,10 +116,13 @@ METRICS: Tuple[NcuMetric, ...] = (
     _tensor("src_fp8_sparsity_on", "FP8 tensor" + SPARSE_SUFFIX),
     _tensor("op_igmma_src_int8_sparsity_on", "INT8 tensor" + SPARSE_SUFFIX),
     _tensor("op_imma_src_int8_sparsity_on", "INT8 tensor" + SPARSE_SUFFIX),
-    # ncu's percentage of its own peak for the same byte counts (the datasheet-style roof its charts draw).
-    *(NcuMetric(f"{counter}.pct_of_peak_sustained_elapsed", NCU_PCT, level, 1.0, "percent", UNVERIFIED,
-                f"ncu's {level} bytes as a percentage of its peak_sustained x elapsed cycles")
-      for counter, level in (("dram__bytes", "DRAM"), ("lts__t_bytes", "L2"), ("l1tex__t_bytes", "L1"))),
+    # ncu's own roof per level: its peak bytes per cycle and the cycles per second of that unit.
+    *(m for counter, unit, level in (("dram__bytes", "dram", "DRAM"), ("lts__t_bytes", "lts", "L2"),
+                                      ("l1tex__t_bytes", "l1tex", "L1"))
+      for m in (NcuMetric(f"{counter}.sum.peak_sustained", NCU_PEAK, level, 1.0, "byte/cycle",
+                          METRIC_NAMES, f"ncu's peak {level} bytes per cycle"),
+                NcuMetric(f"{unit}__cycles_elapsed.avg.per_second", NCU_PEAK_CLOCK, level, 1.0, "1/second",
+                          METRIC_NAMES, f"the {level} unit's clock in the profile"))),
     # Attributes of the launch. The raw page has the shape in its Grid Size / Block Size columns; a
     # .ncu-rep gives it only as these metrics. The GPU model tells a profile of another GPU apart.
     NcuMetric("device__attribute_display_name", LAUNCH, "", 1.0, "text", UNVERIFIED, "the GPU model"),
@@ -129,9 +132,12 @@ METRICS: Tuple[NcuMetric, ...] = (
 
 BY_NAME: Dict[str, NcuMetric] = {m.name: m for m in METRICS}
 # The metrics that count: time, clock, bytes, FLOPs and tensor operations.
-COUNTED: Tuple[NcuMetric, ...] = tuple(m for m in METRICS if m.role not in (LAUNCH, NCU_PCT))
-# ncu's own percentages of its peaks, per level (optional: a profile without them is judged the same).
-NCU_PCT_OF: Dict[str, str] = {m.target: m.name for m in METRICS if m.role == NCU_PCT}
+COUNTED: Tuple[NcuMetric, ...] = tuple(m for m in METRICS if m.role not in (LAUNCH, NCU_PEAK, NCU_PEAK_CLOCK))
+# ncu's own roof per level: level -> (peak bytes per cycle, cycles per second) metric names (optional: a
+# profile without them is judged the same, with no ncu roof beside the verdict).
+NCU_ROOF_OF: Dict[str, Tuple[str, str]] = {
+    m.target: (m.name, next(c.name for c in METRICS if c.role == NCU_PEAK_CLOCK and c.target == m.target))
+    for m in METRICS if m.role == NCU_PEAK}
 DEVICE_NAME = "device__attribute_display_name"
 LAUNCH_SHAPE: Tuple[str, ...] = tuple(f"launch__{w}_dim_{a}" for w in ("grid", "block") for a in "xyz")
 # The ceiling names the declaration feeds, per role (for the report's lookups and for the tests).

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import numpy as np
 
 from . import families as F
 from .results import Entry, ResultSet
@@ -36,6 +38,14 @@ class Ceiling:
     how: str
     source: dict = field(default_factory=dict)
     cv: Optional[float] = None  # the CV of the samples behind it (median over its entries): its noise
+    clock_mhz: Optional[float] = None  # the SM clock its own entries ran at (ceilings_from; None: not recorded)
+    clock_how: str = ""                # which entries and field clock_mhz comes from, or why there is none
+
+    @property
+    def per_clock(self) -> bool:
+        """A ceiling of the SM's own units (compute pipes, tensor types, L1, shared memory) scales with the SM
+        clock; DRAM's runs at the memory's clock, and the L2's is not the SM's."""
+        return not self.is_memory or self.name in PER_CLOCK_LEVELS
 
     @property
     def is_memory(self) -> bool:
@@ -61,6 +71,44 @@ def is_integer_ceiling(name: str) -> bool:
     return name.startswith("INT")
 
 
+# Levels whose ceiling is per SM clock (the SM's own memories); the compute ceilings all are.
+PER_CLOCK_LEVELS = ("L1", "shared")
+# The fields an entry records its SM clock in: the clock measured while its kernel ran, else the clock
+# the run asked for (execution._as_gflops and the tensor section read them in this order).
+CLOCK_FIELDS = ("sm_clock_kernel_mhz", "sm_clock_mhz")
+
+
+def entry_clock(e: Entry) -> Optional[Tuple[float, str]]:
+    """(MHz, field) of an entry's SM clock (CLOCK_FIELDS), None when it records none."""
+    return next(((e.num(f), f) for f in CLOCK_FIELDS if math.isfinite(e.num(f)) and e.num(f) > 0), None)
+
+
+def source_clock(rs: ResultSet, source: dict) -> Tuple[Optional[float], str]:
+    """(MHz, how) of a ceiling's own entries (its source's entry pattern): their SM clock, the median over
+    them when several (a plateau over working sets); (None, why) when they record none."""
+    pattern = source.get("entries", "")
+    if not pattern:
+        return None, "no source entry"
+    parts = pattern.split("/")
+    ents = [e for e in rs.entries if len(e.name.split("/")) == len(parts)
+            and all(p in ("*", q) or (p.endswith(":*") and q.startswith(p[:-1])) for p, q in zip(parts, e.name.split("/")))]
+    clocks = [c for c in map(entry_clock, ents) if c]
+    if not clocks:
+        return None, f"{pattern}: no {' or '.join(CLOCK_FIELDS)}"
+    mhz = float(np.median([v for v, _ in clocks]))
+    fields = sorted({f for _, f in clocks})
+    return mhz, f"{'/'.join(fields)} of {pattern}" + (f" (median over the {len(clocks)} entries matching)"
+                                                      if len(clocks) > 1 else "")
+
+
+def at_clock(c: Ceiling, clock_mhz: Optional[float]) -> Tuple[float, bool]:
+    """A ceiling's value at an SM clock: a per-clock ceiling x clock / its own entries' clock where both are
+    known (True), else its value as measured (False)."""
+    if c.per_clock and c.clock_mhz and clock_mhz and clock_mhz > 0:
+        return c.value * clock_mhz / c.clock_mhz, True
+    return c.value, False
+
+
 @dataclass
 class KernelPoint:
     entry: Entry
@@ -78,6 +126,12 @@ class KernelPoint:
     counter_flops: Optional[float]
     ai_source: str  # "counters" or "minimal bytes (no counters)"
     l2: str = ""  # "resident" (timed with its data in L2), "flushed", or "" (not said)
+
+    @property
+    def clock_mhz(self) -> Optional[float]:
+        """The SM clock the kernel's entry ran at (CLOCK_FIELDS), None when not recorded."""
+        c = entry_clock(self.entry)
+        return c[0] if c else None
 
     @property
     def minimal_level(self) -> str:
@@ -147,6 +201,10 @@ def ceilings_from(profile_data: dict, rs: ResultSet, section_ceilings: Sequence[
         v = _num(ctx.get(key))
         if v and v > 0 and name not in {c.name for c in out if not c.measured}:
             out.append(Ceiling(name, v, False, f"context {key}"))
+    for i, c in enumerate(out):  # every measured one: a point above an unscaled roof names its clock too
+        if c.measured:
+            mhz, how = source_clock(rs, c.source)
+            out[i] = replace(c, clock_mhz=mhz, clock_how=how)
     have = {c.name for c in out if not c.measured}
     for name, (peak, clock, scale) in F.PEAK_METRICS.items():  # only where nothing else gave one
         if name in have:
@@ -297,6 +355,7 @@ class Bound:
     per_ceiling: Dict[str, float]
     missing: List[str] = field(default_factory=list)  # the ceilings it needs that were not measured
     note: str = ""  # how the limiter is known although a ceiling is missing
+    scaled: Dict[str, Tuple[float, float]] = field(default_factory=dict)  # ceiling -> (its clock, the kernel's), MHz
 
 
 def memory_ceiling_name(point: KernelPoint, measured: Dict[str, float]) -> str:
@@ -320,7 +379,15 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
     Every ceiling the bound needs must have been measured: without one, the minimum over the others
     would name another limiter (a DRAM-speed kernel called FP64-bound because no DRAM ceiling was
     measured), so the bound is None and `missing` names what was not measured."""
-    measured = {c.name: c.value for c in ceilings if c.measured}
+    # Per-clock ceilings at the kernel's own clock: a kernel that ran at 1,455 MHz is held to what the pipe
+    # gives at 1,455 MHz, not at the 1,725 MHz its probe ran at (the application verdict does the same).
+    measured: Dict[str, float] = {}
+    scaled: Dict[str, Tuple[float, float]] = {}
+    for c in ceilings:
+        if c.measured:
+            measured[c.name], was = at_clock(c, getattr(point, "clock_mhz", None))
+            if was:
+                scaled[c.name] = (c.clock_mhz, point.clock_mhz)
     per: Dict[str, float] = {}
     missing: List[str] = []
     if point.minimal_bytes > 0:
@@ -344,12 +411,13 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
         known = _limiter_without_memory_ceiling(point, missing[0], ceilings, per)
         if known is not None:
             return known
+    scaled = {k: v for k, v in scaled.items() if k in per}
     if missing:
-        return Bound(None, None, per, missing)
+        return Bound(None, None, per, missing, scaled=scaled)
     if not per:
         return None
     lim = min(per, key=per.get)
-    return Bound(per[lim], lim, per)
+    return Bound(per[lim], lim, per, scaled=scaled)
 
 
 def _limiter_without_memory_ceiling(point: KernelPoint, name: str, ceilings: List[Ceiling],
@@ -475,6 +543,8 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             "minimal_level": p.minimal_level, "excess_traffic": p.excess_traffic, "l2": p.l2,
             "flops": p.flops, "minimal_bytes": p.minimal_bytes,
             "bound_by_ceiling": b.per_ceiling if b else {},
+            # The limiter's clock scaling: (its entries' SM clock, the kernel's), MHz; absent where not scaled.
+            "bound_clocks_mhz": b.scaled.get(b.limiter) if b and b.limiter else None,
             "vs_cublas": (p.gflops / ref.gflops) if ref and ref is not p else None,
             "cublas_impl": ref.impl if ref else None,
             "counter_flops_over_descriptor": (p.counter_flops / p.flops) if p.counter_flops else None,

@@ -20,9 +20,9 @@ H100 = "NVIDIA H100 80GB HBM3"
 KERNELS = ("void gemm_kernel<128, 64>(float const*, float*, int)", "elementwise_add(float*, float const*, int)",
            "ampere_bf16_s16816gemm_bf16_128x128_ldg8_f2f_tn")
 # Units of the synthetic cells, per dimension; a test may ask for others (units=...).
-BASE_UNITS = {"second": "nsecond", "1/second": "hz", "byte": "byte", "count": "inst", "percent": "%", "text": ""}
+BASE_UNITS = {"second": "nsecond", "1/second": "hz", "byte": "byte", "count": "inst", "byte/cycle": "byte/cycle", "text": ""}
 # The factor from a base-unit value to the value written in the default unit of its dimension.
-_TO_DEFAULT = {"second": 1e9, "1/second": 1.0, "byte": 1.0, "count": 1.0, "percent": 1.0}
+_TO_DEFAULT = {"second": 1e9, "1/second": 1.0, "byte": 1.0, "count": 1.0, "byte/cycle": 1.0}
 
 
 def launch_values(i: int) -> Dict[str, float]:
@@ -36,8 +36,8 @@ def launch_values(i: int) -> Dict[str, float]:
             out[m.name] = 1.755e9
         else:
             out[m.name] = float((k + 1) * 1000 + i)
-    for k, name in enumerate(M.NCU_PCT_OF.values()):
-        out[name] = 40.0 + 10 * k + i % 5
+    for k, (peak, clock) in enumerate(M.NCU_ROOF_OF.values()):
+        out[peak], out[clock] = 256.0 * (k + 1), 1.5e9 + 1e8 * k
     return out
 
 
@@ -100,7 +100,7 @@ def synthetic_raw_csv(n_launches: int = 3, *, device: str = H100, devices: Optio
             if m.name in na:
                 row.append("n/a")
                 continue
-            if m.role == M.NCU_PCT and m.name not in vals:   # optional: ncu's own percentages
+            if m.role in (M.NCU_PEAK, M.NCU_PEAK_CLOCK) and m.name not in vals:   # optional: ncu's own roofs
                 row.append("n/a")
                 continue
             f = scale.get(m.name, _TO_DEFAULT[m.dimension])

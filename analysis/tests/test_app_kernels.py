@@ -47,11 +47,11 @@ def _c(dev: A.DeviceCeilings, name: str) -> V.AppCeiling:
 
 
 def launch(index=0, kernel="k", grid=(1, 1, 1), block=(256, 1, 1), nvtx=(), device=H200, duration_s=1e-3,
-           clock_mhz=1980.0, flops=None, tensor=None, nbytes=None, dram_read=None, missing=()):
+           clock_mhz=1980.0, flops=None, tensor=None, nbytes=None, dram_read=None, missing=(), metrics=None):
     return ncu.Launch(index=index, kernel=kernel, grid=grid, block=block, nvtx=tuple(nvtx), device=device,
                       duration_s=duration_s, sm_clock_hz=clock_mhz * 1e6, flops=dict(flops or {}),
                       tensor_ops=dict(tensor or {}), bytes=dict(nbytes or {}), dram_read_bytes=dram_read,
-                      missing=tuple(missing))
+                      missing=tuple(missing), metrics=dict(metrics or {}))
 
 
 def profile(launches, device=H200, notes=("cache control: all",), path="app.csv"):
@@ -214,7 +214,7 @@ def test_above_the_dram_roof_with_cache_control_none_names_the_cache(h200):
     assert 100 * v.bound_s / v.actual_s == pytest.approx(120.0, rel=1e-12)
     twice = V.judge(profile([la, la]), H200, h200.ceilings)
     row = V.table_rows(twice, twice.kernels)[0]
-    assert "ABOVE ROOF (2 of 2 launches, up to 120.0 % of bound): unexplained" in row[7] and row[7].count("unexplained") == 1
+    assert "ABOVE ROOF (2 of 2 launches, up to 120.0 % of bound): unexplained" in row[8] and row[8].count("unexplained") == 1
 
 
 def test_l2_resident_data_are_named_as_a_warm_cache(h200):
@@ -240,7 +240,7 @@ def test_a_resource_without_a_ceiling_is_named_and_the_bound_is_at_least(h200):
     assert lv.missing_ceilings == ["BF16 tensor (sparse)"] and lv.at_least
     assert lv.binding.name == "DRAM" and lv.bound_s == pytest.approx(1e9 / (dram.value * 1e9), rel=1e-12)
     row = V.table_rows(v, v.kernels)[0]
-    assert row[5].startswith("≥ ") and "no ceiling: BF16 tensor (sparse)" in row[7]
+    assert row[5].startswith("≥ ") and "no ceiling: BF16 tensor (sparse)" in row[8]
     assert any("BF16 tensor (sparse)" in n for n in v.notes)
 
 
@@ -440,3 +440,21 @@ def test_the_figure_draws_every_measured_roof_and_flags_a_point_above(h200, tmp_
     flagged = next(k for k in data["kernels"] if k["above_roof_launches"])
     assert flagged["label"].startswith("above") and flagged["above_roof_causes"][0].startswith("unexplained")
 
+
+
+def test_ncu_roof_beside_ours_for_the_binding_level(h200):
+    # ncu's own L2 roof: peak bytes per cycle x the L2's cycles per second (H100: 7,680 B x 1.71 GHz), beside
+    # the measured ceiling's verdict; none where the profile lacks those metrics.
+    l2 = _c(h200, "L2")
+    b = 1e10
+    peak, clock = M.NCU_ROOF_OF["L2"]
+    la = launch(duration_s=b / (l2.value * 1e9) / 0.8, nbytes={"L2": b, "DRAM": 1e6}, dram_read=1e6,
+                metrics={peak: 7680.0, clock: 1.71e9})
+    v = V.judge(profile([la, la]), H200, h200.ceilings)
+    g = v.kernels[0]
+    assert g.binding == "L2" and g.pct_of_bound == pytest.approx(80.0, rel=1e-9)
+    roof = 7680.0 * 1.71e9 / 1e9
+    assert g.ncu_roof == ("L2", pytest.approx(roof), pytest.approx(100 * 0.8 * l2.value / roof))
+    row = V.table_rows(v, v.kernels)[0]
+    assert row[6] == f"{100 * 0.8 * l2.value / roof:.1f} % of L2 {roof:,.0f} GB/s"
+    assert V.judge(profile([launch(duration_s=1e-3, nbytes={"L2": b})]), H200, h200.ceilings).kernels[0].ncu_roof is None

@@ -486,13 +486,14 @@ def test_metric_names_hpp_spelled_as_declared():
 
 def test_declaration_is_well_formed():
     for m in M.METRICS:
-        assert m.role in (M.TIME, M.CLOCK, M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PCT, M.LAUNCH), m
+        assert m.role in (M.TIME, M.CLOCK, M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PEAK, M.NCU_PEAK_CLOCK, M.LAUNCH), m
         assert m.source in (M.COUNTERS_MD, M.METRIC_NAMES, M.NCU_SECTION, M.UNVERIFIED), m
-        assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PCT))), m
-    # ncu's percentage of its peak for exactly the bytes the verdict counts at that level.
-    for level, name in M.NCU_PCT_OF.items():
-        assert name.split(".pct_of_peak")[0] + ".sum" in {m.name for m in M.METRICS if m.role == M.BYTES
-                                                          and m.target == level} or level == "DRAM", name
+        assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PEAK,
+                                                                 M.NCU_PEAK_CLOCK))), m
+    # ncu's roof of the very bytes the verdict counts at that level (DRAM: their sum, dram__bytes).
+    for level, (peak, _) in M.NCU_ROOF_OF.items():
+        assert peak.split(".peak_sustained")[0] in {m.name for m in M.METRICS if m.role == M.BYTES
+                                                    and m.target == level} or level == "DRAM", peak
     assert set(M.LEVELS) == {"DRAM", "L2", "L1", "shared"}
 
 

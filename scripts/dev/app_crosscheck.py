@@ -57,6 +57,16 @@ def entry_of(launch) -> str | None:
     return None
 
 
+# A level's bytes are judged where they need at least this share of the launches' time at the level's ceiling.
+BYTES_THAT_BIND = 0.05
+
+
+def calls(entry) -> float:
+    """Calls of the timed work per sample (1 for an entry that times one call per sample)."""
+    c = entry.num("calls_per_sample")
+    return c if c > 0 else 1.0
+
+
 def rel(a: float, b: float) -> float:
     return abs(a - b) / abs(b) if b else (0.0 if a == 0 else math.inf)
 
@@ -95,40 +105,52 @@ def main() -> int:
               "(was it profiled with NVTX on, by scripts/profile_app.sh?)", file=sys.stderr)
         return 1
 
-    lines = ["| entry | launches/sample | FLOP/sample ncu | ours (CUPTI) | descriptor | DRAM ncu/ours | L2 ncu/ours | "
-             "L1 ncu/ours | % of bound ncu path | report | verdict |", "|" + "---|" * 11]
+    lines = ["| entry | calls/sample | launches/call | SM clock MHz | FLOP/call ncu | ours (CUPTI) | descriptor | "
+             "DRAM ncu/ours | L2 ncu/ours | L1 ncu/ours | % of bound ncu path | report | verdict |", "|" + "---|" * 13]
     bad = 0
     for name in sorted(by_entry):
         launches, e_under, e_ours = by_entry[name], under.get(name), ours.get(name)
         if e_under is None or e_ours is None:
-            lines.append(f"| {name} | {len(launches)} launches | entry missing from "
+            lines.append(f"| {name} | | {len(launches)} launches | | entry missing from "
                          f"{'the ncu run' if e_under is None else 'ours'} | | | | | | | | skipped |")
             continue
         samples = e_under.num("samples")
         if not (samples > 0):
-            lines.append(f"| {name} | {len(launches)} launches | no sample count in {a.ncu_results} | | | | | | | | skipped |")
+            lines.append(f"| {name} | | {len(launches)} launches | | no sample count in {a.ncu_results} | | | | | | | | skipped |")
             continue
-        ncu_flops = sum(l.total_flops for l in launches) / samples
-        ours_flops = sum(e_ours.counters[m] * w for m, w, _ in F.FLOP_METRICS if m in e_ours.counters)
-        descriptor = e_ours.num("flops_per_sample")
-        problems = []
+        # Per call: an entry that times back-to-back calls (calls_per_sample, chosen by time) makes a different
+        # number of them under ncu than in our counter run.
+        calls_ncu, calls_ours = calls(e_under), calls(e_ours)
+        per_call = samples * calls_ncu
+        ncu_flops = sum(l.total_flops for l in launches) / per_call
+        ours_flops = sum(e_ours.counters[m] * w for m, w, _ in F.FLOP_METRICS if m in e_ours.counters) / calls_ours
+        descriptor = e_under.num("flops_per_sample") / calls_ncu
+        problems, notes = [], []
         # Tensor work has no CUPTI count in the roofline set: there the reference is the descriptor's count
-        # (2mnk for a GEMM), which a library kernel may exceed by its own epilogue or split-k reductions.
-        tensor = any(l.tensor_ops for l in launches)
+        # (2mnk for a GEMM) of the same run, which a library kernel may exceed by its own epilogue or split-k.
+        tensor = any(l.tensor_ops for l in launches) or e_under.num("flops_per_sample") > 0 and not ours_flops
         reference, tolerance = (descriptor, a.tensor_tolerance) if tensor else (ours_flops, a.flop_tolerance)
         if rel(ncu_flops, reference) > tolerance:
             problems.append("FLOPs")
+        verdicts = [V.judge_launch(l, ceilings, V.cache_control(profile.notes)) for l in launches]
+        actual = sum(v.actual_s for v in verdicts)
         ratios = {}
         for level, alternatives in F.LEVEL_BYTES.items():
             ours_b = next((sum(e_ours.counters[m] for m in ms) for ms in alternatives
                            if all(m in e_ours.counters for m in ms)), None)
-            ncu_b = sum(l.bytes.get(level, 0.0) for l in launches) / samples
+            ours_b = ours_b / calls_ours if ours_b is not None else None
+            ncu_b = sum(l.bytes.get(level, 0.0) for l in launches) / per_call
             ratios[level] = ncu_b / ours_b if ours_b else math.nan
+            # Bytes that cannot bind are not judged: a level whose bytes need under BYTES_THAT_BIND of the
+            # launches' time at its ceiling (a compute probe's few bytes) moves no bound, whatever its count.
+            level_s = sum(r.seconds or 0.0 for v in verdicts for r in v.resources
+                          if r.kind == "bytes" and r.name.split()[0] == level)
             if ours_b and rel(ncu_b, ours_b) > a.byte_tolerance:
-                problems.append(f"{level} bytes")
-        verdicts = [V.judge_launch(l, ceilings, V.cache_control(profile.notes)) for l in launches]
+                if actual > 0 and level_s / actual < BYTES_THAT_BIND:
+                    notes.append(f"{level} bytes not judged ({100 * level_s / actual:.2g} % of the time at its ceiling)")
+                else:
+                    problems.append(f"{level} bytes")
         bound = sum(v.bound_s or 0.0 for v in verdicts)
-        actual = sum(v.actual_s for v in verdicts)
         ncu_pct = 100.0 * bound / actual if actual > 0 else math.nan
         row = report_rows.get(name)
         report_pct = row.get("pct_of_bound") if row else None
@@ -136,15 +158,20 @@ def main() -> int:
         # counted bytes: the two agree only where the kernel moves no more than its minimal bytes.
         excess = row.get("excess_traffic") if row else None
         by_design = excess is not None and abs(excess - 1) > a.byte_tolerance
-        if report_pct is not None and not by_design and rel(ncu_pct, report_pct) > a.bound_tolerance:
+        if by_design:
+            notes.append(f"% of bound not judged: {excess:.3f}x its minimal bytes, which the report bounds")
+        elif report_pct is not None and rel(ncu_pct, report_pct) > a.bound_tolerance:
             problems.append("% of bound")
+        clocks = [l.sm_clock_hz / 1e6 for l in launches if math.isfinite(l.sm_clock_hz)]
         bad += bool(problems)
         fmt = lambda r: f"{r:.4f}" if math.isfinite(r) else "-"  # noqa: E731
-        lines.append(f"| {name} | {len(launches) / samples:g} | {ncu_flops:,.0f} | {ours_flops:,.0f} | "
-                     f"{descriptor:,.0f} | {fmt(ratios['DRAM'])} | {fmt(ratios['L2'])} | {fmt(ratios['L1'])} | "
-                     f"{ncu_pct:.1f} | {'-' if report_pct is None else f'{report_pct:.1f}'} | "
-                     f"{'off: ' + ', '.join(problems) if problems else 'ok'}"
-                     f"{f' (% of bound not judged: {excess:.3f}x its minimal bytes, which the report bounds)' if by_design else ''} |")
+        verdict = ("off: " + ", ".join(problems) if problems else "ok") + "".join(f"; {n}" for n in notes)
+        lines.append(f"| {name} | {calls_ncu:g} | {len(launches) / per_call:g} | "
+                     f"{min(clocks):.0f}-{max(clocks):.0f} | " if clocks else f"| {name} | {calls_ncu:g} | "
+                     f"{len(launches) / per_call:g} | - | ")
+        lines[-1] += (f"{ncu_flops:,.0f} | {ours_flops:,.0f} | {descriptor:,.0f} | {fmt(ratios['DRAM'])} | "
+                      f"{fmt(ratios['L2'])} | {fmt(ratios['L1'])} | {ncu_pct:.1f} | "
+                      f"{'-' if report_pct is None else f'{report_pct:.1f}'} | {verdict} |")
     text = "\n".join(lines) + "\n"
     print(text, end="")
     if a.output:

@@ -22,10 +22,10 @@ filter="^($kernels|$tensor)"
 for a in "$@"; do case "$a" in --benchmark_filter=*) filter="${a#*=}" ;; *) echo "app_crosscheck.sh: unknown option $a" >&2; exit 2 ;; esac; done
 GPUPROBE=${GPUPROBE:-${BUILD_DIR:-build}/gpuprobe}
 mkdir -p "$OUT"
-"$GPUPROBE" --samples=5 --counters=roofline --benchmark_filter="$filter" --benchmark_out="$OUT/ours.json" \
+"$GPUPROBE" --samples=1 --counters=roofline --benchmark_filter="$filter" --benchmark_out="$OUT/ours.json" \
   --benchmark_out_format=json > "$OUT/ours.log" 2>&1 || { echo "app_crosscheck.sh: gpuprobe --counters failed"; tail -5 "$OUT/ours.log"; exit 1; }
 # Only the timed samples (the harness's NVTX ranges "gpuprobe:ENTRY"): warm-ups are not profiled.
-bash scripts/profile_app.sh -o "$OUT/ncu" --nvtx-include 'regex:gpuprobe:.*/' -- "$GPUPROBE" --samples=5 --benchmark_filter="$filter" \
+bash scripts/profile_app.sh -o "$OUT/ncu" --nvtx-include 'regex:gpuprobe:.*/' -- "$GPUPROBE" --samples=1 --benchmark_filter="$filter" \
   --benchmark_out="$OUT/under_ncu.json" --benchmark_out_format=json || exit 1
 python3 scripts/dev/app_crosscheck.py --ncu "$OUT/ncu/profile.csv" --ncu-results "$OUT/under_ncu.json" \
   --ours "$OUT/ours.json" --device "${device[@]}" -o "$OUT/crosscheck.md"

@@ -22,41 +22,13 @@ from ..results import ResultSet
 from . import inputs_for
 from .roofline import measured_ceilings
 
-# The fields an entry records its SM clock in: the clock measured while its kernel ran, else the clock
-# the run asked for (execution._as_gflops and the tensor section read them in this order).
-CLOCK_FIELDS = ("sm_clock_kernel_mhz", "sm_clock_mhz")
-
-
-def _clock(rs: ResultSet, source: dict):
-    """(MHz, how) of a ceiling's own entry: its CLOCK_FIELDS, the median over its entries when several
-    (a plateau over working sets); (None, why) when the entries record none."""
-    pattern = source.get("entries", "")
-    if not pattern:
-        return None, "no source entry"
-    parts = pattern.split("/")
-    ents = [e for e in rs.entries if len(e.name.split("/")) == len(parts)
-            and all(p in ("*", q) or (p.endswith(":*") and q.startswith(p[:-1])) for p, q in zip(parts, e.name.split("/")))]
-    clocks = []
-    for e in ents:
-        found = next(((e.num(f), f) for f in CLOCK_FIELDS if math.isfinite(e.num(f)) and e.num(f) > 0), None)
-        if found:
-            clocks.append(found)
-    if not clocks:
-        return None, f"{pattern}: no {' or '.join(CLOCK_FIELDS)}"
-    mhz = float(np.median([v for v, _ in clocks]))
-    fields = sorted({f for _, f in clocks})
-    return mhz, f"{'/'.join(fields)} of {pattern}" + (f" (median over the {len(clocks)} entries matching)"
-                                                      if len(clocks) > 1 else "")
-
-
 def device_ceilings(rs: ResultSet) -> List[V.AppCeiling]:
     """Every measured ceiling of the device results, as the report's roofline obtains them, with its clock."""
     inputs = inputs_for(rs, "roofline")
     out = []
     for c in measured_ceilings(inputs, all_measured=True):
         if c.measured:
-            mhz, how = _clock(rs, c.source)
-            out.append(V.AppCeiling.of(c, mhz, how))
+            out.append(V.AppCeiling.of(c, c.clock_mhz, c.clock_how))
     return out
 
 
