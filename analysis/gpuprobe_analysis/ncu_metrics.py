@@ -12,8 +12,10 @@ Where each name was checked is in `source` (docs/app-profiling.md has the same t
                 tests/cpu/profiler_cupti_host_test.cpp;
   NCU_SECTION   spelled as ncu's own roofline sections spell it (SpeedOfLight_Hierarchical*RooflineChart),
                 seen only through public copies of those files, not in an ncu installation;
+  NCU_GH100     listed by `ncu --query-metrics` (ncu 2025.3.1) on an H100 and read back from its profiles
+                (2026-12-05); the tensor counters' weight (1 FLOP per count) settled by the cross-check on
+                exec.tensor (docs/app-profiling.md);
   UNVERIFIED    seen only in third-party scripts; not yet checked against ncu --query-metrics on a GPU.
-Nothing here was checked on a GPU in the session that wrote it.
 """
 from __future__ import annotations
 
@@ -32,6 +34,7 @@ COUNTERS_MD = "counters.md (CUPTI, GH100)"
 METRIC_NAMES = "metric_names.hpp (CUPTI catalog, GH100)"
 NCU_SECTION = "ncu roofline sections (public copies)"
 UNVERIFIED = "unverified"
+NCU_GH100 = "ncu --query-metrics (GH100)"
 
 # A tensor type's structured-sparsity form: its operations count twice the dense work the ceiling was
 # measured with, so they go to a ceiling of their own name, which no probe measures (held to none, and said so).
@@ -54,10 +57,9 @@ _SASS = "sm__sass_thread_inst_executed_op_{}_pred_on.sum"
 _OPS = "sm__ops_path_tensor_{}.sum"
 
 
-def _tensor(path: str, target: str, source: str = UNVERIFIED) -> NcuMetric:
-    # Weight 1: the op-path counters count operations, a multiply-add being two, as ncu's
-    # SpeedOfLight_HierarchicalTensorRooflineChart plots them on its FLOP/s axis with no factor (public
-    # copies of that section; not an ncu installation). The exec.tensor cross-check on a GPU settles it.
+def _tensor(path: str, target: str, source: str = NCU_GH100) -> NcuMetric:
+    # Weight 1: the op-path counters count operations, a multiply-add being two: on an H100 they equal
+    # exec.tensor's 2mnk per instruction for every type, mma.sync and wgmma (the cross-check, 2026-12-05).
     return NcuMetric(_OPS.format(path), TENSOR, target, 1.0, "count", source)
 
 
@@ -125,8 +127,8 @@ METRICS: Tuple[NcuMetric, ...] = (
                           METRIC_NAMES, f"the {level} unit's clock in the profile"))),
     # Attributes of the launch. The raw page has the shape in its Grid Size / Block Size columns; a
     # .ncu-rep gives it only as these metrics. The GPU model tells a profile of another GPU apart.
-    NcuMetric("device__attribute_display_name", LAUNCH, "", 1.0, "text", UNVERIFIED, "the GPU model"),
-    *(NcuMetric(f"launch__{what}_dim_{axis}", LAUNCH, "", 1.0, "count", UNVERIFIED)
+    NcuMetric("device__attribute_display_name", LAUNCH, "", 1.0, "text", NCU_GH100, "the GPU model"),
+    *(NcuMetric(f"launch__{what}_dim_{axis}", LAUNCH, "", 1.0, "count", NCU_GH100)
       for what in ("grid", "block") for axis in "xyz"),
 )
 

@@ -14,8 +14,8 @@ DATA = os.path.join(REPO, "analysis", "tests", "data", "app_crosscheck_h100")
 
 # Rows that are off, and what: everything else must read "ok".
 EXPECTED_OFF = {
-    # FP8 mma.sync has no tensor path of its own on sm_90: the SASS converts and issues FP16 HMMAs plus
-    # FADDs, which ncu counts as 1/16 of the descriptor's FP8 work (182.5 G FP16 tensor ops + 45.6 G FADD).
+    # FP8 mma.sync runs no FP8 tensor path on sm_90: ncu counts its work as FP16 HMMA-path operations (182.5 G,
+    # 1/16 of the descriptor's FP8 FLOPs) and FADDs (45.6 G); its SASS was not inspected.
     "exec.tensor/instr:mma/precision:e4m3/acc:f32/a:reg/m:16/n:8/k:32/data:random": {"FLOPs"},
     # cuBLASLt's DRAM bytes per call differ by 2.5-6 % between an isolated, cache-flushed launch (ncu) and a
     # call among back-to-back calls (ours); the L2 and L1 bytes agree.

@@ -487,7 +487,7 @@ def test_metric_names_hpp_spelled_as_declared():
 def test_declaration_is_well_formed():
     for m in M.METRICS:
         assert m.role in (M.TIME, M.CLOCK, M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PEAK, M.NCU_PEAK_CLOCK, M.LAUNCH), m
-        assert m.source in (M.COUNTERS_MD, M.METRIC_NAMES, M.NCU_SECTION, M.UNVERIFIED), m
+        assert m.source in (M.COUNTERS_MD, M.METRIC_NAMES, M.NCU_SECTION, M.NCU_GH100, M.UNVERIFIED), m
         assert (m.weight > 0) and (bool(m.target) == (m.role in (M.BYTES, M.FLOPS, M.TENSOR, M.NCU_PEAK,
                                                                  M.NCU_PEAK_CLOCK))), m
     # ncu's roof of the very bytes the verdict counts at that level (DRAM: their sum, dram__bytes).
@@ -501,7 +501,7 @@ def test_docs_table_is_the_declaration():
     # docs/app-profiling.md lists every declared metric with its role, target, weight and where its name was
     # checked; the page must not drift from the declaration.
     label = {M.COUNTERS_MD: "counters.md", M.METRIC_NAMES: "metric_names.hpp", M.NCU_SECTION: "ncu section (copy)",
-             M.UNVERIFIED: "unverified"}
+             M.NCU_GH100: "ncu --query-metrics (GH100)", M.UNVERIFIED: "unverified"}
     text = open(os.path.join(REPO, "docs", "app-profiling.md")).read()
     rows = re.findall(r"^\| `([a-z0-9_.]+)` \| (\w+)( \(read\))? \| ([^|]+) \| ([^|]*) \| ([^|]+) \|$", text, re.M)
     got = [(n, role, bool(read), tgt.strip(), w.strip(), src.strip()) for n, role, read, tgt, w, src in rows]
