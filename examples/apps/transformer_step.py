@@ -42,6 +42,11 @@ def main() -> None:
             opt.step()
             opt.zero_grad(set_to_none=True)
 
+    # PyTorch runs the backward pass on its own autograd thread, outside the main thread's push/pop ranges:
+    # profiled through --nvtx-include 'profiled_step/', its kernels would be left out (the 2026-12-05 profile
+    # in reports/apps-h100 has 1 backward launch of the step for that reason). On the calling thread, they
+    # are inside "profiled_step" > "backward"; the kernels are the same.
+    torch.autograd.set_multithreading_enabled(False)
     for _ in range(args.warmup):
         step()
     torch.cuda.synchronize()
