@@ -22,10 +22,11 @@ EXPECTED_OFF = {
     "kernels.gemm_lt/precision:bf16/data:random/n:4096": {"DRAM bytes"},
     "kernels.gemm_lt/precision:f16/data:random/n:4096": {"DRAM bytes"},
     "kernels.gemm_lt/precision:tf32/data:random/n:4096": {"DRAM bytes"},
-    # ... and for FP8 and INT8 the % of bound too (ncu's isolated launches ran faster per clock than the
-    # timed back-to-back calls: 85.2 vs 82.3 % and 95.7 vs 76.4 %), open.
-    "kernels.gemm_lt/precision:e4m3/data:random/n:4096": {"L2 bytes", "DRAM bytes", "% of bound"},
-    "kernels.gemm_lt/precision:s8/data:random/n:4096": {"DRAM bytes", "% of bound"},
+    # For FP8 and INT8 the L2 binds the ncu path (their counted L2 bytes at the measured L2 ceiling take longer
+    # than their tensor work: 88 and 96 us per call against 82 and 76), which the report's bound, on minimal
+    # bytes, cannot see: % of bound not judged there, and said so.
+    "kernels.gemm_lt/precision:e4m3/data:random/n:4096": {"L2 bytes", "DRAM bytes"},
+    "kernels.gemm_lt/precision:s8/data:random/n:4096": {"DRAM bytes"},
 }
 
 
@@ -58,6 +59,8 @@ def test_recorded_h100_crosscheck(tmp_path):
         head = verdict.split(";")[0]
         off = set(p.strip() for p in head[len("off: "):].split(",")) if head.startswith("off: ") else set()
         assert off == EXPECTED_OFF.get(entry, set()), (entry, verdict)
+    for t in ("e4m3", "s8"):
+        assert "the ncu path is bound by L2 (counted bytes)" in rows[f"kernels.gemm_lt/precision:{t}/data:random/n:4096"][-1]
     # ours: the FP32 FLOPs exactly ours (the half2 instructions named apart), % of bound within 3 % of the report
     sgemm = rows["kernels.sgemm/impl:ours_tuned/trans:nn/m:2048/n:2048/k:2048"]
     assert (sgemm[4], sgemm[5]) == ("17,201,627,136", "17,184,063,488")

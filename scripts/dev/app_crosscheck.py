@@ -61,6 +61,12 @@ def entry_of(launch) -> str | None:
 BYTES_THAT_BIND = 0.05
 
 
+def level_of(ceiling: str) -> str:
+    """A memory ceiling's level ("DRAM copy" -> "DRAM"); a compute ceiling's own name ("BF16 tensor")."""
+    first = ceiling.split()[0]
+    return first if first in F.LEVEL_BYTES else ceiling
+
+
 def calls(entry) -> float:
     """Calls of the timed work per sample (1 for an entry that times one call per sample)."""
     c = entry.num("calls_per_sample")
@@ -170,8 +176,20 @@ def main() -> int:
         # counted bytes: the two agree only where the kernel moves no more than its minimal bytes.
         excess = row.get("excess_traffic") if row else None
         by_design = excess is not None and abs(excess - 1) > a.byte_tolerance
+        # Each path's limiter: the report's (minimal bytes and the declared compute ceiling) and the one that
+        # binds most of the ncu path's bound time (every resource counted, the L2's bytes too).
+        binding_s: dict = defaultdict(float)
+        for v in verdicts:
+            if v.binding is not None:
+                binding_s[v.binding.name] += v.bound_s
+        ncu_limiter = max(binding_s, key=binding_s.get) if binding_s else None
+        report_limiter = row.get("limiter") if row else None
+        same_limiter = bool(ncu_limiter and report_limiter) and level_of(ncu_limiter) == level_of(report_limiter)
         if by_design:
             notes.append(f"% of bound not judged: {excess:.3f}x its minimal bytes, which the report bounds")
+        elif report_pct is not None and not same_limiter:
+            notes.append(f"% of bound not judged: the ncu path is bound by {ncu_limiter} (counted bytes), the "
+                         f"report by {report_limiter} (minimal bytes and the declared ceiling)")
         elif report_pct is not None and rel(ncu_pct, report_pct) > a.bound_tolerance:
             problems.append("% of bound")
         clocks = [l.sm_clock_hz / 1e6 for l in launches if math.isfinite(l.sm_clock_hz)]
