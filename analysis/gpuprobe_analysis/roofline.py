@@ -78,9 +78,31 @@ PER_CLOCK_LEVELS = ("L1", "shared")
 CLOCK_FIELDS = ("sm_clock_kernel_mhz", "sm_clock_mhz")
 
 
-def entry_clock(e: Entry) -> Optional[Tuple[float, str]]:
-    """(MHz, field) of an entry's SM clock (CLOCK_FIELDS), None when it records none."""
-    return next(((e.num(f), f) for f in CLOCK_FIELDS if math.isfinite(e.num(f)) and e.num(f) > 0), None)
+# A clock reading above the GPU's maximum SM clock by more than this share is a failed measurement (the
+# H100's f64 mma.sync entries read their in-kernel clock at 2,010-2,079 MHz, above its 1,980 MHz).
+ABOVE_MAX_CLOCK = 0.005
+
+
+def max_sm_clock(rs: ResultSet) -> Optional[float]:
+    """The GPU's maximum SM clock as the run's context records it (MHz), None when it does not."""
+    for key in ("gpu_sm_clock_max_mhz", "gpu_sm_clock_nvml_max_mhz"):
+        try:
+            v = float(rs.context.get(key))
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(v) and v > 0:
+            return v
+    return None
+
+
+def plausible_clock(mhz: float, max_mhz: Optional[float]) -> bool:
+    return math.isfinite(mhz) and mhz > 0 and (max_mhz is None or mhz <= max_mhz * (1 + ABOVE_MAX_CLOCK))
+
+
+def entry_clock(e: Entry, max_mhz: Optional[float] = None) -> Optional[Tuple[float, str]]:
+    """(MHz, field) of an entry's SM clock (the first of CLOCK_FIELDS it records plausibly: not above
+    `max_mhz`, the GPU's maximum), None when it records none."""
+    return next(((e.num(f), f) for f in CLOCK_FIELDS if plausible_clock(e.num(f), max_mhz)), None)
 
 
 def source_clock(rs: ResultSet, source: dict) -> Tuple[Optional[float], str]:
@@ -92,7 +114,8 @@ def source_clock(rs: ResultSet, source: dict) -> Tuple[Optional[float], str]:
     parts = pattern.split("/")
     ents = [e for e in rs.entries if len(e.name.split("/")) == len(parts)
             and all(p in ("*", q) or (p.endswith(":*") and q.startswith(p[:-1])) for p, q in zip(parts, e.name.split("/")))]
-    clocks = [c for c in map(entry_clock, ents) if c]
+    top = max_sm_clock(rs)
+    clocks = [c for c in (entry_clock(e, top) for e in ents) if c]
     if not clocks:
         return None, f"{pattern}: no {' or '.join(CLOCK_FIELDS)}"
     mhz = float(np.median([v for v, _ in clocks]))

@@ -28,15 +28,15 @@ def _add(b, instr, precision, acc, a, m, n, k, data, gflops, premise_ok=1.0, pow
     b.add(tensor.THROUGHPUT, params, "GFLOP/s", "synthetic", gflops, counters=counters, tags=tags)
 
 
-def _results(tmp_path, with_family=True, gpu=("NVIDIA H100 80GB HBM3", "9.0", 132)):
+def _results(tmp_path, with_family=True, gpu=("NVIDIA H100 80GB HBM3", "9.0", 132), bf16_gflops=700e3):
     """An H100 by default (gpu_specs knows its dense per-clock peaks); another `gpu` (name, compute
     capability, SMs) for a GPU the table does not have."""
-    dev = synth.Device(name=gpu[0], sm_count=gpu[2])
+    dev = synth.Device(name=gpu[0], sm_count=gpu[2], clock_mhz=1980.0)  # its maximum, above the entries' CLOCK
     doc = synth.synth_results(dev, noise=0.0, families=["exec.launch"])
     doc["context"]["gpu_compute_capability"] = gpu[1]
     if with_family:
         b = synth.Builder(dev, noise=0.0, seed=0)
-        _add(b, "wgmma", "bf16", "f32", "smem", 64, 256, 16, "random", 700e3)
+        _add(b, "wgmma", "bf16", "f32", "smem", 64, 256, 16, "random", bf16_gflops)
         _add(b, "wgmma", "bf16", "f32", "smem", 64, 256, 16, "zero", 800e3, power=450.0)
         _add(b, "wgmma", "bf16", "f32", "smem", 64, 64, 16, "random", 650e3)
         _add(b, "mma", "bf16", "f32", "reg", 16, 8, 16, "random", 400e3)
@@ -122,3 +122,31 @@ def test_fraction_comes_from_the_table_for_the_entry_accumulator(tmp_path):
     fractions = {r.form: r.fraction for r in an.rows}
     assert abs(fractions["mma.m16n8k16 f16->f32"] - 400 / 512) < 1e-9
     assert abs(fractions["mma.m16n8k16 f16->f16"] - 800 / 1024) < 1e-9
+
+
+def test_an_in_kernel_clock_above_the_gpus_maximum_is_no_clock(tmp_path):
+    # As the H100 reference's f64 mma.sync entries (2,010-2,079 MHz on a 1,980 MHz GPU): the reading is a
+    # failed measurement, the row gets no clock and no fraction at that clock, and a note says which.
+    rs = _results(tmp_path)
+    for e in rs.entries:
+        if e.family == tensor.THROUGHPUT and F_text(e, "precision") == "s8":
+            e.counters["sm_clock_kernel_mhz"] = 2078.5
+    an = tensor.analyze(AnalysisInputs(rs))
+    int8 = an.ceilings["INT8 tensor"]
+    assert int8.row.clock_mhz is None and int8.row.peak_at_clock is None and int8.datasheet_gflops is None
+    assert an.ceilings["BF16 tensor"].row.clock_mhz == CLOCK
+    assert any("1 entries read their in-kernel SM clock at 2,078-2,078 MHz, above the GPU's maximum of 1,980 MHz"
+               in n for n in an.notes), an.notes
+
+
+def F_text(e, key):
+    from gpuprobe_analysis import families
+    return families.text(e, key)
+
+
+def test_a_rate_above_the_peak_at_the_gpus_maximum_clock_is_called_suspect(tmp_path):
+    # BF16 at 1.1 x the H100's dense peak at 1,980 MHz (4,096 FLOP/clk/SM x 132 SMs)
+    rs = _results(tmp_path, bf16_gflops=1.1 * 4096 * 132 * 1980 * 1e-3)
+    notes = tensor.analyze(AnalysisInputs(rs)).notes
+    assert any(n.startswith("BF16 tensor 1,177.6 TFLOP/s is above the dense peak at the GPU's maximum clock "
+                            "(1,070.5 TFLOP/s at 1,980 MHz") and n.endswith("the figure is suspect") for n in notes), notes

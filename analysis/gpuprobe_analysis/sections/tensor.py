@@ -14,6 +14,7 @@ from typing import Dict, List, Optional
 from .. import families as F
 from ..gpu_specs import GpuSpec, find_gpu_of
 from ..results import Entry
+from ..roofline import max_sm_clock, plausible_clock
 from . import AnalysisInputs, FamilySection, register
 
 THROUGHPUT = "exec.tensor"
@@ -97,16 +98,18 @@ def _peak_per_clock(spec: Optional[GpuSpec], e: Entry) -> Optional[float]:
     return spec.peak_per_clock(F.text(e, "precision") or "", F.text(e, "acc") or "")
 
 
-def _row(e: Entry, ceiling: str, spec: Optional[GpuSpec]) -> FormRow:
+def _row(e: Entry, ceiling: str, spec: Optional[GpuSpec], max_mhz: Optional[float] = None) -> FormRow:
     per_clock, peak = _finite(e.num("flops_per_clk_per_sm")), _peak_per_clock(spec, e)
     # The whole chip's dense peak at the entry's own clock, from the same datasheet table (none for a GPU
-    # the table lacks): the denominator of the chip / wall-time fraction.
+    # the table lacks): the denominator of the chip / wall-time fraction. A clock above the GPU's maximum
+    # is a failed reading: none (analyze() says which).
     clock = _finite(e.num("sm_clock_kernel_mhz"))
+    clock = clock if clock is not None and plausible_clock(clock, max_mhz) else None
     at_clock = peak * spec.sm_count * clock / 1e3 if peak and clock and spec is not None else None
     return FormRow(ceiling=ceiling, form=_form(e), data=F.text(e, "data") or "?", gflops=e.value,
                    per_clock=per_clock, fraction=per_clock / peak if per_clock and peak else None,
                    chip_fraction=_ratio(e.value, at_clock), peak_at_clock=at_clock,
-                   clock_mhz=_finite(e.num("sm_clock_kernel_mhz")), power_w=_finite(e.num("power_w")),
+                   clock_mhz=clock, power_w=_finite(e.num("power_w")),
                    warps=_finite(e.num("warps_per_sm")), min_warps=_finite(e.num("min_warps_per_sm")),
                    premise=e.premise, entry=e)
 
@@ -137,11 +140,16 @@ def analyze(inputs: AnalysisInputs) -> Optional[Tensor]:
         return None
     rows, failed, notes = [], [], []
     spec = find_gpu_of(rs)  # None: no % of theoretical (the inputs' notes say why)
+    top = max_sm_clock(rs)
+    implausible = []
     for e in thr:
         ceiling = record.compute_ceiling(F.text(e, "precision"))
         if ceiling is None or not math.isfinite(e.value):
             continue
-        r = _row(e, ceiling, spec)
+        r = _row(e, ceiling, spec, top)
+        k = _finite(e.num("sm_clock_kernel_mhz"))
+        if k is not None and r.clock_mhz is None:
+            implausible.append((k, r.form))
         (failed if r.premise == "failed" else rows).append(r)
     by_form = {(r.ceiling, r.form, r.data): r for r in rows}
     ceilings: Dict[str, TensorCeiling] = {}
@@ -151,6 +159,18 @@ def analyze(inputs: AnalysisInputs) -> Optional[Tensor]:
             peak, sms = _peak_per_clock(spec, ref.entry), rs.context_number("gpu_sm_count")
             datasheet = peak * sms * ref.clock_mhz * 1e-3 if peak and ref.clock_mhz and math.isfinite(sms) else None
             ceilings[name] = TensorCeiling(name, ref.gflops, ref, by_form.get((name, ref.form, "zero")), datasheet)
+    if implausible:
+        lo, hi = min(k for k, _ in implausible), max(k for k, _ in implausible)
+        forms = sorted({f for _, f in implausible})
+        notes.append(f"{len(implausible)} entries read their in-kernel SM clock at {lo:,.0f}-{hi:,.0f} MHz, above the "
+                     f"GPU's maximum of {top:,.0f} MHz: a failed reading, not used (no clock, and no fraction of the "
+                     f"dense peak at that clock, for {', '.join(forms[:4])}{' ...' if len(forms) > 4 else ''})")
+    for c in ceilings.values():  # a rate above the peak at the GPU's highest clock cannot be: said, per ceiling
+        peak, sms = _peak_per_clock(spec, c.row.entry), rs.context_number("gpu_sm_count")
+        if peak and top and math.isfinite(sms) and c.gflops > peak * sms * top * 1e-3:
+            notes.append(f"{c.name} {c.gflops / 1e3:,.1f} TFLOP/s is above the dense peak at the GPU's maximum clock "
+                         f"({peak * sms * top * 1e-6:,.1f} TFLOP/s at {top:,.0f} MHz, the datasheet's per-clock figure "
+                         f"x {sms:.0f} SMs): the timing or the clock of its entry is off; the figure is suspect")
     if failed:
         notes.append(f"{len(failed)} tensor entries failed their premise (the tensor pipe's instruction count "
                      "differs from the entry's): none is a ceiling")
