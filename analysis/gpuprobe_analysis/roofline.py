@@ -79,8 +79,9 @@ CLOCK_FIELDS = ("sm_clock_kernel_mhz", "sm_clock_mhz")
 
 
 # A clock reading above the GPU's maximum SM clock by more than this share is a failed measurement (the
-# H100's f64 mma.sync entries read their in-kernel clock at 2,010-2,079 MHz, above its 1,980 MHz).
-ABOVE_MAX_CLOCK = 0.005
+# H100's f64 mma.sync entries read their in-kernel clock at 2,008-2,079 MHz, above its 1,980 MHz); within
+# it, the noise of a clock measured over one kernel (ncu read up to 1,991 MHz on the same H100).
+ABOVE_MAX_CLOCK = 0.01
 
 
 def max_sm_clock(rs: ResultSet) -> Optional[float]:
