@@ -150,6 +150,20 @@ def _served(x, c, shape: str):
     raise ValueError(f"unknown edge shape {shape!r}")
 
 
+def _running_max(a: np.ndarray) -> np.ndarray:
+    """np.maximum.accumulate(a, axis=-1), in place: one np.maximum per column. The last axis is short
+    (a column per level) and the leading ones long, where numpy's accumulate runs a loop per row; the
+    maximum is exact, so the values are the same."""
+    for j in range(1, a.shape[-1]):
+        np.maximum(a[..., j - 1], a[..., j], out=a[..., j])
+    return a
+
+
+def _diff_last(a: np.ndarray) -> np.ndarray:
+    """np.diff(a, axis=-1) (the same subtraction, without np.diff's per-call overhead)."""
+    return a[..., 1:] - a[..., :-1]
+
+
 def _cum(x: np.ndarray, knees: Sequence[float], shapes: Sequence[str]) -> np.ndarray:
     """cum[:, j] = share of the accesses served by levels < j (nested: a level serves what the
     levels before it serve, and more)."""
@@ -157,12 +171,12 @@ def _cum(x: np.ndarray, knees: Sequence[float], shapes: Sequence[str]) -> np.nda
     cum[:, 0] = 0.0
     for j, (c, shape) in enumerate(zip(knees, shapes), start=1):
         cum[:, j] = _served(x, c, shape)
-    return np.maximum.accumulate(cum, axis=1)
+    return _running_max(cum)
 
 
 def _basis(x: np.ndarray, knees: Sequence[float], shapes: Sequence[str]) -> np.ndarray:
     """Share of the accesses served by each level (columns) at each x (rows)."""
-    return np.diff(_cum(x, knees, shapes), axis=1)
+    return _diff_last(_cum(x, knees, shapes))
 
 
 def _solve(x, y, knees, shapes):
@@ -180,8 +194,8 @@ def _solve(x, y, knees, shapes):
 
 def _rss_columns(y, cum_batch):
     """Residuals for a batch of cum matrices (m, n, k+1); inf where the levels are not determined."""
-    cum_batch = np.maximum.accumulate(cum_batch, axis=2)
-    a = np.diff(cum_batch, axis=2) / y[None, :, None]
+    cum_batch = _running_max(np.array(cum_batch, float))
+    a = _diff_last(cum_batch) / y[None, :, None]
     ata = np.matmul(a.transpose(0, 2, 1), a)
     atb = a.sum(axis=1)
     out = np.full(len(a), np.inf)
