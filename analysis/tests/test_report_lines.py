@@ -75,7 +75,8 @@ def test_each_bandwidth_kind_is_judged_against_its_own_ceiling(h100_bandwidth):
 def _tensor_results(tmp_path):
     import synth
     from gpuprobe_analysis.sections import tensor
-    dev = synth.Device(name="NVIDIA H200", sm_count=132)  # a board of the datasheet table (gpu_specs)
+    # a board of the datasheet table (gpu_specs), its maximum clock (1,980 MHz) above the entry's 1,693
+    dev = synth.Device(name="NVIDIA H200", sm_count=132, clock_mhz=1980.0)
     doc = synth.synth_results(dev, noise=0.0, families=["exec.launch"])
     doc["context"]["gpu_compute_capability"] = "9.0"
     b = synth.Builder(dev, noise=0.0, seed=0)
