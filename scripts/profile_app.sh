@@ -11,9 +11,9 @@
 #           -f -o OUTDIR/profile CMD ARGS...
 # then exports OUTDIR/profile.csv (ncu -i OUTDIR/profile.ncu-rep --page raw --csv --print-units base) and
 # reads it back once. Only the declared metrics the GPU has are asked for (ncu --query-metrics, kept in
-# OUTDIR/query-metrics.txt); the others are named, and counted as none. OUTDIR/profile.cmd records the command, the ncu version and the conditions (clock,
-# replay, cache control, filters), which the reader turns into the report's notes on how the profile was
-# taken; OUTDIR/profile.log is ncu's own output.
+# OUTDIR/query-metrics.txt); the others are named, and counted as none. OUTDIR/profile.cmd records the
+# command, the ncu version and the conditions (clock, replay, cache control, filters, absent metrics), which
+# the reader turns into the report's notes on how the profile was taken; OUTDIR/profile.log is ncu's own output.
 # --clock-control none always: the ceilings were measured at the clock the GPU chooses, so the kernels
 # must run at it too (ncu's default locks the clock to base). Defaults, as ncu's: kernel replay, caches
 # flushed before each replay pass (--cache-control all). docs/app-profiling.md says what each choice does.

@@ -404,7 +404,7 @@ def bound_of(point: KernelPoint, ceilings: List[Ceiling]) -> Optional[Bound]:
     would name another limiter (a DRAM-speed kernel called FP64-bound because no DRAM ceiling was
     measured), so the bound is None and `missing` names what was not measured."""
     # Per-clock ceilings at the kernel's own clock: a kernel that ran at 1,455 MHz is held to what the pipe
-    # gives at 1,455 MHz, not at the 1,725 MHz its probe ran at (the application verdict does the same).
+    # gives at 1,455 MHz, not at the 1,764 MHz its probe ran at (the application verdict does the same).
     measured: Dict[str, float] = {}
     scaled: Dict[str, Tuple[float, float]] = {}
     for c in ceilings:
