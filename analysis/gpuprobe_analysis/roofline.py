@@ -86,14 +86,8 @@ ABOVE_MAX_CLOCK = 0.01
 
 def max_sm_clock(rs: ResultSet) -> Optional[float]:
     """The GPU's maximum SM clock as the run's context records it (MHz), None when it does not."""
-    for key in ("gpu_sm_clock_max_mhz", "gpu_sm_clock_nvml_max_mhz"):
-        try:
-            v = float(rs.context.get(key))
-        except (TypeError, ValueError):
-            continue
-        if math.isfinite(v) and v > 0:
-            return v
-    return None
+    v = rs.context_number("gpu_sm_clock_max_mhz")
+    return v if math.isfinite(v) and v > 0 else None
 
 
 def plausible_clock(mhz: float, max_mhz: Optional[float]) -> bool:
@@ -150,11 +144,13 @@ class KernelPoint:
     counter_flops: Optional[float]
     ai_source: str  # "counters" or "minimal bytes (no counters)"
     l2: str = ""  # "resident" (timed with its data in L2), "flushed", or "" (not said)
+    max_clock_mhz: Optional[float] = None  # the GPU's maximum SM clock (the run's context), None: not recorded
 
     @property
     def clock_mhz(self) -> Optional[float]:
-        """The SM clock the kernel's entry ran at (CLOCK_FIELDS), None when not recorded."""
-        c = entry_clock(self.entry)
+        """The SM clock the kernel's entry ran at (CLOCK_FIELDS, read as plausibly as a ceiling's own:
+        entry_clock), None when not recorded."""
+        c = entry_clock(self.entry, self.max_clock_mhz)
         return c[0] if c else None
 
     @property
@@ -253,6 +249,7 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
     pts: List[KernelPoint] = []
     notes: List[str] = []
     undeclared: Dict[Tuple[str, str, str], int] = {}  # (family, precision, why) -> entries without a ceiling
+    top = max_sm_clock(rs)
     for e in rs.entries:
         if not e.family.startswith(F.KERNEL_PREFIX) or e.family in F.MGPU_KERNEL_FAMILIES:  # multi-GPU: sections/mgpu.py
             continue
@@ -296,7 +293,7 @@ def kernel_points(rs: ResultSet) -> Tuple[List[KernelPoint], List[str]]:
             gbps=(e.num("bytes_per_sample") / secs / 1e9) if e.num("bytes_per_sample") > 0 else math.nan,
             seconds=secs, flops=flops, bytes_by_level=by_level, minimal_bytes=e.num("bytes_per_sample", default=0.0),
             counter_flops=cflops, ai_source="counters" if by_level else "minimal bytes (no counters)",
-            l2=F.text(e, "l2") or ""))
+            l2=F.text(e, "l2") or "", max_clock_mhz=top))
     for (family, precision, why), count in sorted(undeclared.items()):
         notes.append(f"{family}" + (f" precision={precision}" if precision else "") + f" ({count} entries): no "
                      f"compute ceiling ({why}): held to no compute peak, only to their bytes")

@@ -1,5 +1,6 @@
 """Roofline and optimality arithmetic on hand-computed cases, through the reader."""
 import json
+import math
 
 import pytest
 
@@ -204,3 +205,18 @@ def test_kernel_comparison_ratios_memcpy_and_order(tmp_path):
     cmp2 = kernel_comparison(kernel_points(rs2)[0], ref[0])["symv"]
     assert cmp2["default"] == "ours"
     assert cmp2["impls"][0] == "ours" and cmp2["rows"][0]["ratios"]["cublas"] == pytest.approx(2.5)
+
+
+def test_a_kernel_clock_above_the_gpus_maximum_is_not_used_for_its_bound():
+    # The kernel's clock is read as a ceiling's is: a reading above the GPU's maximum falls back to the next
+    # field (the run's clock), and the per-clock ceiling is scaled by that one.
+    from types import SimpleNamespace
+    from gpuprobe_analysis.roofline import Ceiling, KernelPoint, bound_of
+    entry = SimpleNamespace(num=lambda f: {"sm_clock_kernel_mhz": 2078.5, "sm_clock_mhz": 1800.0}.get(f, math.nan))
+    p = KernelPoint(entry=entry, kernel="k", impl="ours", precision="FP64", size="n=1", size_key=(), gflops=1.0,
+                    gbps=math.nan, seconds=1.0, flops=1e9, bytes_by_level={}, minimal_bytes=0.0, counter_flops=None,
+                    ai_source="counters", max_clock_mhz=1980.0)
+    assert p.clock_mhz == 1800.0
+    c = Ceiling("FP64", 60000.0, True, "probe", clock_mhz=2000.0)
+    b = bound_of(p, [c])
+    assert b.bound_gflops == pytest.approx(60000.0 * 1800.0 / 2000.0) and b.scaled == {"FP64": (2000.0, 1800.0)}
