@@ -82,7 +82,9 @@ def roofline_figure(v: V.AppVerdict, outdir: str, top: int = 10):
     for c in sorted(memory, key=lambda c: LEVEL_ORDER.index(c.name)):
         # shared memory dashed: on Hopper its ceiling is within 1 % of the L1's, and the lines coincide
         ax.plot(xs, np.minimum(xs * c.value, top_roof), "--" if c.name == "shared" else "-", color=color(c.name, 0), lw=1.3,
-                label=f"{c.name} {c.value:,.0f} GB/s (measured; not clock-scaled)")
+                label=f"{c.name} {c.value:,.0f} GB/s"
+                      + (f" at {c.clock_mhz:,.0f} MHz (measured)" if c.per_clock and c.clock_mhz else
+                         " (measured)" if c.per_clock else " (measured; not clock-scaled)"))
     unnamed = [c.name for c in sorted(compute, key=lambda c: -c.value) if c.name not in plots.LEVEL_COLORS]
     for c in sorted(compute, key=lambda c: -c.value):
         at = f" at {c.clock_mhz:,.0f} MHz" if c.clock_mhz else ""

@@ -211,8 +211,9 @@ def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional
                 _mark_served_above(ax, here, dram_peak, value)
             peak = _panel_ceiling(here, ceilings) if metric == "GFLOP/s" else None
             if peak is not None:
+                at = f" at {peak.clock_mhz:,.0f} MHz" if peak.per_clock and peak.clock_mhz else ""
                 ax.axhline(peak.value, color=plots.ceiling_color(peak.name, [peak.name]), ls=":", lw=1.2,
-                           label=f"{peak.name} {peak.value:,.0f} {peak.unit} (measured)")
+                           label=f"{peak.name} {peak.value:,.0f} {peak.unit}{at} (measured)")
             ax.set_xscale("log", base=2)
             ax.set_ylim(bottom=0)  # ratios read honestly off the picture
             ax.grid(True, which="both", alpha=0.3)
@@ -238,10 +239,14 @@ def kernel_figures(points: List[KernelPoint], outdir: str, memcpy_gbps: Optional
                            ("GB/s on the descriptor's minimal bytes" if metric == "GB/s" else "GFLOP/s from the descriptor's "
                             "flop count") + " over the median sample time, per precision and " + shape_key +
                            "; the dotted line is the same run's " + ("cudaMemcpy D2D" if metric == "GB/s" else
-                                                                     "measured compute ceiling of the panel's type, "
-                                                                     "the one the optimality table bounds it by "
+                                                                     "measured compute ceiling of the panel's type "
                                                                      "(FP32 for SGEMM, each type's tensor ceiling for "
-                                                                     "the cuBLASLt GEMMs; integer types in GOP/s)") +
+                                                                     "the cuBLASLt GEMMs; integer types in GOP/s) at "
+                                                                     "the clock its probe ran at, named in the legend; "
+                                                                     "the optimality table bounds each kernel by it "
+                                                                     "scaled to that kernel's own SM clock, so a point "
+                                                                     "run at a lower clock is nearer its bound than "
+                                                                     "the line shows") +
                            ". Non-square shapes: see the table.", [F.provenance([p.entry for p in pts])],
                            plots._save(fig, outdir, f"kernel_{kernel}")))
     return figs
