@@ -6,6 +6,7 @@
 #    harness's NVTX range gpuprobe:ENTRY names each launch's entry;
 # 3. scripts/dev/app_crosscheck.py: FLOPs, bytes per level and % of bound per entry, ncu path against ours
 #    and the report's optimality row of DEVICE_RESULTS (a main job's folder of this GPU, with these entries).
+# $CACHE_CONTROL (all, ncu's default, or none) is passed to profile_app.sh's --cache-control.
 # Exit 1 when a figure is off (the table says which), 2 on a usage error.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -25,7 +26,7 @@ mkdir -p "$OUT"
 "$GPUPROBE" --samples=1 --counters=roofline --benchmark_filter="$filter" --benchmark_out="$OUT/ours.json" \
   --benchmark_out_format=json > "$OUT/ours.log" 2>&1 || { echo "app_crosscheck.sh: gpuprobe --counters failed"; tail -5 "$OUT/ours.log"; exit 1; }
 # Only the timed samples (the harness's NVTX ranges "gpuprobe:ENTRY"): warm-ups are not profiled.
-bash scripts/profile_app.sh -o "$OUT/ncu" --nvtx-include 'regex:gpuprobe:.*/' -- "$GPUPROBE" --samples=1 --benchmark_filter="$filter" \
+bash scripts/profile_app.sh -o "$OUT/ncu" --cache-control "${CACHE_CONTROL:-all}" --nvtx-include 'regex:gpuprobe:.*/' -- "$GPUPROBE" --samples=1 --benchmark_filter="$filter" \
   --benchmark_out="$OUT/under_ncu.json" --benchmark_out_format=json || exit 1
 python3 scripts/dev/app_crosscheck.py --ncu "$OUT/ncu/profile.csv" --ncu-results "$OUT/under_ncu.json" \
   --ours "$OUT/ours.json" --device "${device[@]}" -o "$OUT/crosscheck.md"
