@@ -310,8 +310,8 @@ def is_reference(impl: str) -> bool:
 # Our default implementation per kernel (what the library's API runs when no variant is named); the
 # other "ours_*" entries are variants kept for analysis. Names newest first: the first one present in
 # the data is the default (result files from before SymvImpl::kAuto, 2026-11-23, name SYMV's default
-# "ours_aware"). A kernel not listed: every impl is shown as a default.
-DEFAULT_IMPL = {"symv": ("ours", "ours_aware"), "gemv": ("ours",), "sgemm": ("ours_tuned",)}
+# "ours_aware"; from before SgemmImpl::kAuto, 2026-12-05, SGEMM's "ours_tuned"). A kernel not listed: every impl is shown as a default.
+DEFAULT_IMPL = {"symv": ("ours", "ours_aware"), "gemv": ("ours",), "sgemm": ("ours_auto", "ours_tuned")}
 
 
 def default_impl(kernel: str, impls: Iterable[str]) -> Optional[str]:
@@ -569,6 +569,14 @@ def optimality(points: List[KernelPoint], ceilings: List[Ceiling]) -> List[dict]
             "vs_cublas": (p.gflops / ref.gflops) if ref and ref is not p else None,
             "cublas_impl": ref.impl if ref else None,
             "counter_flops_over_descriptor": (p.counter_flops / p.flops) if p.counter_flops else None,
-            "entry": p.entry.name, "method": p.entry.method,
+            "entry": p.entry.name, "method": p.entry.method, "ran": ran_kernel(p.impl, p.entry.tag("kernel")),
         })
     return rows
+
+
+def ran_kernel(impl: str, kernel_tag: Optional[str]) -> Optional[str]:
+    """The kernel a dispatcher entry ran (its tag "kernel", e.g. SGEMM's ours_auto: "small, split-k 4"); None
+    where the entry ran itself (tag = its own name) or names nothing."""
+    if not kernel_tag or is_reference(impl) or kernel_tag == re.sub(r"^ours_?", "", impl):
+        return None
+    return kernel_tag

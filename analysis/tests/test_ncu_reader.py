@@ -520,3 +520,24 @@ def test_metric_list_by_the_gpus_query():
     assert absent and all("gmma" in n for n in absent)
     assert set(kept) | set(absent) == {m.name for m in M.METRICS} and M.DEVICE_NAME in kept
     assert M.split_available("==ERROR== no device\n") == ([m.name for m in M.METRICS], [])
+
+
+# ---- a real .ncu-rep through NVIDIA's ncu_report, where Nsight Compute is installed -----------------------
+
+RECORDED_REP = os.path.join(os.path.dirname(__file__), "data", "ncu_rep_h100", "profile.ncu-rep")
+
+
+@pytest.mark.skipif(ncu.find_ncu_report() is None, reason="NVIDIA's ncu_report (Nsight Compute) is not installed")
+def test_recorded_ncu_rep_reads_as_its_raw_csv_export():
+    """fft_sort's profile (examples/apps, H100, ncu 2025.3.1) through ncu_report equals its raw-page CSV export
+    (ncu -i profile.ncu-rep --page raw --csv --print-units base), launch by launch and metric by metric."""
+    rep = ncu.read_profile(RECORDED_REP)
+    csv_ = ncu.read_profile(os.path.join(os.path.dirname(RECORDED_REP), "profile.csv"))
+    assert rep.source == ncu.NCU_REP and csv_.source == ncu.RAW_CSV
+    assert rep.device == csv_.device
+    assert len(rep.launches) == len(csv_.launches) > 0
+    for a, b in zip(rep.launches, csv_.launches):
+        assert (a.kernel, a.grid, a.block, a.nvtx) == (b.kernel, b.grid, b.block, b.nvtx)
+        assert set(a.metrics) == set(b.metrics)
+        for name, v in b.metrics.items():
+            assert a.metrics[name] == pytest.approx(v, rel=1e-6, abs=1e-9), (b.index, name)

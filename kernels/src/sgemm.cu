@@ -1,10 +1,17 @@
 // gpuprobe::kernels::sgemm: argument checks (before any CUDA call) and dispatch through kSgemmImpls.
 #include <algorithm>
+#include <array>
+#include <mutex>
+#include <string>
 
 #include "gpuprobe/kernels/sgemm.hpp"
 #include "sgemm_internal.cuh"
 
 namespace gpuprobe::kernels {
+
+namespace {
+constexpr int kMaxTraitDevices = 64;
+}  // namespace
 
 const char* sgemm_impl_name(SgemmImpl impl) {
   const SgemmImplRecord* record = sgemm_impl_record(impl);
@@ -23,11 +30,50 @@ Status sgemm_check_args(Trans transa, Trans transb, int m, int n, int k, const f
 
 namespace detail {
 std::size_t sgemm_tuned_smem_bytes();  // sgemm_tuned.cu
+std::size_t sgemm_small_smem_bytes();  // sgemm_small.cu
+bool sgemm_small_split_k_here();       // sgemm_small.cu
 }  // namespace detail
 
 std::size_t sgemm_dynamic_smem_bytes(SgemmImpl impl) {
-  // Volkov-Demmel's tile is static shared memory, about 1 KB: within every GPU's default 48 KB.
-  return impl == SgemmImpl::kTuned ? detail::sgemm_tuned_smem_bytes() : 0;
+  switch (impl) {
+    case SgemmImpl::kTuned: return detail::sgemm_tuned_smem_bytes();
+    // kAuto runs kSmall where kTuned does not fit: it needs kSmall's.
+    case SgemmImpl::kAuto:
+    case SgemmImpl::kSmall: return detail::sgemm_small_smem_bytes();
+    // Volkov-Demmel's tile is static shared memory, about 1 KB: within every GPU's default 48 KB.
+    default: return 0;
+  }
+}
+
+SgemmDeviceTraits sgemm_device_traits() {
+  static std::array<std::once_flag, kMaxTraitDevices> once;
+  static std::array<SgemmDeviceTraits, kMaxTraitDevices> traits;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxTraitDevices) return {};
+  std::call_once(once[device], [&] {
+    SgemmDeviceTraits t;
+    int optin = 0;
+    if (cudaDeviceGetAttribute(&t.sms, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) t.sms = 0;
+    if (cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) == cudaSuccess)
+      t.large_fits = static_cast<std::size_t>(optin) >= detail::sgemm_tuned_smem_bytes();
+    t.split_k = detail::sgemm_small_split_k_here();
+    traits[device] = t;
+  });
+  return traits[device];
+}
+
+SgemmChoice sgemm_choice(SgemmImpl impl, int m, int n, int k) {
+  switch (impl) {
+    case SgemmImpl::kAuto: return sgemm_choose(m, n, k, sgemm_device_traits());
+    case SgemmImpl::kSmall: return {SgemmImpl::kSmall, sgemm_small_splits(m, n, k, sgemm_device_traits())};
+    default: return {impl, 1};
+  }
+}
+
+std::string sgemm_choice_name(const SgemmChoice& choice) {
+  std::string name = sgemm_impl_name(choice.impl);
+  if (choice.splits > 1) name += ", split-k " + std::to_string(choice.splits);
+  return name;
 }
 
 namespace detail {
@@ -47,6 +93,13 @@ Status sgemm_with_launcher(SgemmLauncher launch, Trans transa, Trans transb, int
   const cudaError_t err = launch(args, stream);
   if (err == cudaErrorInvalidValue) return Status::kInvalidValue;  // a grid dimension over its limit
   return err == cudaSuccess ? Status::kSuccess : Status::kLaunchFailed;
+}
+
+cudaError_t launch_sgemm_auto(const SgemmArgs& args, cudaStream_t stream) {
+  const SgemmChoice choice = sgemm_choice(SgemmImpl::kAuto, args.m, args.n, args.k);
+  const SgemmImplRecord* record = sgemm_impl_record(choice.impl);
+  if (record == nullptr || choice.impl == SgemmImpl::kAuto) return cudaErrorInvalidValue;
+  return record->launch(args, stream);  // kSmall derives the same splits from the same rule
 }
 
 }  // namespace detail

@@ -45,6 +45,7 @@
 // shared layout read with LDS.64; NN fell from 43.0 to 36.7 TFLOP/s.
 #pragma once
 
+#include <cooperative_groups.h>
 #include <cuda_runtime.h>
 
 #include <array>
@@ -411,13 +412,20 @@ __device__ __forceinline__ void multiply_k_tile(const float* as, const float* bs
   }
 }
 
-template <class T, OperandCopy kCopyA, OperandCopy kCopyB>
+// kSplitK: the k-tiles are divided among the gridDim.z blocks of a thread-block cluster of (1, 1, gridDim.z)
+// (sm_90), each multiplying a contiguous share; the partial tiles are summed through distributed shared
+// memory in rank order (deterministic: no atomics, no workspace) and each rank writes 1 / gridDim.z of the
+// C tile. For problems whose C has too few tiles to fill the GPU (docs/perf/sgemm.md, the dispatcher).
+template <class T, OperandCopy kCopyA, OperandCopy kCopyB, bool kSplitK = false>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     sgemm_tuned_kernel(int m, int n, int k, float alpha, const float* __restrict__ A, int lda,
                        const float* __restrict__ B, int ldb, float beta, float* __restrict__ C, int ldc,
                        bool c_vector_ok) {
   extern __shared__ __align__(16) float smem[];
   const int tid = static_cast<int>(threadIdx.x);
+  static_assert(!kSplitK || T::kSync == StageSync::kBlockBarrier, "split-k: the block-barrier pipeline only");
+  static_assert(!kSplitK || T::kBlockM * T::kBlockN <= T::kStages * T::kStageFloats,
+                "split-k: the partial C tile is reduced through the pipeline's shared memory");
   const BlockOrigin origin = block_origin<T>(m, n);  // the epilogue asks again (see block_origin)
   const int block_m0 = origin.m0, block_n0 = origin.n0;
 
@@ -439,7 +447,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
   auto stage_a = [&](int stage) { return smem + stage * T::kStageFloats; };
   auto stage_b = [&](int stage) { return smem + stage * T::kStageFloats + T::kStageOffsetB; };
 
-  const int k_tiles = (k + T::kBlockK - 1) / T::kBlockK;
+  // This block's k-tiles: [kt0, kt0 + k_tiles) (all of them without split-k).
+  int kt0 = 0, k_tiles = (k + T::kBlockK - 1) / T::kBlockK;
+  if constexpr (kSplitK) {
+    const int per_split = (k_tiles + static_cast<int>(gridDim.z) - 1) / static_cast<int>(gridDim.z);
+    kt0 = static_cast<int>(blockIdx.z) * per_split;
+    k_tiles = max(0, min(k_tiles - kt0, per_split));
+  }
   float acc[T::kThreadM][T::kThreadN];
   int a_frag, b_frag;  // this thread's first row of op(A) / column of op(B) in a stage (sub-tile 0)
   // After each pipeline's prologue, so that the copies are issued first, as in the kernel before
@@ -507,8 +521,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
 #pragma unroll
     for (int s = 0; s < T::kStages - 1; ++s) {
       if (s < k_tiles) {
-        copy_a.fetch(stage_a(s), s * T::kBlockK, tid, staging_a);
-        copy_b.fetch(stage_b(s), s * T::kBlockK, tid, staging_b);
+        copy_a.fetch(stage_a(s), (kt0 + s) * T::kBlockK, tid, staging_a);
+        copy_b.fetch(stage_b(s), (kt0 + s) * T::kBlockK, tid, staging_b);
         copy_a.store(stage_a(s), tid, staging_a);
         copy_b.store(stage_b(s), tid, staging_b);
       }
@@ -525,19 +539,20 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
       __syncthreads();
       const int next = kt + T::kStages - 1;
       const bool has_next = next < k_tiles;
+      const int k_next = (kt0 + next) * T::kBlockK;
       float* const as_next = stage_a(write_stage);
       float* const bs_next = stage_b(write_stage);
       auto fetch_a = [&] {
-        if (has_next) copy_a.fetch(as_next, next * T::kBlockK, tid, staging_a);
+        if (has_next) copy_a.fetch(as_next, k_next, tid, staging_a);
       };
       auto fetch_b_and_commit = [&] {
-        if (has_next) copy_b.fetch(bs_next, next * T::kBlockK, tid, staging_b);
+        if (has_next) copy_b.fetch(bs_next, k_next, tid, staging_b);
         cp_async_commit();  // one group per iteration, empty or not: the wait above counts them
       };
       if constexpr (T::kCopyIssue == CopyIssue::kTileStart) {
         if (has_next) {  // one branch for both operands: two changed the machine code
-          copy_a.fetch(as_next, next * T::kBlockK, tid, staging_a);
-          copy_b.fetch(bs_next, next * T::kBlockK, tid, staging_b);
+          copy_a.fetch(as_next, k_next, tid, staging_a);
+          copy_b.fetch(bs_next, k_next, tid, staging_b);
         }
         cp_async_commit();
       }
@@ -571,6 +586,39 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     cp_async_wait<0>();  // only empty groups can be pending here; leave none behind
   }
 
+  // Split-k: rank r of the cluster completes the columns j of every thread tile with j % splits == r,
+  // summing the ranks' partial sums in rank order; element (i, j) of thread tid is at
+  // (i kThreadN + j) kThreads + tid in each block's shared memory (consecutive threads, consecutive banks).
+  int split_rank = 0, splits = 1;
+  if constexpr (kSplitK) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    split_rank = static_cast<int>(cluster.block_rank());
+    splits = static_cast<int>(cluster.num_blocks());
+    __syncthreads();  // every warp is done reading the stages that now hold the partial tile
+#pragma unroll
+    for (int i = 0; i < T::kThreadM; ++i)
+#pragma unroll
+      for (int j = 0; j < T::kThreadN; ++j) smem[(i * T::kThreadN + j) * T::kThreads + tid] = acc[i][j];
+    cluster.sync();  // every rank's partial tile is in its shared memory
+#pragma unroll
+    for (int j = 0; j < T::kThreadN; ++j) {
+      if (j % splits != split_rank) continue;
+#pragma unroll
+      for (int i = 0; i < T::kThreadM; ++i) {
+        const int at = (i * T::kThreadN + j) * T::kThreads + tid;
+        float sum = 0.f;
+        for (int q = 0; q < splits; ++q) sum += cluster.map_shared_rank(smem, q)[at];
+        acc[i][j] = sum;
+      }
+    }
+    cluster.sync();  // no rank leaves (its shared memory) while another still reads it
+#else
+    __trap();  // never launched: the dispatcher takes split-k only from sm_90 code (launch_tuned_split)
+#endif
+  }
+
   // Epilogue: each 4x4 sub-tile column is 4 consecutive rows of a C column: one 16-byte access when
   // C allows it (ldc % 4 == 0, 16-byte aligned), else element by element. beta == 0: C is not read.
   const BlockOrigin c_origin = block_origin<T>(m, n);
@@ -581,6 +629,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     for (int j = 0; j < T::kThreadN; ++j) {
       const int col = c_origin.n0 + b_frag + (j / kVec) * T::kSubStrideN + j % kVec;
       if (col >= n || row >= m) continue;
+      if (kSplitK && j % splits != split_rank) continue;  // another rank's column
       float* c = C + static_cast<std::ptrdiff_t>(col) * ldc + row;
       float4 v = make_float4(alpha * acc[i4 * kVec + 0][j], alpha * acc[i4 * kVec + 1][j],
                              alpha * acc[i4 * kVec + 2][j], alpha * acc[i4 * kVec + 3][j]);
@@ -607,9 +656,29 @@ constexpr int kMaxDevices = 64;
 
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-template <class T, OperandCopy kCopyA, OperandCopy kCopyB>
-cudaError_t launch_tuned_with(const SgemmArgs& a, cudaStream_t stream) {
-  auto kernel = sgemm_tuned_kernel<T, kCopyA, kCopyB>;
+// The ptx version the split-k kernel of tiling T was compiled from for this device (cudaFuncGetAttributes):
+// its cluster reduction exists from sm_90 code on (a build for sm_80 alone runs compute_80 code here).
+template <class T>
+bool split_k_code_here() {
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<bool, kMaxDevices> ok;
+  int device = 0;
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return false;
+  std::call_once(once[device], [&] {
+    cudaFuncAttributes attr{};
+    int major = 0;
+    ok[device] = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
+                 major >= 9 &&
+                 cudaFuncGetAttributes(&attr, sgemm_tuned_kernel<T, OperandCopy::kMnVector, OperandCopy::kKScalar,
+                                                                 true>) == cudaSuccess &&
+                 attr.ptxVersion >= 90;
+  });
+  return ok[device];
+}
+
+template <class T, OperandCopy kCopyA, OperandCopy kCopyB, bool kSplitK = false>
+cudaError_t launch_tuned_with(const SgemmArgs& a, cudaStream_t stream, int splits = 1) {
+  auto kernel = sgemm_tuned_kernel<T, kCopyA, kCopyB, kSplitK>;
   // Above 48 KB a block needs the opt-in, once per device: not on every call, where its host time
   // would sit between the caller's start event and the kernel.
   static std::array<std::once_flag, kMaxDevices> opted_in;
@@ -627,9 +696,30 @@ cudaError_t launch_tuned_with(const SgemmArgs& a, cudaStream_t stream) {
   const dim3 grid = T::kGroupM > 0 ? dim3(static_cast<unsigned>(m_tiles) * static_cast<unsigned>(n_tiles))
                                    : dim3(m_tiles, n_tiles);
   const bool c_vector_ok = aligned16(a.C) && a.ldc % kVec == 0;
-  kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(a.m, a.n, a.k, a.alpha, a.A, a.lda, a.B, a.ldb, a.beta,
-                                                        a.C, a.ldc, c_vector_ok);
-  return cudaGetLastError();
+  if constexpr (kSplitK) {
+    // One cluster of `splits` blocks along z per C tile (portable cluster sizes: up to 8).
+    if (splits < 2 || splits > 8) return cudaErrorInvalidValue;
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(grid.x, grid.y, static_cast<unsigned>(splits));
+    config.blockDim = dim3(T::kThreads);
+    config.dynamicSmemBytes = T::kSmemBytes;
+    config.stream = stream;
+    cudaLaunchAttribute cluster{};
+    cluster.id = cudaLaunchAttributeClusterDimension;
+    cluster.val.clusterDim.x = 1;
+    cluster.val.clusterDim.y = 1;
+    cluster.val.clusterDim.z = static_cast<unsigned>(splits);
+    config.attrs = &cluster;
+    config.numAttrs = 1;
+    const cudaError_t e = cudaLaunchKernelEx(&config, kernel, a.m, a.n, a.k, a.alpha, a.A, a.lda, a.B, a.ldb, a.beta,
+                                             a.C, a.ldc, c_vector_ok);
+    return e != cudaSuccess ? e : cudaGetLastError();
+  } else {
+    (void)splits;
+    kernel<<<grid, T::kThreads, T::kSmemBytes, stream>>>(a.m, a.n, a.k, a.alpha, a.A, a.lda, a.B, a.ldb, a.beta,
+                                                          a.C, a.ldc, c_vector_ok);
+    return cudaGetLastError();
+  }
 }
 
 inline bool aligned8(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 8 == 0; }
@@ -639,8 +729,13 @@ inline bool aligned8(const void* p) { return reinterpret_cast<std::uintptr_t>(p)
 enum class KContiguousPath { kRegisterStaged, kCpAsyncScalar };
 
 // Picks the copy path of each operand from the transposition and the alignment of its storage.
-template <class T, KContiguousPath kKPath = KContiguousPath::kRegisterStaged>
-cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
+// kSplitK with splits >= 2: the split-k kernel in clusters of `splits` (the caller checked
+// split_k_code_here<T>()); splits == 1 takes the plain kernel.
+template <class T, KContiguousPath kKPath = KContiguousPath::kRegisterStaged, bool kSplitK = false>
+cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream, int splits = 1) {
+  if constexpr (kSplitK) {
+    if (splits == 1) return launch_tuned<T, kKPath, false>(a, stream);
+  }
   if constexpr (T::kGroupM > 0) {
     // 1-D grid: gridDim.x < 2^31, and grouped_tile's ids and ids per group are ints.
     const long long m_tiles = (a.m - 1) / T::kBlockM + 1, n_tiles = (a.n - 1) / T::kBlockN + 1;
@@ -661,11 +756,12 @@ cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream) {
   auto with_b = [&](auto copy_a_tag) -> cudaError_t {
     constexpr OperandCopy ca = decltype(copy_a_tag)::value;
     switch (copy_b) {
-      case OperandCopy::kMnVector: return launch_tuned_with<T, ca, OperandCopy::kMnVector>(a, stream);
-      case OperandCopy::kMnScalar: return launch_tuned_with<T, ca, OperandCopy::kMnScalar>(a, stream);
-      case OperandCopy::kKScalar: return launch_tuned_with<T, ca, OperandCopy::kKScalar>(a, stream);
+      case OperandCopy::kMnVector: return launch_tuned_with<T, ca, OperandCopy::kMnVector, kSplitK>(a, stream, splits);
+      case OperandCopy::kMnScalar: return launch_tuned_with<T, ca, OperandCopy::kMnScalar, kSplitK>(a, stream, splits);
+      case OperandCopy::kKScalar: return launch_tuned_with<T, ca, OperandCopy::kKScalar, kSplitK>(a, stream, splits);
       case OperandCopy::kKRegister:
-        if constexpr (kRegisterPath) return launch_tuned_with<T, ca, OperandCopy::kKRegister>(a, stream);
+        if constexpr (kRegisterPath)
+          return launch_tuned_with<T, ca, OperandCopy::kKRegister, kSplitK>(a, stream, splits);
         break;
     }
     return cudaErrorInvalidValue;

@@ -346,7 +346,11 @@ int main(int argc, char** argv) {
     std::vector<Impl> impls;
     const gpuprobe::kernels::SgemmImplRecord* tuned =
         gpuprobe::kernels::sgemm_impl_record(gpuprobe::kernels::SgemmImpl::kTuned);
-    impls.push_back({std::string("ours_") + tuned->name, tuned->launch, "the product's default (kTuned)"});
+    impls.push_back({std::string("ours_") + tuned->name, tuned->launch, "the product's 128x128 kernel (kTuned)"});
+    // The product's dispatcher and its other tiling, for the rule of sgemm_choose().
+    for (const gpuprobe::kernels::SgemmImplRecord& r : gpuprobe::kernels::kSgemmImpls)
+      if (r.impl == gpuprobe::kernels::SgemmImpl::kAuto || r.impl == gpuprobe::kernels::SgemmImpl::kSmall)
+        impls.push_back({std::string("ours_") + r.name, r.launch, r.description});
     for (const gpuprobe::sgemm_lab::Variant& v : gpuprobe::sgemm_lab::kVariants)
       if (options.only.empty() || std::string(v.name).find(options.only) != std::string::npos)
         impls.push_back({v.name, v.launch, v.what});

@@ -28,7 +28,13 @@
   X(ours_tuned_copies_at_tile_start, "copies right after the barrier (the product's predecessor)")                \
   X(ours_tuned_mbarrier,            "as ours_tuned_copies_at_tile_start, per-stage mbarriers, not a block barrier") \
   X(ours_tuned_mbarrier_serpentine, "as ours_tuned_mbarrier, FFMAs in serpentine order")                         \
-  X(ours_tuned_split_copies,        "op(A)'s copies after k step 0's loads, op(B)'s halfway through the k-tile")
+  X(ours_tuned_split_copies,        "op(A)'s copies after k step 0's loads, op(B)'s halfway through the k-tile") \
+  X(small_split1,                   "kSmall's 64x64 tiling, no split-k")                                          \
+  X(small_split2,                   "kSmall's 64x64 tiling, split-k 2 (cluster of 2)")                            \
+  X(small_split4,                   "kSmall's 64x64 tiling, split-k 4 (cluster of 4)")                            \
+  X(small_split8,                   "kSmall's 64x64 tiling, split-k 8 (cluster of 8)")                            \
+  X(tuned_split2,                   "kTuned's 128x128 tiling, split-k 2 (cluster of 2)")                          \
+  X(tuned_split4,                   "kTuned's 128x128 tiling, split-k 4 (cluster of 4)")
 // clang-format on
 
 namespace gpuprobe::sgemm_lab {

@@ -284,6 +284,13 @@ TEST_P(SgemmLarge, MatchesCublasDgemmReference) {
       // 40 M tiles = groups of 16, 16 and 8; 33 M tiles = 16, 16 and a one-row group, edge tiles both ways.
       {5000, 300, 64, 0, 0, 0, 1.f, 0.f},
       {4200, 260, 47, 1, 3, 2, 1.f, 0.5f},
+      // kAuto's shapes (sgemm_choose on 132 SMs): split-k 4 (512^3), 8 with a k remainder and an empty last
+      // split (33 k-tiles in 8 splits of 5: 5 x 6 + 3 + 0), 2; kTuned at 4097 (edge tiles on every side,
+      // odd leading dimensions: the 4-byte copy paths).
+      {512, 512, 512, 0, 0, 0, 1.f, 0.f},
+      {200, 150, 1029, 1, 0, 3, 1.f, 0.5f},
+      {600, 700, 300, 0, 1, 0, -1.f, 0.f},
+      {4097, 4097, 4097, 0, 0, 0, 1.f, 0.f},
   };
   for (const GemmCase& c : cases)
     for (const auto& t : kTransPairs) check_case(c, t[0], t[1], GetParam(), fresh_seed(), true);
@@ -292,17 +299,20 @@ TEST_P(SgemmLarge, MatchesCublasDgemmReference) {
 INSTANTIATE_TEST_SUITE_P(Sgemm, SgemmLarge, ::testing::ValuesIn(all_impls()), impl_param_name);
 
 // The same inputs twice give bit-identical C: no race, no dependence on scheduling.
+// Split-k too (256 x 256 x 4096: 16 tiles of 64 x 64, split 8 ways where the GPU runs split-k): its
+// partial tiles are summed in rank order, not by atomics.
 TEST(SgemmLargeDeterminism, RepeatedCallsAreBitIdentical) {
-  const GemmCase c{1500, 1300, 1100, 0, 0, 0, 1.f, 0.f};
-  for (SgemmImpl impl : all_impls()) {
-    SCOPED_TRACE(kernels::sgemm_impl_name(impl));
-    if (!impl_unavailable_here(impl).empty()) continue;
-    std::mt19937_64 rng(fresh_seed());
-    const HostMatrix A(c.m, c.k, 0, rng), B(c.k, c.n, 0, rng), C0(c.m, c.n, 0, rng);
-    const std::vector<float> first = run_sgemm(c, kN, kN, impl, A, B, C0);
-    const std::vector<float> second = run_sgemm(c, kN, kN, impl, A, B, C0);
-    ASSERT_EQ(first.size(), second.size());
-    EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
+  for (const GemmCase& c : {GemmCase{1500, 1300, 1100}, GemmCase{256, 256, 4096}}) {
+    for (SgemmImpl impl : all_impls()) {
+      SCOPED_TRACE(kernels::sgemm_choice_name(kernels::sgemm_choice(impl, c.m, c.n, c.k)));
+      if (!impl_unavailable_here(impl).empty()) continue;
+      std::mt19937_64 rng(fresh_seed());
+      const HostMatrix A(c.m, c.k, 0, rng), B(c.k, c.n, 0, rng), C0(c.m, c.n, 0, rng);
+      const std::vector<float> first = run_sgemm(c, kN, kN, impl, A, B, C0);
+      const std::vector<float> second = run_sgemm(c, kN, kN, impl, A, B, C0);
+      ASSERT_EQ(first.size(), second.size());
+      EXPECT_EQ(std::memcmp(first.data(), second.data(), first.size() * sizeof(float)), 0);
+    }
   }
 }
 
