@@ -615,7 +615,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocksPerSm)
     }
     cluster.sync();  // no rank leaves (its shared memory) while another still reads it
 #else
-    __trap();  // never launched: the dispatcher takes split-k only from sm_90 code (launch_tuned_split)
+    __trap();  // never launched: split-k is taken only where split_k_code_here() found sm_90 code
 #endif
   }
 
