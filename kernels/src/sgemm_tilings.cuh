@@ -2,7 +2,7 @@
 // lab/sgemm_variants so that its variants time exactly these kernels.
 #pragma once
 
-#include "sgemm_tuned.cuh"
+#include "sgemm_tuned_launch.cuh"
 
 namespace gpuprobe::kernels::detail {
 

@@ -1,7 +1,7 @@
 // Variants ours_tuned_128x128_w64x32 and ours_tuned_kregister (variants.hpp): block 128 x 128 x 16,
 // 8 warps (2 x 4) of 64 x 32, 8 x 8 per thread, 3 stages, two blocks per SM (launch bound caps
 // registers at 128), plain 2-D rasterization. Shared: 3 x 16 x (132 + 132) x 4 B = 50.7 KB.
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

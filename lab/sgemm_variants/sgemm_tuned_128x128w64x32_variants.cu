@@ -4,7 +4,7 @@
 //   k-tile 32, 3 stages: half the barriers and pipeline bookkeeping per FFMA; 3 x 32 x 272 x 4 B =
 //       104 KB of shared memory per block (two blocks: 209 KB of the SM's 228 KB);
 //   k-tile 16, 4 stages: one more k-tile in flight; 4 x 16 x 272 x 4 B = 70 KB per block.
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

@@ -2,7 +2,7 @@
 // 8 x 16 per thread, 4 stages, two blocks per SM (up to 255 registers each), K-contiguous operands by
 // register staging. Shared: 4 x 16 x (132 + 132) x 4 B = 67.6 KB. The shape cuBLAS's FFMA kernels use
 // on sm_80/sm_90 (128x128x8, 2x2 warps), with a deeper pipeline.
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

@@ -2,7 +2,7 @@
 // k-tile two ahead issued after k step 0's fragment loads (as the product issues both operands') and
 // op(B)'s halfway through the k-tile (CopyIssue::kSplitOperands in kernels/src/sgemm_tuned.cuh): half
 // the burst of copy instructions after the barrier.
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

@@ -3,7 +3,7 @@
 // 3 stages, two blocks per SM, groups of 16 M-tile rows) with the k-tile pipeline synchronized by
 // per-stage mbarriers instead of one __syncthreads per k-tile (StageSync::kMbarrier in
 // kernels/src/sgemm_tuned.cuh), and the same with the FFMAs walked in serpentine order.
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

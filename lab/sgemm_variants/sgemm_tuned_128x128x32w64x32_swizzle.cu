@@ -2,7 +2,7 @@
 // 8 warps of 64 x 32, 8 x 8 per thread, 3 stages, two blocks per SM, K-contiguous operands by 4-byte
 // cp.async, groups of 16 M-tile rows) with the next k-tile's copies issued right after the barrier
 // (CopyIssue::kTileStart) instead of after k step 0's fragment loads: the product's predecessor.
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

@@ -2,7 +2,7 @@
 // 8 x 16 per thread, 3 stages, one block per SM (up to 255 registers), K-contiguous operands by
 // register staging. Shared: 3 x 16 x (132 + 260) x 4 B = 75.3 KB. Fewer shared-memory bytes per FFMA
 // than 8 x 8 (24 floats loaded per 128 FFMA instead of 16 per 64).
-#include "sgemm_tuned.cuh"  // kernels/src
+#include "sgemm_tuned_launch.cuh"  // kernels/src
 #include "variants.hpp"
 
 namespace gpuprobe::sgemm_lab {

@@ -3,10 +3,10 @@
 # sweep that sets the dispatch rule, and every kernels.sgemm shape against cuBLAS, in one call.
 #   scripts/dev/sgemm_round.sh OUTDIR [STEP...]
 # STEPs (default: all, in this order):
-#   build   the README's build step, with lab/ (its sgemm_variants program);
+#   build   the README's build step;
 #   test    the SGEMM GPU tests (gpuprobe_gpu_tests --gtest_filter='Sgemm*'): every implementation against a
 #           double reference, all transpositions, irregular and split-k shapes, C poisoned;
-#   lab     lab/sgemm_variants: kSmall at split-k 1, 2, 4, 8 and kTuned at 2 and 4 beside kTuned, kAuto
+#   lab     lab/sgemm_variants (built here, -DGPUPROBE_BUILD_LAB=ON): kSmall at split-k 1, 2, 4, 8 and kTuned at 2 and 4 beside kTuned, kAuto
 #           and cuBLAS, at the sizes under one wave of 128 x 128 tiles (and 2048), NN and TN;
 #   bench   gpuprobe --samples=5 on every kernels.sgemm entry (ours and cuBLAS in the same call, SM clock
 #           and board power per entry) -> OUTDIR/sgemm.json;
@@ -33,12 +33,13 @@ for step in "${steps[@]}"; do
   stamp "$step"
   case "$step" in
     build)
-      bash scripts/build.sh -DGPUPROBE_BUILD_LAB=ON > "$OUT/sgemm/build.log" 2>&1 ||
-        { tail -40 "$OUT/sgemm/build.log"; pack; exit 1; } ;;
+      bash scripts/build.sh > "$OUT/sgemm/build.log" 2>&1 || { tail -40 "$OUT/sgemm/build.log"; pack; exit 1; } ;;
     test)
       timeout -k 5 "$(left)" "$B/tests/gpuprobe_gpu_tests" --gtest_filter='Sgemm*' > "$OUT/sgemm/test.log" 2>&1
       echo "SGEMM GPU tests: exit $?"; grep -E "^\[  (PASSED|FAILED) |^\[  FAILED|tests ran|Failure|error" "$OUT/sgemm/test.log" | head -30 ;;
     lab)
+      BUILD_TARGETS=sgemm_variants_lab bash scripts/build.sh -DGPUPROBE_BUILD_LAB=ON > "$OUT/sgemm/build_lab.log" 2>&1 ||
+        { tail -40 "$OUT/sgemm/build_lab.log"; pack; continue; }
       for t in nn tn; do
         sizes="512 768 1000 1024 1536 2048"; [ $t = tn ] && sizes="512 1024 2048"
         timeout -k 5 "$(left)" "$B/lab/sgemm_variants/sgemm_variants" --trans=$t --samples=20 --only=split $sizes \
