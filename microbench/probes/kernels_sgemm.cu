@@ -166,8 +166,8 @@ void register_sgemm_benchmarks() {
       const bool baseline = (impl.ours && impl.ours->impl == SgemmImpl::kVolkovDemmel) || impl.cublas_pedantic;
       if (baseline && double(s.m) * s.n * s.k > 8192.0 * 8192 * 8192) continue;
       // The baselines in one transposition but at 4096 (the SC08 design is NN only; pedantic math agreed
-      // with the default within 1 % everywhere it ran), kSmall up to 4097 (kAuto never runs it above
-      // one wave of 128 x 128 tiles: 2048 on 132 SMs).
+      // with the default within 1 % everywhere it ran), kSmall up to 4097 (kAuto runs it only under one
+      // 128 x 128 tile per SM: below 1536 x 1408 on 132 SMs; the larger ones show what it would give).
       if (baseline && s.m != 4096 && (s.ta != Trans::kNoTrans || s.tb != Trans::kNoTrans)) continue;
       if (impl.ours && impl.ours->impl == SgemmImpl::kSmall && s.m > 4097) continue;
       const std::string name = entry_name(kSgemmDescriptor, {{"impl", impl.name},

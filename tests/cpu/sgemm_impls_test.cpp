@@ -76,18 +76,20 @@ TEST(SgemmImpls, ConsistencyCheckRejectsBadTables) {
   EXPECT_FALSE(sgemm_impl_table_is_consistent(no_rule));
 }
 
-// kAuto's rule (sgemm_choose) on an H100 SXM's 132 SMs: kTuned from one wave of its 128 x 128 tiles (2 per
-// SM: 264), kSmall below with split-k doubled while 64 x 64 blocks x splits stay within 4 per SM (528)
-// and every split keeps 4 k-tiles of 32.
+// kAuto's rule (sgemm_choose) on an H100 SXM's 132 SMs: kTuned from one 128 x 128 tile per SM (132), kSmall
+// below with split-k doubled while 64 x 64 blocks x splits stay within 4 per SM (528) and every split keeps
+// 4 k-tiles of 32.
 TEST(SgemmDispatch, RuleOnAnH100) {
   using kernels::sgemm_choose;
   const kernels::SgemmDeviceTraits h100{132, true, true};
   auto choice = [&](int m, int n, int k) { return sgemm_choose(m, n, k, h100); };
   EXPECT_EQ(choice(4096, 4096, 4096).impl, SgemmImpl::kTuned);         // 1024 tiles
-  EXPECT_EQ(choice(2048, 2176, 64).impl, SgemmImpl::kTuned);           // 16 x 17 = 272 tiles
-  EXPECT_EQ(choice(2048, 2048, 2048).impl, SgemmImpl::kSmall);         // 256 tiles < 264
-  EXPECT_EQ(choice(2048, 2048, 2048).splits, 1);                       // 1024 small tiles: no room
+  EXPECT_EQ(choice(2048, 2048, 2048).impl, SgemmImpl::kTuned);         // 256 tiles
+  EXPECT_EQ(choice(1536, 1408, 64).impl, SgemmImpl::kTuned);           // 12 x 11 = 132 tiles
+  EXPECT_EQ(choice(1536, 1280, 64).impl, SgemmImpl::kSmall);           // 12 x 10 = 120 tiles
+  EXPECT_EQ(choice(1024, 1024, 1024).impl, SgemmImpl::kSmall);         // 64 tiles
   EXPECT_EQ(choice(1024, 1024, 1024).splits, 2);                       // 256 small tiles x 2 <= 528
+  EXPECT_EQ(choice(1536, 1280, 4096).splits, 1);                       // 480 small tiles: no room for 2
   EXPECT_EQ(choice(512, 512, 512).splits, 4);                          // 16 k-tiles: 4 splits of 4
   EXPECT_EQ(choice(512, 512, 256).splits, 2);                          // 8 k-tiles: 2 splits of 4
   EXPECT_EQ(choice(512, 512, 100).splits, 1);                          // 4 k-tiles: no split
