@@ -5,6 +5,7 @@ ncu_metrics.py (the one declaration); docs/app-profiling.md says how a profile i
 from __future__ import annotations
 
 import csv
+import glob
 import importlib
 import math
 import os
@@ -123,11 +124,13 @@ def unit_factor(unit: str, dimension: str) -> Optional[float]:
 
 def _any_factor(unit: str) -> Optional[float]:
     """An undeclared metric's factor to its base unit, whatever its dimension; None when unknown."""
-    for dim in ("byte", "second", "1/second", "count"):
+    for dim in ("byte", "second", "1/second", "count", "byte/cycle"):
         f = unit_factor(unit, dim)
         if f is not None:
             return f
-    if unit.strip() in ("%", "register/thread", "byte/block", "block", "warp/cycle", "inst/cycle"):
+    # Counts of things ncu names by their own unit (launch__sm_count "SM", profiler__replayer_passes "pass").
+    if unit.strip() in ("%", "register/thread", "byte/block", "block", "warp/cycle", "inst/cycle", "SM",
+                        "cluster", "pass"):
         return 1.0
     return None
 
@@ -152,6 +155,25 @@ def _triple(text: str) -> Optional[Tuple[int, int, int]]:
 _QUOTED = re.compile(r'"([^"]*)"')
 
 
+# The message-type field, fifth of the six attributes; the message after it may hold colons itself (CCCL's
+# registered "cub::DeviceRadixSort"), so the attributes are found from it, not counted from the end.
+_NVTX_MESSAGE_TYPES = ("none", "ASCII", "UNICODE", "REGISTERED")
+
+
+def _nvtx_entry(entry: str) -> Tuple[str, str]:
+    """(domain, range name) of one `domain:name:PL_Type:PL_Value:CLR_Type:Color:Msg_Type:Msg` entry. The name
+    lies between the domain and the four attributes before the message type; the message type is the last
+    field of those four kinds that has a message after it (a message that is itself "a:none:b" would be
+    misread: ncu's export cannot tell it apart)."""
+    parts = entry.split(":")
+    for t in range(len(parts) - 2, 5, -1):
+        if parts[t] in _NVTX_MESSAGE_TYPES:
+            return parts[0].strip(), ":".join(parts[1:t - 4]).strip()
+    if len(parts) >= _NVTX_ATTRIBUTE_FIELDS + 2:
+        return parts[0].strip(), ":".join(parts[1:-_NVTX_ATTRIBUTE_FIELDS]).strip()
+    return "", entry.strip()
+
+
 def nvtx_stack(cell: str) -> Tuple[str, ...]:
     """The push/pop range stack of a raw-page NVTX cell, outermost first.
 
@@ -169,11 +191,7 @@ def nvtx_stack(cell: str) -> Tuple[str, ...]:
         entries = [rest] if rest else []
     out = []
     for e in entries:
-        parts = e.split(":")
-        if len(parts) >= _NVTX_ATTRIBUTE_FIELDS + 2:
-            domain, name = parts[0].strip(), ":".join(parts[1:-_NVTX_ATTRIBUTE_FIELDS]).strip()
-        else:
-            domain, name = "", e.strip()
+        domain, name = _nvtx_entry(e)
         if name:
             out.append(name if domain in DEFAULT_NVTX_DOMAINS else f"{domain}@{name}")
     return tuple(out)
@@ -414,9 +432,15 @@ def read_raw_csv(path: str) -> Profile:
 
 # ---- .ncu-rep through NVIDIA's ncu_report ----------------------------------------------------------------
 
+# Nsight Compute's standalone installs, newest last by name: where the module is when the `ncu` on PATH is a
+# wrapper in another folder (the H100 machines of 2026-12-05: /opt/nvidia/nsight-compute/2025.3.1).
+NCU_INSTALL_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python",)
+
+
 def find_ncu_report() -> Optional[object]:
     """NVIDIA's ncu_report module: importable as is, else from $NCU_PYTHON_PATH, else from the extras/python
-    folder of the ncu on PATH (or $NCU). None when none of these has it."""
+    folder of the ncu on PATH (or $NCU), else from the newest standalone install (NCU_INSTALL_GLOBS). None when
+    none of these has it."""
     try:
         return importlib.import_module("ncu_report")
     except ImportError:
@@ -427,6 +451,8 @@ def find_ncu_report() -> Optional[object]:
     ncu = os.environ.get("NCU") or shutil.which("ncu")
     if ncu:
         candidates.append(os.path.join(os.path.dirname(os.path.realpath(ncu)), "extras", "python"))
+    for pattern in NCU_INSTALL_GLOBS:
+        candidates.extend(sorted(glob.glob(pattern), reverse=True))
     for folder in candidates:
         if os.path.isfile(os.path.join(folder, "ncu_report.py")):
             sys.path.insert(0, folder)
@@ -446,6 +472,13 @@ def _rep_value(action, name: str):
     v = m.value()
     unit = m.unit() if hasattr(m, "unit") else None
     return v, unit
+
+
+def _demangled_name(action) -> str:
+    """The kernel's demangled name, as the raw page's "Kernel Name" gives it: ncu_report's IAction.name()
+    alone is the bare function name ("regular_fft" for "void regular_fft<256, ...>(...)", H100, ncu 2025.3.1)."""
+    base = getattr(action, "NameBase_DEMANGLED", None)
+    return action.name(base) if base is not None else action.name()
 
 
 def read_ncu_rep(path: str, ncu_report=None) -> Profile:
@@ -511,7 +544,7 @@ def read_ncu_rep(path: str, ncu_report=None) -> Profile:
             duration, clock, flops, tensor, levels, dram_read, missing = _reduce(values, absent)
             g = tuple(dims[f"launch__grid_dim_{x}"] for x in "xyz")
             b = tuple(dims[f"launch__block_dim_{x}"] for x in "xyz")
-            launches.append(Launch(index=len(launches), kernel=action.name(), grid=g, block=b, nvtx=tuple(nvtx),
+            launches.append(Launch(index=len(launches), kernel=_demangled_name(action), grid=g, block=b, nvtx=tuple(nvtx),
                                    device=device, duration_s=duration, sm_clock_hz=clock, flops=flops,
                                    tensor_ops=tensor, bytes=levels, dram_read_bytes=dram_read,
                                    missing=missing, metrics=values))

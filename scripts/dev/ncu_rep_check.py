@@ -3,7 +3,7 @@ ncu_report, i.e. a machine with Nsight Compute):
     python3 scripts/dev/ncu_rep_check.py OUTDIR_OF_PROFILE_APP...
 For each folder written by scripts/profile_app.sh, reads profile.ncu-rep through ncu_report and profile.csv
 through the raw-CSV reader, and compares launch by launch: kernel name, grid, block, NVTX stack, device and
-every metric (relative 1e-6). Prints one line per folder and every difference; exit 1 on any difference or
+every declared metric (ncu_metrics.py; relative 1e-6): the .ncu-rep reader reads those alone. Prints one line per folder and every difference; exit 1 on any difference or
 when ncu_report is not found."""
 import math
 import os
@@ -11,6 +11,9 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "analysis"))
 from gpuprobe_analysis import ncu  # noqa: E402
+from gpuprobe_analysis import ncu_metrics as M  # noqa: E402
+
+DECLARED = {m.name for m in M.METRICS if m.role != M.LAUNCH}
 
 
 def compare(folder: str) -> int:
@@ -26,7 +29,7 @@ def compare(folder: str) -> int:
         for what in ("kernel", "grid", "block", "nvtx", "device"):
             if getattr(a, what) != getattr(b, what):
                 diffs.append(f"launch {b.index} {what}: ncu-rep {getattr(a, what)!r}, csv {getattr(b, what)!r}")
-        for name in sorted(set(a.metrics) | set(b.metrics)):
+        for name in sorted((set(a.metrics) | set(b.metrics)) & DECLARED):
             x, y = a.metrics.get(name), b.metrics.get(name)
             compared += 1
             if x is None or y is None:
