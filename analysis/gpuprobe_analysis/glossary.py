@@ -67,8 +67,9 @@ def implementation_terms(entries: Iterable[Entry]) -> Dict[str, str]:
     out: Dict[str, str] = {}
     for (impl, kernel), records in sorted(runs.items()):
         where = f"kernels/include/gpuprobe/kernels/{kernel}.hpp"
-        names = ", ".join(sorted(records))
-        if impl == "ours":
+        # SGEMM's dispatcher names a record and its split ("small, split-k 4"): such names are kept apart by "; ".
+        names = ("; " if any("," in r for r in records) else ", ").join(sorted(records))
+        if impl == "ours" or (len(records) > 1 and impl == default_impl(kernel, present.get(kernel, ()))):
             text = f"{kernel}: our default, which chose the kernel record(s) {names} by shape ({where})"
         elif impl == default_impl(kernel, present.get(kernel, ())):
             text = f"{kernel}: our default, kernel record {names} ({where} describes it)"

@@ -220,3 +220,26 @@ def test_a_kernel_clock_above_the_gpus_maximum_is_not_used_for_its_bound():
     c = Ceiling("FP64", 60000.0, True, "probe", clock_mhz=2000.0)
     b = bound_of(p, [c])
     assert b.bound_gflops == pytest.approx(60000.0 * 1800.0 / 2000.0) and b.scaled == {"FP64": (2000.0, 1800.0)}
+
+
+def test_a_dispatcher_row_names_the_kernel_it_ran():
+    """SGEMM's ours_auto tags the kernel it chose ("small, split-k 4"); an entry that ran itself names none."""
+    from gpuprobe_analysis.roofline import ran_kernel
+    assert ran_kernel("ours_auto", "small, split-k 4") == "small, split-k 4"
+    assert ran_kernel("ours_tuned", "tuned") is None
+    assert ran_kernel("ours_auto", None) is None
+    assert ran_kernel("cublas_default", "anything") is None
+
+
+def test_the_glossary_lists_each_kernel_the_dispatcher_chose():
+    from gpuprobe_analysis import results
+    from gpuprobe_analysis.glossary import implementation_terms
+
+    def sgemm(impl, kernel, n):
+        return results.Entry(f"kernels.sgemm/impl:{impl}/trans:nn/m:{n}/n:{n}/k:{n}", "kernels.sgemm",
+                             {"impl": impl}, {"impl": impl, "kernel": kernel}, "GFLOP/s", "", {}, "x")
+    terms = implementation_terms([sgemm("ours_auto", "small, split-k 4", 512), sgemm("ours_auto", "tuned", 4096),
+                                  sgemm("ours_tuned", "tuned", 4096)])
+    assert terms["ours_auto"] == ("sgemm: our default, which chose the kernel record(s) small, split-k 4; tuned by "
+                                  "shape (kernels/include/gpuprobe/kernels/sgemm.hpp)")
+    assert "variant" in terms["ours_tuned"]
