@@ -435,20 +435,26 @@ def test_ncu_rep_that_does_not_exist(tmp_path):
     assert "no such file" in msg
 
 
+def _found_mark(monkeypatch, ncu_bin):
+    """find_ncu_report() with $NCU = ncu_bin, no $NCU_PYTHON_PATH and no ncu_report imported yet: its MARK."""
+    import sys
+    monkeypatch.setenv("NCU", str(ncu_bin))
+    monkeypatch.delenv("NCU_PYTHON_PATH", raising=False)
+    monkeypatch.delitem(sys.modules, "ncu_report", raising=False)
+    try:
+        mod = ncu.find_ncu_report()
+        return mod.MARK if mod is not None else None
+    finally:
+        sys.modules.pop("ncu_report", None)
+
+
 def test_find_ncu_report_next_to_ncu(tmp_path, monkeypatch):
     extras = tmp_path / "nsight" / "extras" / "python"
     extras.mkdir(parents=True)
     (extras / "ncu_report.py").write_text("MARK = 'found next to ncu'\n")
     ncu_bin = tmp_path / "nsight" / "ncu"
     ncu_bin.write_text("#!/bin/sh\n")
-    monkeypatch.setenv("NCU", str(ncu_bin))
-    monkeypatch.delenv("NCU_PYTHON_PATH", raising=False)
-    monkeypatch.delitem(__import__("sys").modules, "ncu_report", raising=False)
-    mod = ncu.find_ncu_report()
-    try:
-        assert mod is not None and mod.MARK == "found next to ncu"
-    finally:
-        __import__("sys").modules.pop("ncu_report", None)
+    assert _found_mark(monkeypatch, ncu_bin) == "found next to ncu"
 
 
 def test_find_ncu_report_in_a_standalone_install(tmp_path, monkeypatch):
@@ -458,14 +464,7 @@ def test_find_ncu_report_in_a_standalone_install(tmp_path, monkeypatch):
         extras.mkdir(parents=True)
         (extras / "ncu_report.py").write_text(f"MARK = {mark!r}\n")
     monkeypatch.setattr(ncu, "NCU_INSTALL_GLOBS", (str(tmp_path / "nsight-compute" / "*" / "extras" / "python"),))
-    monkeypatch.setenv("NCU", str(tmp_path / "bin" / "ncu"))  # no extras/python beside it
-    monkeypatch.delenv("NCU_PYTHON_PATH", raising=False)
-    monkeypatch.delitem(__import__("sys").modules, "ncu_report", raising=False)
-    mod = ncu.find_ncu_report()
-    try:
-        assert mod is not None and mod.MARK == "new"
-    finally:
-        __import__("sys").modules.pop("ncu_report", None)
+    assert _found_mark(monkeypatch, tmp_path / "bin" / "ncu") == "new"  # no extras/python beside this ncu
 
 
 # ---- the one declaration: no fact spelled twice unchecked -------------------------------------------------

@@ -11,20 +11,14 @@
 #             (the DRAM bytes of an isolated, flushed launch against ours).
 # $DEADLINE (seconds from the start, default 570): no step starts after it, and each is stopped by it.
 # Writes OUTDIR/app.tgz (no .ncu-rep but fft_sort's, the reader's recorded fixture).
-set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:?usage: app_rest_round.sh OUTDIR [STEP...]}
+source scripts/dev/round_lib.sh
+[ $# -ge 1 ] || { echo "usage: app_rest_round.sh OUTDIR [STEP...]" >&2; exit 2; }
+round_start app "$1"
 shift
 steps=("$@")
 ((${#steps[@]})) || steps=(build examples ncurep lt_none lt_all)
-export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-mkdir -p "$OUT/app" && OUT=$(cd "$OUT" && pwd)
-start=$(date +%s)
-deadline=${DEADLINE:-570}
-left() { echo $(( deadline - ($(date +%s) - start) )); }
-stamp() { echo "[app round +$(( $(date +%s) - start ))s] $*"; }
 pack() { tar czf "$OUT/app.tgz" -C "$OUT" --exclude='transformer_step/profile.ncu-rep' --exclude='crosscheck*/ncu/profile.ncu-rep' app; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv | tee "$OUT/app/gpu.txt"
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
   *H100*) DEVICE=reports/h100 ;; *H200*) DEVICE=reports/h200 ;; *) echo "no committed reference for this GPU"; exit 1 ;;
 esac

@@ -13,20 +13,14 @@
 #   ncu     Nsight Compute beside cuBLAS at NN 4096 and 1024: time, SM clock, issue slots, stalls per
 #           issued instruction, shared wavefronts (the figures of docs/perf/sgemm.md's gap analysis).
 # $DEADLINE (seconds from the start, default 570): no step starts after it.
-set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${1:?usage: sgemm_round.sh OUTDIR [STEP...]}
+source scripts/dev/round_lib.sh
+[ $# -ge 1 ] || { echo "usage: sgemm_round.sh OUTDIR [STEP...]" >&2; exit 2; }
+round_start sgemm "$1"
 shift
 steps=("$@")
 ((${#steps[@]})) || steps=(build test lab bench ncu)
-export NCCL_NVLS_ENABLE=0 PYTHONUNBUFFERED=1
-mkdir -p "$OUT/sgemm" && OUT=$(cd "$OUT" && pwd)
-start=$(date +%s)
-deadline=${DEADLINE:-570}
-left() { echo $(( deadline - ($(date +%s) - start) )); }
-stamp() { echo "[sgemm round +$(( $(date +%s) - start ))s] $*"; }
 pack() { tar czf "$OUT/sgemm.tgz" -C "$OUT" sgemm; }
-nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,power.draw,power.limit --format=csv | tee "$OUT/sgemm/gpu.txt"
 B=${BUILD_DIR:-build}
 for step in "${steps[@]}"; do
   (( $(left) > 20 )) || { stamp "$step: no time left"; continue; }
