@@ -13,11 +13,7 @@
 # Writes OUTDIR/app.tgz (no .ncu-rep but fft_sort's, the reader's recorded fixture).
 cd "$(dirname "$0")/../.."
 source scripts/dev/round_lib.sh
-[ $# -ge 1 ] || { echo "usage: app_rest_round.sh OUTDIR [STEP...]" >&2; exit 2; }
-round_start app "$1"
-shift
-steps=("$@")
-((${#steps[@]})) || steps=(build examples ncurep lt_none lt_all)
+round_start app "build examples ncurep lt_none lt_all" "$@"
 pack() { tar czf "$OUT/app.tgz" -C "$OUT" --exclude='transformer_step/profile.ncu-rep' --exclude='crosscheck*/ncu/profile.ncu-rep' app; }
 case "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1)" in
   *H100*) DEVICE=reports/h100 ;; *H200*) DEVICE=reports/h200 ;; *) echo "no committed reference for this GPU"; exit 1 ;;

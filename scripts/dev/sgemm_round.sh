@@ -15,11 +15,7 @@
 # $DEADLINE (seconds from the start, default 570): no step starts after it.
 cd "$(dirname "$0")/../.."
 source scripts/dev/round_lib.sh
-[ $# -ge 1 ] || { echo "usage: sgemm_round.sh OUTDIR [STEP...]" >&2; exit 2; }
-round_start sgemm "$1"
-shift
-steps=("$@")
-((${#steps[@]})) || steps=(build test lab bench ncu)
+round_start sgemm "build test lab bench ncu" "$@"
 pack() { tar czf "$OUT/sgemm.tgz" -C "$OUT" sgemm; }
 B=${BUILD_DIR:-build}
 for step in "${steps[@]}"; do
