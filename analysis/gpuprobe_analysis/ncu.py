@@ -432,8 +432,8 @@ def read_raw_csv(path: str) -> Profile:
 
 # ---- .ncu-rep through NVIDIA's ncu_report ----------------------------------------------------------------
 
-# Nsight Compute's standalone installs, newest last by name: where the module is when the `ncu` on PATH is a
-# wrapper in another folder (the H100 machines of 2026-12-05: /opt/nvidia/nsight-compute/2025.3.1).
+# Nsight Compute's standalone installs (NVIDIA's installer's default place): where the module is when the `ncu`
+# on PATH is a wrapper in another folder, as on the H100 machines (/opt/nvidia/nsight-compute/2025.3.1).
 NCU_INSTALL_GLOBS = ("/opt/nvidia/nsight-compute/*/extras/python",)
 
 
@@ -476,7 +476,7 @@ def _rep_value(action, name: str):
 
 def _demangled_name(action) -> str:
     """The kernel's demangled name, as the raw page's "Kernel Name" gives it: ncu_report's IAction.name()
-    alone is the bare function name ("regular_fft" for "void regular_fft<256, ...>(...)", H100, ncu 2025.3.1)."""
+    alone is the bare function name ("regular_fft" for "void regular_fft<256, ...>(...)", ncu 2025.3.1)."""
     base = getattr(action, "NameBase_DEMANGLED", None)
     return action.name(base) if base is not None else action.name()
 
