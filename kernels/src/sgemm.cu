@@ -9,10 +9,6 @@
 
 namespace gpuprobe::kernels {
 
-namespace {
-constexpr int kMaxTraitDevices = 64;
-}  // namespace
-
 const char* sgemm_impl_name(SgemmImpl impl) {
   const SgemmImplRecord* record = sgemm_impl_record(impl);
   return record != nullptr ? record->name : "unknown";
@@ -46,10 +42,10 @@ std::size_t sgemm_dynamic_smem_bytes(SgemmImpl impl) {
 }
 
 SgemmDeviceTraits sgemm_device_traits() {
-  static std::array<std::once_flag, kMaxTraitDevices> once;
-  static std::array<SgemmDeviceTraits, kMaxTraitDevices> traits;
+  static std::array<std::once_flag, detail::kMaxDevices> once;
+  static std::array<SgemmDeviceTraits, detail::kMaxDevices> traits;
   int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxTraitDevices) return {};
+  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= detail::kMaxDevices) return {};
   std::call_once(once[device], [&] {
     SgemmDeviceTraits t;
     int optin = 0;

@@ -11,6 +11,9 @@
 
 namespace gpuprobe::kernels::detail {
 
+// Per-device caches (the opt-in to large shared memory, sgemm_device_traits) cover devices 0 .. kMaxDevices - 1.
+constexpr int kMaxDevices = 64;
+
 struct SgemmArgs {
   Trans transa, transb;
   int m, n, k;

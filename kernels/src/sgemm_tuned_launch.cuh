@@ -13,28 +13,20 @@
 
 namespace gpuprobe::kernels::detail {
 
-constexpr int kMaxDevices = 64;
-
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
-// The ptx version the split-k kernel of tiling T was compiled from for this device (cudaFuncGetAttributes):
-// its cluster reduction exists from sm_90 code on (a build for sm_80 alone runs compute_80 code here).
+// Whether the current device runs tiling T's split-k kernel from sm_90 code or newer (its ptx version, by
+// cudaFuncGetAttributes): its cluster reduction exists there only (a build for sm_80 alone runs compute_80
+// code here). Queried once per device, by sgemm_device_traits(), which keeps the answer.
 template <class T>
 bool split_k_code_here() {
-  static std::array<std::once_flag, kMaxDevices> once;
-  static std::array<bool, kMaxDevices> ok;
-  int device = 0;
-  if (cudaGetDevice(&device) != cudaSuccess || device < 0 || device >= kMaxDevices) return false;
-  std::call_once(once[device], [&] {
-    cudaFuncAttributes attr{};
-    int major = 0;
-    ok[device] = cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess &&
-                 major >= 9 &&
-                 cudaFuncGetAttributes(&attr, sgemm_tuned_kernel<T, OperandCopy::kMnVector, OperandCopy::kKScalar,
-                                                                 true>) == cudaSuccess &&
-                 attr.ptxVersion >= 90;
-  });
-  return ok[device];
+  int device = 0, major = 0;
+  cudaFuncAttributes attr{};
+  return cudaGetDevice(&device) == cudaSuccess &&
+         cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9 &&
+         cudaFuncGetAttributes(&attr, sgemm_tuned_kernel<T, OperandCopy::kMnVector, OperandCopy::kKScalar, true>) ==
+             cudaSuccess &&
+         attr.ptxVersion >= 90;
 }
 
 template <class T, OperandCopy kCopyA, OperandCopy kCopyB, bool kSplitK = false>
@@ -91,7 +83,7 @@ enum class KContiguousPath { kRegisterStaged, kCpAsyncScalar };
 
 // Picks the copy path of each operand from the transposition and the alignment of its storage.
 // kSplitK with splits >= 2: the split-k kernel in clusters of `splits` (the caller checked
-// split_k_code_here<T>()); splits == 1 takes the plain kernel.
+// sgemm_device_traits().split_k); splits == 1 takes the plain kernel.
 template <class T, KContiguousPath kKPath = KContiguousPath::kRegisterStaged, bool kSplitK = false>
 cudaError_t launch_tuned(const SgemmArgs& a, cudaStream_t stream, int splits = 1) {
   if constexpr (kSplitK) {

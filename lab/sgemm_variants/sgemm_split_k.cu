@@ -8,9 +8,10 @@ namespace gpuprobe::sgemm_lab {
 
 using namespace kernels::detail;  // the kernel template and the product's tilings
 
+// The library's per-device answer (kSmall's split-k kernel; this file is built with the same architectures).
 template <class T, int kSplits>
 cudaError_t launch_split(const SgemmArgs& a, cudaStream_t s) {
-  if (kSplits > 1 && !split_k_code_here<T>()) return cudaErrorNotSupported;
+  if (kSplits > 1 && !kernels::sgemm_device_traits().split_k) return cudaErrorNotSupported;
   return launch_tuned<T, KContiguousPath::kCpAsyncScalar, true>(a, s, kSplits);
 }
 
